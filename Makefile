@@ -1,0 +1,255 @@
+# libgso top-level Makefile.
+#
+#   make              library (.a, .so), xdp backend library, tools, bench
+#   make check        install missing Debian packages (as root), build, run all tests
+#   make install      PREFIX=/usr/local DESTDIR=
+#   make fuzz         long fuzzing campaign (FUZZ_SECONDS per target)
+#   make bench        micro-benchmarks
+#   make clean
+#
+# Quiet unless V=1.  Sources are discovered by folder, so adding a file
+# needs no Makefile edit:
+#   libgso/*.c            -> libgso.{a,so}           (pure computation)
+#   xdp/*.c               -> libgso-xdp.{a,so}       (kernel-facing side)
+#   xdp/*.bpf.c           -> build/bpf/*.bpf.o       (clang -target bpf)
+#   tools/*.c, bench/*.c  -> one program each, plus {tools,bench}/common/*.c
+#   tests/unit/*.c        -> build/tests/unit        (one Criterion binary)
+#   tests/integration/*.c -> linked with the unit tests into build/tests/all
+#   tests/common/*.c      -> helpers linked into every test binary
+#   tests/fuzz/fuzz_*.c   -> build/fuzz/fuzz_*       (libFuzzer, clang)
+
+VERSION_MAJOR := 0
+VERSION_MINOR := 1
+VERSION_PATCH := 0
+VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+
+PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+BINDIR  ?= $(PREFIX)/bin
+DESTDIR ?=
+
+CC       ?= gcc
+CLANG    ?= clang
+PKG_CONFIG ?= pkg-config
+B        ?= build
+
+CFLAGS   ?= -O2 -g
+override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -fno-strict-aliasing -D_GNU_SOURCE
+override CPPFLAGS += -Ilibgso/include -Ixdp/include -Ilibgso -Ixdp
+LIB_CFLAGS := -fPIC -fvisibility=hidden
+
+# Libraries are looked up lazily so that `make check` can install
+# pkg-config and friends before anything needs them.
+pc = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null || echo $(2))
+XDP_LIBS   = $(call pc,libxdp libbpf,-lxdp -lbpf) -lelf -lz
+URING_LIBS = $(call pc,liburing,-luring)
+PCAP_LIBS  = $(call pc,libpcap,-lpcap)
+CRIT_LIBS  = $(call pc,criterion,-lcriterion)
+SYS_LIBS   = -lm -lpthread
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-8s %s\n' $(1) $(2)
+MAKEFLAGS += --no-print-directory
+endif
+
+LIB_SRCS  := $(sort $(wildcard libgso/*.c))
+XDP_SRCS  := $(sort $(filter-out %.bpf.c,$(wildcard xdp/*.c)))
+BPF_SRCS  := $(sort $(wildcard xdp/*.bpf.c))
+TOOL_SRCS := $(sort $(wildcard tools/*.c))
+TOOLC_SRCS:= $(sort $(wildcard tools/common/*.c))
+BENCH_SRCS:= $(sort $(wildcard bench/*.c))
+BENCHC_SRCS:= $(sort $(wildcard bench/common/*.c))
+UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
+INTEG_SRCS:= $(sort $(wildcard tests/integration/*.c))
+TESTC_SRCS:= $(sort $(wildcard tests/common/*.c))
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+PUB_HDRS  := $(sort $(wildcard libgso/include/gso/*.h xdp/include/gso/*.h))
+
+LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o)
+XDP_OBJS  := $(XDP_SRCS:%.c=$(B)/obj/%.o)
+TOOLC_OBJS:= $(TOOLC_SRCS:%.c=$(B)/obj/%.o)
+BENCHC_OBJS:= $(BENCHC_SRCS:%.c=$(B)/obj/%.o)
+TESTC_OBJS:= $(TESTC_SRCS:%.c=$(B)/obj/%.o)
+UNIT_OBJS := $(UNIT_SRCS:%.c=$(B)/obj/%.o)
+INTEG_OBJS:= $(INTEG_SRCS:%.c=$(B)/obj/%.o)
+TOOLS     := $(patsubst tools/%.c,$(B)/tools/%,$(TOOL_SRCS))
+BENCHES   := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRCS))
+BPF_OBJS  := $(patsubst xdp/%.bpf.c,$(B)/bpf/%.bpf.o,$(BPF_SRCS))
+FUZZERS   := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRCS))
+
+LIBGSO_A  := $(B)/libgso.a
+LIBGSO_SO := $(B)/libgso.so.$(VERSION)
+LIBXDP_A  := $(B)/libgso-xdp.a
+LIBXDP_SO := $(B)/libgso-xdp.so.$(VERSION)
+
+LIBS_A    := $(LIBGSO_A) $(if $(XDP_SRCS),$(LIBXDP_A))
+PROG_LIBS  = $(if $(XDP_SRCS),$(LIBXDP_A)) $(LIBGSO_A) $(XDP_LIBS) $(URING_LIBS) $(PCAP_LIBS) $(SYS_LIBS)
+# Tests find tools, BPF objects and fixtures through this define.
+TEST_DEFS := -DGSO_BUILD_DIR='"$(abspath $(B))"' -DGSO_SRC_DIR='"$(abspath .)"'
+
+.PHONY: all lib tools bench-progs tests check check-run deps install uninstall \
+	clean fuzz fuzz-bin bench clang-build demo
+.DEFAULT_GOAL := all
+
+all: lib tools bench-progs $(BPF_OBJS)
+lib: $(LIBGSO_A) $(LIBGSO_SO) $(if $(XDP_SRCS),$(LIBXDP_A) $(LIBXDP_SO)) $(B)/libgso.pc
+tools: $(TOOLS)
+bench-progs: $(BENCHES)
+
+# ---- objects -------------------------------------------------------------
+$(B)/obj/libgso/%.o: libgso/%.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/obj/xdp/%.o: xdp/%.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/obj/tests/%.o: tests/%.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) -Itests/common $(CFLAGS) $(TEST_DEFS) -MMD -MP -c $< -o $@
+
+$(B)/obj/%.o: %.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -I$(dir $<)common -MMD -MP -c $< -o $@
+
+# ---- libraries -----------------------------------------------------------
+$(LIBGSO_A): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBGSO_SO): $(LIB_OBJS) libgso/libgso.map
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,libgso.so.$(VERSION_MAJOR) \
+		-Wl,--version-script=libgso/libgso.map -o $@ $(LIB_OBJS) -lm
+	$(Q)ln -sf libgso.so.$(VERSION) $(B)/libgso.so.$(VERSION_MAJOR)
+	$(Q)ln -sf libgso.so.$(VERSION_MAJOR) $(B)/libgso.so
+
+$(LIBXDP_A): $(XDP_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBXDP_SO): $(XDP_OBJS) xdp/libgso-xdp.map $(LIBGSO_SO)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,libgso-xdp.so.$(VERSION_MAJOR) \
+		-Wl,--version-script=xdp/libgso-xdp.map -o $@ $(XDP_OBJS) \
+		-L$(B) -lgso $(XDP_LIBS) $(URING_LIBS) $(SYS_LIBS)
+	$(Q)ln -sf libgso-xdp.so.$(VERSION) $(B)/libgso-xdp.so.$(VERSION_MAJOR)
+	$(Q)ln -sf libgso-xdp.so.$(VERSION_MAJOR) $(B)/libgso-xdp.so
+
+$(B)/libgso.pc: libgso/libgso.pc.in Makefile
+	@mkdir -p $(@D)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# ---- programs ------------------------------------------------------------
+$(B)/tools/%: $(B)/obj/tools/%.o $(TOOLC_OBJS) $(LIBS_A)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TOOLC_OBJS) $(PROG_LIBS)
+
+$(B)/bench/%: $(B)/obj/bench/%.o $(BENCHC_OBJS) $(LIBS_A)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BENCHC_OBJS) $(PROG_LIBS) $(BENCH_EXTRA_LIBS)
+
+# bench programs may compare against DPDK when its -dev package is present.
+DPDK_CFLAGS = $(shell $(PKG_CONFIG) --cflags libdpdk 2>/dev/null)
+DPDK_LIBS   = $(shell $(PKG_CONFIG) --libs libdpdk 2>/dev/null)
+$(B)/obj/bench/%.o: bench/%.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Ibench/common \
+		$(if $(DPDK_LIBS),-DHAVE_DPDK $(DPDK_CFLAGS) -Wno-error) -MMD -MP -c $< -o $@
+BENCH_EXTRA_LIBS = $(DPDK_LIBS)
+
+# ---- BPF -----------------------------------------------------------------
+$(B)/bpf/%.bpf.o: xdp/%.bpf.c
+	$(call msg,BPF,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) -O2 -g -Wall -Werror -target bpf -I/usr/include/$(shell $(CC) -dumpmachine) \
+		-Ixdp -c $< -o $@
+
+# ---- tests ---------------------------------------------------------------
+tests: $(B)/tests/all $(B)/tests/unit-asan
+
+$(B)/tests/all: $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(LIBS_A) $(TOOLS) $(BPF_OBJS)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(PROG_LIBS) $(CRIT_LIBS)
+
+# The unit tests again, library and tests built with ASan and UBSan.
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+$(B)/tests/unit-asan: $(UNIT_SRCS) $(TESTC_SRCS) $(LIB_SRCS) $(XDP_SRCS) $(wildcard libgso/*.h libgso/include/gso/*.h xdp/*.h xdp/include/gso/*.h tests/common/*.h)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) -Itests/common $(CFLAGS) -O1 $(SAN_FLAGS) $(TEST_DEFS) -o $@ \
+		$(UNIT_SRCS) $(TESTC_SRCS) $(LIB_SRCS) $(XDP_SRCS) \
+		$(XDP_LIBS) $(URING_LIBS) $(PCAP_LIBS) $(SYS_LIBS) $(CRIT_LIBS)
+
+FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard libgso/*.h libgso/include/gso/*.h)
+	$(call msg,FUZZ,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 -O1 -g -Wall -Wextra -Werror $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) -lm
+
+fuzz-bin: $(FUZZERS)
+
+FUZZ_SECONDS ?= 300
+fuzz: fuzz-bin
+	@for f in $(FUZZERS); do \
+		echo "== $$f for $(FUZZ_SECONDS) s"; mkdir -p $(B)/corpus/$$(basename $$f); \
+		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $(B)/corpus/$$(basename $$f) || exit 1; \
+	done
+
+# Build everything once more with clang, warnings as errors, to keep both
+# compilers clean.
+clang-build:
+	$(call msg,CLANG,all)
+	$(Q)$(MAKE) B=$(B)/clang CC=$(CLANG) lib tools bench-progs $(B)/clang/tests/all
+
+deps:
+	$(Q)sh tools/install-deps.sh
+
+check: deps
+	$(Q)$(MAKE) check-run
+
+check-run: all tests fuzz-bin clang-build
+	$(Q)B=$(B) sh tests/run.sh
+
+bench: all
+	$(Q)sh bench/run.sh $(B)
+
+# ---- install -------------------------------------------------------------
+install: lib tools
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/gso $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR)
+	install -m 644 $(PUB_HDRS) $(DESTDIR)$(INCDIR)/gso/
+	install -m 644 $(LIBS_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIBGSO_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libgso.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libgso.so.$(VERSION_MAJOR)
+	ln -sf libgso.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libgso.so
+	$(if $(XDP_SRCS),install -m 755 $(LIBXDP_SO) $(DESTDIR)$(LIBDIR)/ && \
+		ln -sf libgso-xdp.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libgso-xdp.so.$(VERSION_MAJOR) && \
+		ln -sf libgso-xdp.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libgso-xdp.so)
+	install -m 644 $(B)/libgso.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/)
+
+uninstall:
+	rm -rf $(DESTDIR)$(INCDIR)/gso $(DESTDIR)$(LIBDIR)/pkgconfig/libgso.pc
+	rm -f $(DESTDIR)$(LIBDIR)/libgso.* $(DESTDIR)$(LIBDIR)/libgso-xdp.*
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS)))
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

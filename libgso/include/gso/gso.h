@@ -1,0 +1,40 @@
+/*
+ * libgso: build TCP/UDP super-segments, segment them like the Linux kernel
+ * (software GSO) or describe them to a device that segments (TSO), and pace
+ * their release.
+ *
+ * This umbrella header includes every public header of the pure library.
+ *
+ * Conventions, for every call:
+ *  - Functions return 0 (or a count) on success and a negative errno on
+ *    failure.  A failed call writes nothing to its outputs.
+ *  - Options structs start with `size_t sz` and are declared with
+ *    GSO_OPTS(type, name, ...); zero always means "the default".
+ *  - The library never allocates on the data path, never prints, never exits.
+ *
+ * Error numbers used across the library:
+ *  -EINVAL           bad argument (NULL, option out of range, MSS 0, unknown flag,
+ *                    non-zero unknown tail in an options struct)
+ *  -ENODATA          buffer shorter than the headers it must hold (truncated)
+ *  -EBADMSG          malformed header (bad version, IHL/doff too small,
+ *                    lengths that contradict each other or the buffer)
+ *  -EPROTONOSUPPORT  a protocol the library does not handle (non-IP
+ *                    ethertype, stacked VLANs, IPv6 extension headers,
+ *                    IPv4 fragments, L4 other than TCP/UDP)
+ *  -EMSGSIZE         super-segment larger than allowed (IP datagram > 65535,
+ *                    header longer than GSO_MAX_HDR_LEN)
+ *  -E2BIG            more segments than the limit in force
+ *  -ENOSPC           caller's output array has too few entries
+ *  -ENOBUFS          a caller's buffer is too small for the frame to be written
+ *  -ENOTSUP          requested implementation/feature not available here
+ */
+#ifndef GSO_GSO_H
+#define GSO_GSO_H
+
+#include <gso/common.h>
+#include <gso/csum.h>
+#include <gso/tmpl.h>
+#include <gso/seg.h>
+#include <gso/offload.h>
+
+#endif

@@ -1,0 +1,116 @@
+/*
+ * libgso header templates: the L2+L3+L4 headers of one flow's super-segment.
+ *
+ * A template is parsed from a frame (gso_tmpl_parse, gso_pkt_parse) or
+ * built from fields (gso_tmpl_build).  It records where each header is and
+ * what it is; the segmenter and the offload encoders copy it and rewrite the
+ * per-segment fields.  The struct is exposed because it sits on the hot
+ * path; treat its fields as read-only and change a template only through
+ * the functions here.
+ *
+ * Supported: Ethernet II with at most one 802.1Q tag; IPv4 with options (not
+ * a fragment); IPv6 without extension headers; TCP with options; UDP.
+ */
+#ifndef GSO_TMPL_H
+#define GSO_TMPL_H
+
+#include <stdbool.h>
+#include <gso/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum gso_l3 { GSO_L3_IPV4 = 4, GSO_L3_IPV6 = 6 };
+enum gso_l4 { GSO_L4_TCP = 6, GSO_L4_UDP = 17 };
+
+/* TCP flag bits as in byte 13 of the TCP header. */
+#define GSO_TCP_FIN 0x01
+#define GSO_TCP_SYN 0x02
+#define GSO_TCP_RST 0x04
+#define GSO_TCP_PSH 0x08
+#define GSO_TCP_ACK 0x10
+#define GSO_TCP_URG 0x20
+#define GSO_TCP_ECE 0x40
+#define GSO_TCP_CWR 0x80
+
+struct gso_tmpl {
+	uint8_t hdr[GSO_MAX_HDR_LEN + 1]; /* the headers, as they go on the wire */
+	uint16_t hdr_len;   /* L2 + L3 + L4 header bytes */
+	uint8_t l3_off;     /* 14, or 18 with an 802.1Q tag */
+	uint8_t l4_off;     /* l3_off + IP header length (options included) */
+	uint8_t l4_len;     /* TCP header with options, or 8 for UDP */
+	uint8_t l3;         /* enum gso_l3 */
+	uint8_t l4;         /* enum gso_l4 */
+	uint8_t vlan;       /* 1 if an 802.1Q tag is present */
+};
+
+/*
+ * Parse the headers at the start of `buf` (`len` bytes, at least the
+ * headers; payload may follow and is not looked at) into `t`.  IP length
+ * fields must cover at least the headers; they are otherwise not checked,
+ * since the segmenter rewrites them.  Returns 0 or -ENODATA, -EBADMSG,
+ * -EPROTONOSUPPORT, -EMSGSIZE, -EINVAL (see gso.h).  On error `t` is untouched.
+ */
+GSO_API int gso_tmpl_parse(struct gso_tmpl *t, const void *buf, size_t len);
+
+/*
+ * Parse a whole super-packet frame, as a Linux GSO skb would look on the
+ * wire before segmentation: the IPv4 total length / IPv6 payload length
+ * (and the UDP length) cover the whole super-packet.  Checks those lengths
+ * against each other and against `len` (bytes past the IP datagram are
+ * accepted only as Ethernet padding of a frame of at most 60 bytes) and
+ * that the IP datagram is at most GSO_MAX_IP_LEN.  On success fills `t` and,
+ * if non-NULL, the payload's offset in the frame and its length.  The L4
+ * checksum field is not checked.
+ */
+GSO_API int gso_pkt_parse(struct gso_tmpl *t, const void *frame, size_t len,
+			  size_t *payload_off, size_t *payload_len);
+
+/* Fields for gso_tmpl_build().  Zero means the default given. */
+struct gso_tmpl_fields {
+	size_t sz;
+	uint8_t eth_dst[6], eth_src[6];
+	uint16_t vlan_tci;      /* used when has_vlan */
+	bool has_vlan;
+	uint8_t l3;             /* GSO_L3_IPV4 or GSO_L3_IPV6 (required) */
+	uint8_t l4;             /* GSO_L4_TCP or GSO_L4_UDP (required) */
+	uint8_t saddr[16], daddr[16]; /* first 4 bytes used for IPv4 */
+	uint8_t tos;            /* IPv4 TOS / IPv6 traffic class, ECN bits included */
+	uint8_t ttl;            /* hop limit; 0 = 64 */
+	uint32_t flow_label;    /* IPv6, 20 bits */
+	bool df;                /* IPv4 don't-fragment */
+	uint16_t ip_id;         /* IPv4 ID of the first segment */
+	const uint8_t *ip_opts; /* IPv4 options, multiple of 4 bytes, <= 40 */
+	uint8_t ip_opts_len;
+	uint16_t sport, dport;  /* host order */
+	uint32_t seq, ack;      /* TCP, host order */
+	uint8_t tcp_flags;      /* GSO_TCP_* ; SYN/RST/URG are refused (-EINVAL) */
+	uint16_t window;        /* TCP, as on the wire (already scaled down), host order */
+	const uint8_t *tcp_opts; /* TCP options, multiple of 4 bytes, <= 40 */
+	uint8_t tcp_opts_len;
+	size_t :0;
+};
+#define gso_tmpl_fields__last_field tcp_opts_len
+
+/*
+ * Build a template from fields.  Length fields are set for a header-only
+ * packet and the checksums left zero: they are per-segment and the
+ * segmenter writes them.  Returns 0 or -EINVAL.
+ */
+GSO_API int gso_tmpl_build(struct gso_tmpl *t, const struct gso_tmpl_fields *f);
+
+/* Accessors for the fields the transport changes between super-segments. */
+GSO_API uint32_t gso_tmpl_tcp_seq(const struct gso_tmpl *t);
+GSO_API int gso_tmpl_set_tcp_seq(struct gso_tmpl *t, uint32_t seq);
+GSO_API int gso_tmpl_set_tcp_ack(struct gso_tmpl *t, uint32_t ack, uint16_t window);
+GSO_API int gso_tmpl_set_tcp_flags(struct gso_tmpl *t, uint8_t flags);
+GSO_API uint8_t gso_tmpl_tcp_flags(const struct gso_tmpl *t);
+GSO_API uint16_t gso_tmpl_ip_id(const struct gso_tmpl *t);  /* 0 for IPv6 */
+GSO_API int gso_tmpl_set_ip_id(struct gso_tmpl *t, uint16_t id);
+GSO_API bool gso_tmpl_df(const struct gso_tmpl *t);         /* false for IPv6 */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,193 @@
+#include "gso_test.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/if.h>
+
+const char *gso_test_build_path(const char *rel)
+{
+	static __thread char path[4096];
+	const char *b = getenv("GSO_BUILD_DIR");
+
+	snprintf(path, sizeof(path), "%s/%s", b && *b ? b : GSO_BUILD_DIR, rel);
+	return path;
+}
+
+void gso_test_require_root(void)
+{
+	const char *ci = getenv("CI");
+
+	if (geteuid() == 0)
+		return;
+	if (ci && !strcmp(ci, "true"))
+		cr_assert_fail("this integration test needs root, and CI=true makes a skip a failure");
+	cr_skip_test("needs root (network namespaces, veth, AF_PACKET); run as root to include it");
+}
+
+uint64_t gso_test_rand(uint64_t *s)
+{
+	uint64_t x = *s ? *s : 0x9e3779b97f4a7c15ull;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+void gso_test_fill_random(void *buf, size_t len, uint64_t *state)
+{
+	uint8_t *p = buf;
+
+	while (len >= 8) {
+		uint64_t r = gso_test_rand(state);
+		memcpy(p, &r, 8);
+		p += 8;
+		len -= 8;
+	}
+	if (len) {
+		uint64_t r = gso_test_rand(state);
+		memcpy(p, &r, len);
+	}
+}
+
+static int run_cmd(const char *cmd)
+{
+	int st = system(cmd);
+
+	if (st == -1)
+		return -errno;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static int run_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run_fmt(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return run_cmd(cmd);
+}
+
+int gso_testbed_sh(const struct gso_testbed *tb, int side, const char *fmt, ...)
+{
+	char inner[768], cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(inner, sizeof(inner), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "ip netns exec %s sh -c '%s'", tb->ns[side], inner);
+	return run_cmd(cmd);
+}
+
+int gso_testbed_nsfd(const struct gso_testbed *tb, int side)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", tb->ns[side]);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int gso_testbed_enter(const struct gso_testbed *tb, int side)
+{
+	int fd = gso_testbed_nsfd(tb, side), err = 0;
+
+	if (fd < 0)
+		return fd;
+	if (setns(fd, CLONE_NEWNET))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* Read ifindex and MAC of a device inside a namespace. */
+static int read_link(struct gso_testbed *tb, int side)
+{
+	int cur = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), err, s;
+	struct ifreq ifr;
+
+	if (cur < 0)
+		return -errno;
+	err = gso_testbed_enter(tb, side);
+	if (!err) {
+		s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", tb->ifname[side]);
+		if (s < 0 || ioctl(s, SIOCGIFHWADDR, &ifr))
+			err = -errno;
+		else
+			memcpy(tb->mac[side], ifr.ifr_hwaddr.sa_data, 6);
+		tb->ifindex[side] = (int)if_nametoindex(tb->ifname[side]);
+		if (!err && !tb->ifindex[side])
+			err = -ENODEV;
+		if (s >= 0)
+			close(s);
+	}
+	if (setns(cur, CLONE_NEWNET) && !err)
+		err = -errno;
+	close(cur);
+	return err;
+}
+
+int gso_testbed_create(struct gso_testbed *tb)
+{
+	static unsigned counter;
+	const char *run = getenv("GSO_TEST_RUN_ID");
+	unsigned n = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+	int err;
+
+	memset(tb, 0, sizeof(*tb));
+	for (int i = 0; i < 2; i++) {
+		snprintf(tb->ns[i], sizeof(tb->ns[i]), "gsot%s-%d-%u%c", run && *run ? run : "x",
+			 (int)getpid(), n, 'a' + i);
+		snprintf(tb->ifname[i], sizeof(tb->ifname[i]), "gv%c", 'a' + i);
+	}
+	if (run_fmt("ip netns add %s", tb->ns[0]))
+		return -EIO;
+	if (run_fmt("ip netns add %s", tb->ns[1])) {
+		run_fmt("ip netns del %s", tb->ns[0]);
+		return -EIO;
+	}
+	tb->up = true;
+	err = run_fmt("ip link add %s netns %s type veth peer name %s netns %s",
+		      tb->ifname[0], tb->ns[0], tb->ifname[1], tb->ns[1]);
+	for (int i = 0; !err && i < 2; i++)
+		err = gso_testbed_sh(tb, i,
+				     "ip link set lo up && ip link set %s up && "
+				     "ip addr add 10.77.0.%d/24 dev %s && "
+				     "ip -6 addr add fd77::%d/64 dev %s nodad",
+				     tb->ifname[i], i + 1, tb->ifname[i], i + 1, tb->ifname[i]);
+	if (!err)
+		err = read_link(tb, 0) ?: read_link(tb, 1);
+	if (err) {
+		gso_testbed_destroy(tb);
+		return err < 0 ? err : -EIO;
+	}
+	return 0;
+}
+
+void gso_testbed_destroy(struct gso_testbed *tb)
+{
+	if (!tb->up)
+		return;
+	run_fmt("ip netns del %s 2>/dev/null", tb->ns[0]);
+	run_fmt("ip netns del %s 2>/dev/null", tb->ns[1]);
+	tb->up = false;
+}

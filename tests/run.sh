@@ -1,0 +1,43 @@
+#!/bin/sh
+# Runs every test of `make check`, in this order:
+#   1. a short fuzz smoke run of every fuzz target,
+#   2. the unit tests built with ASan + UBSan,
+#   3. all Criterion tests (unit + integration) -- its summary line ends the output.
+# Exits non-zero if any step failed.
+set -u
+B=${B:-build}
+FUZZ_SMOKE_SECONDS=${FUZZ_SMOKE_SECONDS:-10}
+# Namespaces and veths made by integration tests carry this tag, so that
+# anything a crashed test left behind is removed here (ours only).
+GSO_TEST_RUN_ID=${GSO_TEST_RUN_ID:-$$}
+export GSO_TEST_RUN_ID
+status=0
+
+cleanup() {
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^gsot${GSO_TEST_RUN_ID}-" || true); do
+		ip netns del "$ns" 2>/dev/null || true
+	done
+}
+trap cleanup EXIT INT TERM
+
+for f in "$B"/fuzz/fuzz_*; do
+	[ -x "$f" ] || continue
+	name=$(basename "$f")
+	corpus=$(mktemp -d)
+	[ -d "tests/fuzz/corpus/$name" ] && cp "tests/fuzz/corpus/$name"/* "$corpus"/ 2>/dev/null
+	if "$f" -max_total_time="$FUZZ_SMOKE_SECONDS" -seed=1 -print_final_stats=1 "$corpus" >"$corpus.log" 2>&1; then
+		echo "fuzz: $name: ok ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$corpus.log" | awk '{print $2}') runs in ${FUZZ_SMOKE_SECONDS}s)"
+	else
+		echo "fuzz: $name: FAILED"; tail -40 "$corpus.log"; status=1
+	fi
+	rm -rf "$corpus" "$corpus.log"
+done
+
+echo "== unit tests under ASan+UBSan"
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
+	"$B/tests/unit-asan" --short-filename || status=1
+
+echo "== all tests (unit + integration)"
+"$B/tests/all" --short-filename || status=1
+exit $status
