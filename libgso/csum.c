@@ -1,0 +1,204 @@
+/*
+ * Checksum front door: run-time dispatch to the widest kernel the CPU has,
+ * plus the pseudo-header and incremental-update helpers.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+
+#include "csum_internal.h"
+
+static const struct csum_ops ops_scalar = { csum_partial_scalar, csum_copy_scalar };
+#if CSUM_HAVE_X86
+static const struct csum_ops ops_avx2 = { csum_partial_avx2, csum_copy_avx2 };
+static const struct csum_ops ops_avx512 = { csum_partial_avx512, csum_copy_avx512 };
+#endif
+
+static uint32_t resolve_partial(const void *buf, size_t len, uint32_t sum);
+static uint32_t resolve_copy(void *dst, const void *src, size_t len, uint32_t sum);
+static const struct csum_ops ops_resolve = { resolve_partial, resolve_copy };
+
+/*
+ * Starts at the resolver, which picks a kernel on first use.  Threads that
+ * race there all compute and store the same pointer, so no lock is needed;
+ * the pointed-to tables are constant, so acquire/release only keeps the
+ * compiler honest.
+ */
+static _Atomic(const struct csum_ops *) cur_ops = &ops_resolve;
+
+static const struct csum_ops *impl_ops(enum gso_csum_impl impl)
+{
+	switch (impl) {
+	case GSO_CSUM_IMPL_SCALAR:
+		return &ops_scalar;
+#if CSUM_HAVE_X86
+	case GSO_CSUM_IMPL_AVX2:
+		return &ops_avx2;
+	case GSO_CSUM_IMPL_AVX512:
+		return &ops_avx512;
+#endif
+	default:
+		return NULL;
+	}
+}
+
+int gso_csum_impl_supported(enum gso_csum_impl impl)
+{
+	switch (impl) {
+	case GSO_CSUM_IMPL_AUTO:
+	case GSO_CSUM_IMPL_SCALAR:
+		return 1;
+#if CSUM_HAVE_X86
+	case GSO_CSUM_IMPL_AVX2:
+		__builtin_cpu_init();
+		return __builtin_cpu_supports("avx2") != 0;
+	case GSO_CSUM_IMPL_AVX512:
+		__builtin_cpu_init();
+		return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+#endif
+	default:
+		return 0;
+	}
+}
+
+static enum gso_csum_impl best_impl(void)
+{
+	if (gso_csum_impl_supported(GSO_CSUM_IMPL_AVX512))
+		return GSO_CSUM_IMPL_AVX512;
+	if (gso_csum_impl_supported(GSO_CSUM_IMPL_AVX2))
+		return GSO_CSUM_IMPL_AVX2;
+	return GSO_CSUM_IMPL_SCALAR;
+}
+
+static const struct csum_ops *resolve(void)
+{
+	const struct csum_ops *ops = impl_ops(best_impl());
+
+	atomic_store_explicit(&cur_ops, ops, memory_order_release);
+	return ops;
+}
+
+static uint32_t resolve_partial(const void *buf, size_t len, uint32_t sum)
+{
+	return resolve()->partial(buf, len, sum);
+}
+
+static uint32_t resolve_copy(void *dst, const void *src, size_t len, uint32_t sum)
+{
+	return resolve()->copy(dst, src, len, sum);
+}
+
+int gso_csum_select(enum gso_csum_impl impl)
+{
+	if ((unsigned)impl >= GSO_CSUM_IMPL_COUNT)
+		return -EINVAL;
+	if (impl == GSO_CSUM_IMPL_AUTO) {
+		resolve();
+		return 0;
+	}
+	if (!gso_csum_impl_supported(impl))
+		return -ENOTSUP;
+	atomic_store_explicit(&cur_ops, impl_ops(impl), memory_order_release);
+	return 0;
+}
+
+enum gso_csum_impl gso_csum_current(void)
+{
+	const struct csum_ops *ops = atomic_load_explicit(&cur_ops, memory_order_acquire);
+
+	if (ops == &ops_resolve)
+		ops = resolve();
+#if CSUM_HAVE_X86
+	if (ops == &ops_avx512)
+		return GSO_CSUM_IMPL_AVX512;
+	if (ops == &ops_avx2)
+		return GSO_CSUM_IMPL_AVX2;
+#endif
+	return GSO_CSUM_IMPL_SCALAR;
+}
+
+const char *gso_csum_impl_name(enum gso_csum_impl impl)
+{
+	switch (impl) {
+	case GSO_CSUM_IMPL_AUTO:
+		return "auto";
+	case GSO_CSUM_IMPL_SCALAR:
+		return "scalar";
+	case GSO_CSUM_IMPL_AVX2:
+		return "avx2";
+	case GSO_CSUM_IMPL_AVX512:
+		return "avx512";
+	default:
+		return NULL;
+	}
+}
+
+uint32_t gso_csum_partial(const void *buf, size_t len, uint32_t sum)
+{
+	return atomic_load_explicit(&cur_ops, memory_order_acquire)->partial(buf, len, sum);
+}
+
+uint32_t gso_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
+{
+	return atomic_load_explicit(&cur_ops, memory_order_acquire)->copy(dst, src, len, sum);
+}
+
+/* ---- pseudo-headers ---- */
+
+/* A 16-bit big-endian field as the memory-order word it occupies. */
+static inline uint32_t be16_word(uint32_t v)
+{
+	const unsigned char b[2] = { (unsigned char)(v >> 8), (unsigned char)v };
+	uint16_t w;
+
+	memcpy(&w, b, 2);
+	return w;
+}
+
+/* Sum of `n` 16-bit words at `p`, any alignment. */
+static inline uint32_t words_sum(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	uint32_t s = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint16_t w;
+
+		memcpy(&w, c + 2 * i, 2);
+		s += w;
+	}
+	return s;
+}
+
+uint32_t gso_csum_pseudo4(const void *saddr, const void *daddr, uint8_t proto, uint32_t l4_len)
+{
+	/* At most 4*0xffff + 3*0xffff: no 32-bit overflow. */
+	uint32_t s = words_sum(saddr, 2) + words_sum(daddr, 2);
+
+	s += be16_word(proto) + be16_word(l4_len >> 16) + be16_word(l4_len & 0xffff);
+	return s;
+}
+
+uint32_t gso_csum_pseudo6(const void *saddr, const void *daddr, uint8_t proto, uint32_t l4_len)
+{
+	/* At most 16*0xffff + 3*0xffff: no 32-bit overflow. */
+	uint32_t s = words_sum(saddr, 8) + words_sum(daddr, 8);
+
+	s += be16_word(proto) + be16_word(l4_len >> 16) + be16_word(l4_len & 0xffff);
+	return s;
+}
+
+/* ---- incremental update ---- */
+
+uint16_t gso_csum_replace2(uint16_t check, uint16_t old, uint16_t new_)
+{
+	uint32_t s = gso_csum_add((uint16_t)~check, (uint16_t)~old);
+
+	return gso_csum_finish(gso_csum_add(s, new_));
+}
+
+uint16_t gso_csum_replace4(uint16_t check, uint32_t old, uint32_t new_)
+{
+	uint32_t s = gso_csum_add((uint16_t)~check, ~old);
+
+	return gso_csum_finish(gso_csum_add(s, new_));
+}
