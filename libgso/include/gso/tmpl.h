@@ -48,9 +48,28 @@ struct gso_tmpl {
 /*
  * Parse the headers at the start of `buf` (`len` bytes, at least the
  * headers; payload may follow and is not looked at) into `t`.  IP length
- * fields must cover at least the headers; they are otherwise not checked,
- * since the segmenter rewrites them.  Returns 0 or -ENODATA, -EBADMSG,
- * -EPROTONOSUPPORT, -EMSGSIZE, -EINVAL (see gso.h).  On error `t` is untouched.
+ * fields must cover at least the headers (IPv4 tot_len, IPv6 payload
+ * length; the UDP length must be >= 8); they are otherwise not checked,
+ * since the segmenter rewrites them.  IPv4 and TCP options must be well
+ * formed (each option's length inside the option area), because every
+ * segment copies them verbatim.  TCP flags are not judged here (a template
+ * may describe a single SYN); gso_tmpl_set_tcp_flags() and the segmenter do.
+ * The IPv4 header checksum and the L4 checksum are not checked.
+ *
+ * `t` and `buf` are the caller's; `buf` is only read.  Returns:
+ *   0                 success, `t` filled (bytes of hdr[] past hdr_len are 0)
+ *   -EINVAL           `t` or `buf` NULL
+ *   -ENODATA          `len` ends inside a header
+ *   -EBADMSG          IP version not matching the ethertype, IHL < 5,
+ *                     doff < 5, a length field shorter than the headers,
+ *                     malformed options
+ *   -EPROTONOSUPPORT  ethertype not IPv4/IPv6, a second VLAN tag or
+ *                     0x88a8/0x9100 (QinQ), IPv4 fragment (MF or offset),
+ *                     IPv6 next header not TCP/UDP (extension headers),
+ *                     L4 not TCP/UDP
+ *   -EMSGSIZE         headers longer than GSO_MAX_HDR_LEN (cannot happen
+ *                     with the protocols supported today)
+ * On error `t` is untouched.
  */
 GSO_API int gso_tmpl_parse(struct gso_tmpl *t, const void *buf, size_t len);
 
@@ -59,10 +78,18 @@ GSO_API int gso_tmpl_parse(struct gso_tmpl *t, const void *buf, size_t len);
  * wire before segmentation: the IPv4 total length / IPv6 payload length
  * (and the UDP length) cover the whole super-packet.  Checks those lengths
  * against each other and against `len` (bytes past the IP datagram are
- * accepted only as Ethernet padding of a frame of at most 60 bytes) and
- * that the IP datagram is at most GSO_MAX_IP_LEN.  On success fills `t` and,
- * if non-NULL, the payload's offset in the frame and its length.  The L4
- * checksum field is not checked.
+ * accepted only as Ethernet padding of a frame of at most 60 bytes, 64
+ * with an 802.1Q tag) and that the IP datagram is at most GSO_MAX_IP_LEN.
+ * On success fills `t` and, if non-NULL, the payload's offset in the frame
+ * (= t->hdr_len) and its length (L4 payload per the IP length, padding
+ * excluded).  The L4 checksum field is not checked.
+ *
+ * Returns 0, the errors of gso_tmpl_parse(), and:
+ *   -EMSGSIZE  IP datagram longer than GSO_MAX_IP_LEN (IPv6 payload length
+ *              over 65495)
+ *   -EBADMSG   IP length longer than the frame, frame longer than the IP
+ *              length (beyond padding), UDP length != IP payload length
+ * On error nothing is written.
  */
 GSO_API int gso_pkt_parse(struct gso_tmpl *t, const void *frame, size_t len,
 			  size_t *payload_off, size_t *payload_len);
@@ -96,11 +123,25 @@ struct gso_tmpl_fields {
 /*
  * Build a template from fields.  Length fields are set for a header-only
  * packet and the checksums left zero: they are per-segment and the
- * segmenter writes them.  Returns 0 or -EINVAL.
+ * segmenter writes them.  `f` is only read; fields past f->sz read as 0.
+ * Returns 0 or -EINVAL: `t`/`f` NULL, bad sz or non-zero unknown tail,
+ * l3/l4 not one of the enums, options not a multiple of 4, over 40 bytes,
+ * NULL with a non-zero length or malformed, SYN/RST/URG in tcp_flags,
+ * flow_label over 20 bits, vlan_tci without has_vlan, or a field of the
+ * other protocol non-zero (IPv4 df/ip_id/ip_opts with IPv6, flow_label with
+ * IPv4, seq/ack/tcp_flags/window/tcp_opts with UDP).  On error `t` is
+ * untouched.
  */
 GSO_API int gso_tmpl_build(struct gso_tmpl *t, const struct gso_tmpl_fields *f);
 
-/* Accessors for the fields the transport changes between super-segments. */
+/*
+ * Accessors for the fields the transport changes between super-segments.
+ * Values are in host order.  Getters return 0 (false) when the template
+ * has no such field (TCP fields of a UDP template, IPv4 fields of an IPv6
+ * one).  Setters return 0, or -EINVAL when `t` is NULL or has no such
+ * field; gso_tmpl_set_tcp_flags() also refuses SYN, RST and URG (-EINVAL),
+ * which must never be on a super-segment.  Setters leave checksums alone.
+ */
 GSO_API uint32_t gso_tmpl_tcp_seq(const struct gso_tmpl *t);
 GSO_API int gso_tmpl_set_tcp_seq(struct gso_tmpl *t, uint32_t seq);
 GSO_API int gso_tmpl_set_tcp_ack(struct gso_tmpl *t, uint32_t ack, uint16_t window);
