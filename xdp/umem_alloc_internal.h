@@ -1,0 +1,100 @@
+/*
+ * UMEM chunk accounting: which chunk is free, queued, in flight or held.
+ * Pure bookkeeping over chunk indices (no syscalls, no memory of its own
+ * beyond the tables), so every backend can use it over any memory area and
+ * the unit tests can drive it directly.  Not installed.
+ *
+ * Two regions, so that callers' super-segment buffers can never starve the
+ * backend of the chunks it needs for headers and frames (that would
+ * deadlock: the buffers are released only after what they hold is sent):
+ *   [0, nbuf)        runs of consecutive chunks for callers' buffers;
+ *   [nbuf, nchunks)  single chunks for the backend.
+ *
+ * A chunk has at most one *hold* (its owner: the flow until ACK, or the
+ * backend while it fills it) and any number of *in-flight references* (one
+ * per descriptor posted to the device that points into it).  It returns to
+ * the free pool when both are gone.  Its state, derived from those, is
+ *   FREE      neither;
+ *   QUEUED    held, never referenced by a descriptor (waiting to be sent);
+ *   INFLIGHT  at least one descriptor not yet completed;
+ *   HELD      held, sent at least once, nothing in flight (kept for retransmit).
+ * The four counters always add up to nchunks (design.md invariant 7).
+ */
+#ifndef GSO_XDP_UMEM_ALLOC_INTERNAL_H
+#define GSO_XDP_UMEM_ALLOC_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum ua_state { UA_FREE = 0, UA_QUEUED, UA_INFLIGHT, UA_HELD, UA_NSTATES };
+
+/* Largest number of in-flight references one chunk may carry. */
+#define UA_MAX_REFS 0xffffu
+
+struct umem_alloc {
+	uint32_t nchunks;
+	uint32_t nbuf;       /* chunks [0, nbuf) are the buffer region */
+	uint32_t hint;       /* next-fit start for runs */
+	uint32_t nstack;     /* free chunks on `stack` */
+	uint64_t *busy;      /* buffer region: bit set = not free */
+	uint32_t *stack;     /* backend region: free chunk indices */
+	uint16_t *ref;       /* in-flight references per chunk */
+	uint8_t *flags;      /* UA_F_* per chunk */
+	uint32_t count[UA_NSTATES];
+	uint64_t bad_ops;    /* refused operations (bogus completion, double release) */
+};
+
+/*
+ * Set up accounting for `nchunks` chunks (1 .. 2^31), the first `nbuf` of
+ * them (0 .. nchunks) for callers' buffers.  All start free.  Returns 0,
+ * -EINVAL or -ENOMEM (nothing allocated on error).
+ */
+int ua_init(struct umem_alloc *a, uint32_t nchunks, uint32_t nbuf);
+/* Free the tables.  Idempotent; `a` is zeroed. */
+void ua_fini(struct umem_alloc *a);
+
+/*
+ * Take `n` consecutive free chunks of the buffer region, held by the
+ * caller (QUEUED).  Returns 0 and the first index, -EINVAL (n == 0),
+ * -EMSGSIZE (n > nbuf: can never succeed) or -ENOBUFS (no free run of n
+ * now: wait for completions or releases).
+ */
+int ua_alloc_run(struct umem_alloc *a, uint32_t n, uint32_t *first);
+/* Take one chunk of the backend region, held (QUEUED).  0 or -ENOBUFS. */
+int ua_alloc_one(struct umem_alloc *a, uint32_t *idx);
+/* Free chunks in the backend region right now. */
+static inline uint32_t ua_free_backend(const struct umem_alloc *a)
+{
+	return a->nstack;
+}
+
+/*
+ * Drop the hold on chunk `idx`; it is free once nothing is in flight.
+ * Returns 0, or -EINVAL (out of range or not held; counted in bad_ops).
+ */
+int ua_unhold(struct umem_alloc *a, uint32_t idx);
+/*
+ * Add an in-flight reference to a chunk that is held or already in flight.
+ * Returns 0, -EINVAL (out of range, free chunk; counted) or -EOVERFLOW
+ * (UA_MAX_REFS reached).
+ */
+int ua_get(struct umem_alloc *a, uint32_t idx);
+/*
+ * Drop an in-flight reference (a completion).  Returns 0, or -EINVAL when
+ * the chunk has none (out of range, or a completion we never posted;
+ * counted in bad_ops, nothing changes).
+ */
+int ua_put(struct umem_alloc *a, uint32_t idx);
+/*
+ * Drop every in-flight reference: the device has let go of all
+ * descriptors (teardown).  Returns how many references were dropped.
+ */
+uint64_t ua_reclaim(struct umem_alloc *a);
+
+enum ua_state ua_state_of(const struct umem_alloc *a, uint32_t idx);
+static inline uint32_t ua_count(const struct umem_alloc *a, enum ua_state s)
+{
+	return a->count[s];
+}
+
+#endif
