@@ -36,5 +36,7 @@
 #include <gso/tmpl.h>
 #include <gso/seg.h>
 #include <gso/offload.h>
+#include <gso/pacer.h>
+#include <gso/cc.h>
 
 #endif

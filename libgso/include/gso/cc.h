@@ -1,0 +1,177 @@
+/*
+ * libgso congestion control, for users whose transport has none: an RTT
+ * estimator and Reno / CUBIC producing a congestion window and a pacing
+ * rate from ACK, loss and RTT events.  Users with their own transport skip
+ * this and feed cwnd and rate to gso_burst_size() and the scheduler
+ * directly (gso/pacer.h).
+ *
+ * Pure arithmetic with time passed in (uint64_t ns, CLOCK_MONOTONIC
+ * domain).  Windows count segments (payload `mss` each); rates are wire
+ * bytes per second: (mss + hdr_len) per segment, so that they match what
+ * the pacer charges.  With hdr_len 0 the rate is Linux's
+ * (tcp_update_pacing_rate):
+ *
+ *   rate = (mss + hdr_len) * max(cwnd, packets_out) * ratio / 100 * 1e9 / srtt_ns
+ *   ratio = ss_ratio (200) while cwnd < ssthresh / 2, else ca_ratio (120)
+ *
+ * capped by max_rate; GSO_RATE_UNPACED before the first RTT sample.  The
+ * device's segment limit is no input here: how many segments a device
+ * takes at once never changes cwnd or rate (2018: BBR under-estimated cwnd
+ * when bursts were tied to gso_max_segs).
+ */
+#ifndef GSO_CC_H
+#define GSO_CC_H
+
+#include <gso/common.h>
+#include <gso/pacer.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- RTT estimator (RFC 6298, plus a windowed minimum) ------------------ */
+
+/*
+ * Exposed so that it can be embedded; read the fields, change them only
+ * through the functions.  All times in ns; 0 = no sample yet.
+ */
+struct gso_rtt {
+	uint64_t srtt_ns;      /* smoothed RTT: 7/8 old + 1/8 sample */
+	uint64_t rttvar_ns;    /* mean deviation: 3/4 old + 1/4 |srtt - sample| */
+	uint64_t min_rtt_ns;   /* smallest sample in the last min_rtt_win_ns */
+	uint64_t latest_ns;    /* last sample */
+	uint64_t min_rtt_at_ns;  /* private: when min_rtt_ns was taken */
+	uint64_t min_rtt_win_ns; /* private: window of the minimum */
+};
+
+#define GSO_RTT_DEF_MIN_WIN_NS 300000000000ull /* tcp_min_rtt_wlen: 300 s */
+#define GSO_RTT_MIN_RTO_NS 200000000ull        /* TCP_RTO_MIN: 200 ms */
+#define GSO_RTT_INIT_RTO_NS 1000000000ull      /* RFC 6298 initial RTO: 1 s */
+
+/* Initialise; min_win_ns 0 = GSO_RTT_DEF_MIN_WIN_NS.  -EINVAL on NULL. */
+GSO_API int gso_rtt__init(struct gso_rtt *r, uint64_t min_win_ns);
+
+/*
+ * Fold in one RTT sample taken at now_ns.  The first sample sets srtt =
+ * sample, rttvar = sample / 2.  The minimum is replaced by a larger sample
+ * only once it is older than the window.  Returns 0, or -EINVAL (r NULL,
+ * sample 0).
+ */
+GSO_API int gso_rtt__update(struct gso_rtt *r, uint64_t now_ns, uint64_t sample_ns);
+
+/*
+ * Retransmission timeout: srtt + max(4 * rttvar, 1 ms), at least
+ * GSO_RTT_MIN_RTO_NS; GSO_RTT_INIT_RTO_NS before any sample.
+ */
+GSO_API uint64_t gso_rtt__rto(const struct gso_rtt *r);
+
+/* ---- congestion control ------------------------------------------------- */
+
+enum gso_cc_algo {
+	GSO_CC_CUBIC = 0, /* default, as Linux (RFC 8312: C 0.4, beta 0.7,
+			   * fast convergence, Reno-friendly region; no HyStart) */
+	GSO_CC_RENO = 1,  /* NewReno-style AIMD (RFC 5681): +1 segment per cwnd
+			   * acked, halve on loss */
+};
+
+#define GSO_CC_DEF_INIT_CWND 10u  /* RFC 6928 / Linux TCP_INIT_CWND */
+#define GSO_CC_DEF_SS_RATIO 200u  /* tcp_pacing_ss_ratio */
+#define GSO_CC_DEF_CA_RATIO 120u  /* tcp_pacing_ca_ratio */
+#define GSO_CC_MIN_CWND 2u        /* floor after a loss, as Linux */
+
+struct gso_cc_opts {
+	size_t sz;
+	uint32_t algo;       /* enum gso_cc_algo */
+	uint32_t mss;        /* payload bytes per segment; required, 1..65535 */
+	uint32_t hdr_len;    /* wire header bytes per segment, 0..GSO_MAX_HDR_LEN */
+	uint32_t init_cwnd;  /* 0 = GSO_CC_DEF_INIT_CWND */
+	uint32_t max_cwnd;   /* clamp (0 = none, i.e. UINT32_MAX) */
+	uint32_t ss_ratio;   /* percent, 0 = 200; 1..10000 */
+	uint32_t ca_ratio;   /* percent, 0 = 120; 1..10000 */
+	uint64_t max_rate;   /* pacing rate cap, wire bytes/s (0 = none; SO_MAX_PACING_RATE) */
+	uint64_t min_rtt_win_ns; /* window of the RTT minimum (0 = 300 s) */
+	size_t :0;
+};
+#define gso_cc_opts__last_field min_rtt_win_ns
+
+/* One ACK, as the transport saw it.  Declare with GSO_OPTS. */
+struct gso_cc_ack {
+	size_t sz;
+	uint64_t now_ns;      /* when the ACK was processed */
+	uint64_t rtt_ns;      /* RTT sample it gives (0 = none, e.g. a retransmit) */
+	uint32_t acked_segs;  /* segments newly acknowledged (cumulative or SACK) */
+	uint32_t packets_out; /* segments still in flight after it */
+	uint32_t flags;       /* GSO_CC_ACK_* */
+	size_t :0;
+};
+#define gso_cc_ack__last_field flags
+
+/*
+ * The sender was not using the whole cwnd (application- or receive-window
+ * limited): do not grow cwnd on this ACK (Linux tcp_is_cwnd_limited).
+ */
+#define GSO_CC_ACK_NOT_CWND_LIMITED (1u << 0)
+
+struct gso_cc_state {
+	uint32_t cwnd;        /* segments */
+	uint32_t ssthresh;    /* segments; UINT32_MAX before the first loss */
+	uint64_t pacing_rate; /* wire bytes/s, or GSO_RATE_UNPACED */
+	uint64_t srtt_ns, rttvar_ns, min_rtt_ns, rto_ns;
+	uint64_t recovery_start_ns; /* losses of segments sent before this are old news */
+	uint32_t in_slow_start; /* 1 while cwnd < ssthresh */
+	uint32_t loss_events;   /* reductions made (losses + timeouts) */
+};
+
+struct gso_cc;
+
+/* Bytes of caller memory gso_cc__init() needs. */
+GSO_API size_t gso_cc__mem_size(void);
+
+/*
+ * Build a controller in caller memory (8-byte aligned, at least
+ * gso_cc__mem_size() bytes; nothing else is allocated).  `o` is required
+ * (mss).  Returns 0 and *out, -EINVAL (NULL, bad sz/tail, mss 0 or >
+ * 65535, unknown algo, a value out of range) or -ENOSPC (len too small).
+ */
+GSO_API int gso_cc__init(void *mem, size_t len, const struct gso_cc_opts *o, struct gso_cc **out);
+
+/* Same in one allocation made here; -ENOMEM if it fails. */
+GSO_API int gso_cc__create(const struct gso_cc_opts *o, struct gso_cc **out);
+
+/* Free one from gso_cc__create() (no-op for gso_cc__init() memory, and NULL). */
+GSO_API void gso_cc__destroy(struct gso_cc *cc);
+
+/*
+ * An ACK: fold the RTT sample in, grow cwnd (slow start: + acked up to
+ * ssthresh; then Reno +1 per cwnd acked, or CUBIC's curve), recompute the
+ * pacing rate.  Returns 0, or -EINVAL (NULL, bad sz/tail, unknown flag).
+ */
+GSO_API int gso_cc__on_ack(struct gso_cc *cc, const struct gso_cc_ack *a);
+
+/*
+ * A segment sent at sent_ns was found lost (3 duplicate ACKs, SACK, RACK)
+ * at now_ns.  The first loss of a window reduces: ssthresh = max(cwnd *
+ * beta, 2) (beta 1/2 Reno, 0.7 CUBIC), cwnd = ssthresh, and recovery
+ * starts at now_ns; losses of segments sent before that are the same
+ * event and ignored (RFC 9002 style, no sequence numbers needed).
+ * Returns 1 if cwnd was reduced, 0 if ignored, -EINVAL on NULL.
+ */
+GSO_API int gso_cc__on_loss(struct gso_cc *cc, uint64_t now_ns, uint64_t sent_ns);
+
+/*
+ * Retransmission timeout at now_ns: ssthresh as for a loss, cwnd = 1,
+ * slow start again.  Returns 0, -EINVAL on NULL.
+ */
+GSO_API int gso_cc__on_rto(struct gso_cc *cc, uint64_t now_ns);
+
+/* Current state.  Returns 0, -EINVAL on NULL. */
+GSO_API int gso_cc__state(const struct gso_cc *cc, struct gso_cc_state *st);
+
+/* Shorthands for the two numbers the pacer needs. */
+GSO_API uint32_t gso_cc__cwnd(const struct gso_cc *cc);
+GSO_API uint64_t gso_cc__pacing_rate(const struct gso_cc *cc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

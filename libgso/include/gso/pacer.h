@@ -1,0 +1,377 @@
+/*
+ * libgso pacing: how big a burst (super-segment) a flow may release, when it
+ * may depart, and in which order the bursts of many flows leave.
+ *
+ * Three pieces, all pure arithmetic with time passed in (uint64_t
+ * nanoseconds in the CLOCK_MONOTONIC domain; the library never reads a
+ * clock):
+ *
+ *  1. gso_burst_size(): the segment count of the next burst of one flow, a
+ *     documented function of pacing rate, cwnd, segments in flight, the
+ *     peer's window, MSS, device limits and settings whose defaults are
+ *     Linux's (tcp_tso_autosize, tcp_tso_segs, tcp_cwnd_test,
+ *     tcp_mss_split_point, optional tcp_tso_should_defer).
+ *  2. struct gso_pacer: one flow's earliest departure time (EDT), advanced
+ *     by each burst's wire bytes at the flow's rate, with Linux's credit for
+ *     a late sender and its unpaced first segments.
+ *  3. struct gso_sched: many flows.  Bursts are stamped with their flow's
+ *     EDT when queued and leave no earlier than that, flows take turns by
+ *     deficit round robin (fq's quantum and initial quantum), an optional
+ *     aggregate rate caps the sum, and a burst whose departure lies beyond
+ *     the horizon is refused.  Fixed capacity chosen at creation; nothing is
+ *     allocated per burst.
+ *
+ * Rates are bytes per second of wire bytes: a burst of n segments of
+ * `payload` bytes in total is charged payload + n * hdr_len, the headers
+ * each segment adds on the wire (L2+L3+L4).  GSO_RATE_UNPACED is an
+ * infinite rate.
+ */
+#ifndef GSO_PACER_H
+#define GSO_PACER_H
+
+#include <stdbool.h>
+#include <gso/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An infinite rate: bursts are not spaced. */
+#define GSO_RATE_UNPACED UINT64_MAX
+
+/* Linux's defaults, used when the corresponding setting is 0. */
+#define GSO_BURST_DEF_PACING_SHIFT 10u   /* sk_pacing_shift: rate >> 10 ~ 1 ms of data */
+#define GSO_BURST_DEF_MIN_SEGS 2u        /* tcp_min_tso_segs */
+#define GSO_BURST_DEF_WIN_DIVISOR 3u     /* tcp_tso_win_divisor */
+#define GSO_BURST_DEF_RTT_LOG 9u         /* tcp_tso_rtt_log: bonus halves per 512 us of min RTT */
+#define GSO_BURST_DEF_DEV_MAX_SEGS 65535u /* GSO_MAX_SEGS */
+#define GSO_BURST_DEF_DEV_MAX_BYTES 65536u /* GSO_LEGACY_MAX_SIZE */
+#define GSO_BURST_DEF_DEFER_NS 1000000u  /* when deferral is on: 1 ms, as Linux */
+#define GSO_PACER_DEF_UNPACED_SEGS 10u   /* Linux leaves the first 10 segments unpaced */
+#define GSO_SCHED_DEF_MTU 1514u          /* wire bytes of a full Ethernet frame */
+#define GSO_SCHED_DEF_HORIZON_NS 10000000000ull /* fq horizon: 10 s */
+#define GSO_SCHED_DEF_REFILL_NS 40000000ull     /* fq flow_refill_delay: 40 ms */
+
+/* ---- 1. burst sizing ---------------------------------------------------- */
+
+/* Settings of gso_burst_size(); 0 always means the default above. */
+struct gso_burst_opts {
+	size_t sz;
+	uint32_t pacing_shift; /* burst ~ rate >> shift bytes (10 ~ 1 ms; 7-8 for
+				* aggregating links such as Wi-Fi); 1..31 */
+	uint32_t min_segs;     /* floor of the rate-based size, 1..65535 */
+	uint32_t win_divisor;  /* a cwnd-limited burst is at most cwnd / divisor
+				* segments (at least 1); 1 disables; 1..255 */
+	uint32_t rtt_log;      /* short-RTT bonus: dev_max_bytes >> (min_rtt_us >> rtt_log)
+				* is added while that shift is < 32; 1..31 */
+	uint32_t flags;        /* GSO_BURST_F_* */
+	uint64_t defer_ns;     /* deferral bound when GSO_BURST_F_DEFER is set (0 = 1 ms) */
+	size_t :0;
+};
+#define gso_burst_opts__last_field defer_ns
+
+/* No short-RTT bonus (Linux before 5.18). */
+#define GSO_BURST_F_NO_RTT_BONUS (1u << 0)
+/*
+ * Allow deferral (tcp_tso_should_defer): when cwnd or the peer's window
+ * almost allows a full burst and an ACK is expected soon, return 0 segments
+ * and a time to look again rather than a small burst.  Off by default.
+ */
+#define GSO_BURST_F_DEFER (1u << 1)
+
+/* The flow's state, as the transport sees it now.  Declare with GSO_OPTS. */
+struct gso_burst_in {
+	size_t sz;
+	uint64_t rate;        /* pacing rate, wire bytes/s; required (> 0), GSO_RATE_UNPACED ok */
+	uint64_t queued;      /* payload bytes ready to send (0: nothing to send) */
+	uint32_t mss;         /* payload bytes per segment; required, 1..65535 */
+	uint32_t hdr_len;     /* wire header bytes per segment (L2+L3+L4), 0..GSO_MAX_HDR_LEN */
+	uint32_t cwnd;        /* congestion window, segments; required (>= 1) */
+	uint32_t in_flight;   /* segments sent and not yet acked or lost (may exceed cwnd) */
+	uint32_t peer_wnd;    /* bytes the peer's window still allows beyond what is in
+			       * flight (snd_una + snd_wnd - snd_nxt) */
+	uint32_t dev_max_segs;  /* device's segments per super-segment (gso_max_segs);
+				 * 0 = GSO_BURST_DEF_DEV_MAX_SEGS */
+	uint32_t dev_max_bytes; /* device's bytes per super-segment, headers included
+				 * (gso_max_size); 0 = GSO_BURST_DEF_DEV_MAX_BYTES;
+				 * must hold hdr_len + mss */
+	uint64_t min_rtt_ns;  /* for the short-RTT bonus; 0 = unknown (no bonus) */
+	/* Used only with GSO_BURST_F_DEFER: */
+	uint64_t now_ns;      /* current time */
+	uint64_t last_send_ns; /* departure time of the flow's previous burst */
+	uint64_t oldest_unacked_ns; /* send time of the oldest segment in flight */
+	uint64_t srtt_ns;     /* smoothed RTT; 0 = unknown (no deferral) */
+	uint32_t flags;       /* GSO_BURST_IN_* */
+	size_t :0;
+};
+#define gso_burst_in__last_field flags
+
+/* The flow is recovering from loss: never defer (Linux: CA state >= Recovery). */
+#define GSO_BURST_IN_RECOVERY (1u << 0)
+/* No more data is coming soon (end of a message, FIN): never defer. */
+#define GSO_BURST_IN_PUSH (1u << 1)
+
+/* What bound the burst (the smallest limit; ties go to the earlier name). */
+enum gso_burst_limit {
+	GSO_BURST_LIM_RATE = 0,   /* rate >> pacing_shift (+ short-RTT bonus) */
+	GSO_BURST_LIM_MIN_SEGS,   /* the min_segs floor of the rate-based size */
+	GSO_BURST_LIM_DEV_BYTES,  /* device bytes per super-segment */
+	GSO_BURST_LIM_DEV_SEGS,   /* device segments per super-segment */
+	GSO_BURST_LIM_CWND_DIV,   /* cwnd / win_divisor (invariant 2) */
+	GSO_BURST_LIM_QUOTA,      /* min(max(cwnd/2, 1), cwnd - in_flight) */
+	GSO_BURST_LIM_PEER_WND,   /* the peer's window */
+	GSO_BURST_LIM_DATA,       /* the queued data */
+	GSO_BURST_LIM_DEFER,      /* deferred: 0 segments until defer_until_ns or an ACK */
+};
+
+struct gso_burst {
+	uint32_t segs;       /* segments in the burst (also returned); 0 = send nothing now */
+	uint32_t bytes;      /* payload bytes: all segments full (mss) except possibly
+			      * the last, which only the end of `queued` makes short */
+	uint32_t wire_bytes; /* bytes + segs * hdr_len: what the pacer charges */
+	uint32_t goal_segs;  /* the rate-based size before device, cwnd and window
+			      * limits (what a CC model should use; never depends on
+			      * dev_max_segs, unlike Linux before 2018) */
+	uint32_t limit;      /* enum gso_burst_limit */
+	uint64_t defer_until_ns; /* with GSO_BURST_LIM_DEFER: look again at this time
+				  * (or at the next ACK), else 0 */
+};
+
+/*
+ * Size the next burst of one flow.  With d = dev_max_bytes - hdr_len (the
+ * payload the device takes at once):
+ *
+ *   bytes  = rate >> pacing_shift
+ *   r      = (min_rtt_ns / 1000) >> rtt_log;  if min_rtt known, bonus on and r < 32:
+ *   bytes += d >> r                                     (short-RTT bonus)
+ *   goal   = max(min(bytes, d) / mss, min_segs)        (tcp_tso_autosize)
+ *   segs   = min(goal, dev_max_segs, d / mss)          (tcp_tso_segs)
+ *   quota  = min(max(cwnd/2, 1), cwnd - in_flight)     (two bursts in flight;
+ *                                                       0 when in_flight >= cwnd)
+ *   segs   = min(segs, quota, max(cwnd / win_divisor, 1))
+ *   payload = min(segs * mss, queued); if it does not fit peer_wnd it is cut
+ *             to whole segments inside the window (0 if none fits)
+ *
+ * so a burst never eats the window (design.md invariant 2).  With
+ * GSO_BURST_F_DEFER, a burst smaller than `segs` would be, limited by cwnd
+ * or the peer's window, is deferred (0 segments, limit GSO_BURST_LIM_DEFER,
+ * defer_until_ns = last_send_ns + defer_ns) when all of these hold: not in
+ * recovery and not GSO_BURST_IN_PUSH; srtt known; the last send is at most
+ * defer_ns ago; the room left, min(peer_wnd, (cwnd - in_flight) * mss), is
+ * less than the full burst (goal_segs limited by the device) and less than
+ * min(peer_wnd + in_flight * mss, cwnd * mss) / win_divisor, and the queued
+ * data does not fit in it; something is in flight and its oldest segment
+ * was sent at least srtt/2 ago, so an ACK is expected soon.
+ *
+ * `in` is required and only read; `o` may be NULL (all defaults); `out` may
+ * be NULL.  Returns the segment count (>= 0; 0 when nothing may go now:
+ * cwnd full, window closed, no data, or deferred), or
+ *   -EINVAL  in NULL; bad sz or non-zero unknown tail in `in` or `o`; rate 0;
+ *            mss 0 or > 65535; cwnd 0; hdr_len > GSO_MAX_HDR_LEN;
+ *            dev_max_bytes < hdr_len + mss; dev_max_segs > 65535; a setting
+ *            out of its range; an unknown flag
+ * On error `out` is not written.
+ */
+GSO_API int gso_burst_size(const struct gso_burst_in *in, const struct gso_burst_opts *o,
+			   struct gso_burst *out);
+
+/* ---- 2. one flow's earliest departure time ------------------------------ */
+
+struct gso_pacer_opts {
+	size_t sz;
+	uint32_t unpaced_segs; /* segments that go out before pacing starts
+				* (0 = GSO_PACER_DEF_UNPACED_SEGS) */
+	uint32_t flags;        /* GSO_PACER_F_* */
+	size_t :0;
+};
+#define gso_pacer_opts__last_field flags
+
+/* Pace from the very first segment (unpaced_segs is then ignored). */
+#define GSO_PACER_F_PACE_ALL (1u << 0)
+
+/*
+ * One flow's pacing state.  Exposed so that it can live inside the caller's
+ * flow struct without allocation; its fields are private, use the
+ * functions.  Copying it copies the state.
+ */
+struct gso_pacer {
+	uint64_t next_ns;      /* private: earliest departure of the next burst */
+	uint64_t segs_sent;    /* private */
+	uint64_t frac;         /* private: leftover of bytes * 1e9 / rate, in 1/rate ns */
+	uint64_t frac_rate;    /* private: rate `frac` belongs to */
+	uint32_t unpaced_segs; /* private */
+	uint32_t flags;        /* private */
+};
+
+/*
+ * Initialise `p` (caller memory, any alignment of the struct).  Returns 0,
+ * or -EINVAL (p NULL, bad opts sz/tail, unknown flag).
+ */
+GSO_API int gso_pacer__init(struct gso_pacer *p, const struct gso_pacer_opts *o);
+
+/*
+ * Give the burst about to be sent at `now_ns` its departure time and
+ * advance the flow's clock (Linux tcp_update_skb_after_send):
+ *
+ *   departure = max(next, now)
+ *   gap       = wire_bytes * 1e9 / rate     (fractions of a ns carried over)
+ *   credit    = departure - next  (how late the sender came; 0 if early)
+ *   next      = departure + gap - min(gap / 2, credit)
+ *
+ * The credit lets a sender that is woken late catch up by at most half a
+ * gap, so timer jitter does not lower the long-run rate.  While the flow's
+ * segments, counting this burst, are at most unpaced_segs, the clock does
+ * not advance (the first bursts leave back to back, like Linux's initial
+ * window).  rate GSO_RATE_UNPACED never advances it.
+ *
+ * Returns 0 and writes *departure_ns, or -EINVAL (p or departure_ns NULL,
+ * rate 0, segs 0, wire_bytes 0).  On error nothing changes.
+ */
+GSO_API int gso_pacer__stamp(struct gso_pacer *p, uint64_t now_ns, uint64_t rate,
+			     uint32_t wire_bytes, uint32_t segs, uint64_t *departure_ns);
+
+/* Earliest departure of the flow's next burst (0 before the first). */
+GSO_API uint64_t gso_pacer__next(const struct gso_pacer *p);
+
+/* Forget the history (segments sent, clock): the flow starts afresh. */
+GSO_API void gso_pacer__reset(struct gso_pacer *p);
+
+/* ---- 3. multi-flow scheduler --------------------------------------------- */
+
+struct gso_sched;
+
+struct gso_sched_opts {
+	size_t sz;
+	uint32_t max_flows;   /* flow slots; required, 1..2^24 */
+	uint32_t max_bursts;  /* bursts queued at once over all flows; required, 1..2^24 */
+	uint32_t mtu;         /* wire bytes of a full frame, for the quantum defaults
+			       * (0 = GSO_SCHED_DEF_MTU) */
+	uint32_t quantum;     /* bytes a flow may send per round (0 = 2 * mtu) */
+	uint32_t initial_quantum; /* credit of a new flow (0 = 10 * mtu) */
+	uint32_t flags;       /* none defined yet: must be 0 */
+	uint64_t horizon_ns;  /* refuse bursts departing later than now + horizon
+			       * (0 = GSO_SCHED_DEF_HORIZON_NS) */
+	uint64_t max_rate;    /* aggregate cap over all flows, wire bytes/s (0 = none) */
+	uint64_t refill_ns;   /* a flow idle this long comes back as a new flow with
+			       * at least one quantum (0 = GSO_SCHED_DEF_REFILL_NS) */
+	size_t :0;
+};
+#define gso_sched_opts__last_field refill_ns
+
+/* One burst as queued and as handed back. */
+struct gso_sched_burst {
+	uint64_t cookie;       /* the caller's (e.g. a UMEM address); returned as given */
+	uint64_t departure_ns; /* out: the EDT stamp given at enqueue */
+	uint32_t flow;         /* flow id from gso_sched__flow_add() */
+	uint32_t wire_bytes;   /* bytes charged (payload + segs * hdr_len), >= 1 */
+	uint32_t segs;         /* segments, >= 1 */
+};
+
+struct gso_sched_stats {
+	uint64_t enqueued;      /* bursts accepted */
+	uint64_t dequeued;      /* bursts handed out */
+	uint64_t refused_full;  /* -EAGAIN: no burst slot */
+	uint64_t refused_horizon; /* -ERANGE: beyond the horizon */
+	uint64_t late_ns_max;   /* largest (dequeue time - departure) seen */
+	uint32_t queued;        /* bursts queued now */
+	uint32_t flows;         /* flows in use */
+	uint64_t queued_bytes;  /* wire bytes queued now */
+};
+
+/*
+ * Bytes of caller memory gso_sched__init() needs for these options
+ * (0 if the options are invalid).
+ */
+GSO_API size_t gso_sched__mem_size(const struct gso_sched_opts *o);
+
+/*
+ * Build a scheduler in caller memory `mem` of `len` bytes (8-byte aligned,
+ * at least gso_sched__mem_size(o)).  The memory stays the caller's; nothing
+ * else is allocated, ever.  Returns 0 and *out, or -EINVAL (NULL argument,
+ * bad options, misaligned mem) or -ENOSPC (len too small).
+ */
+GSO_API int gso_sched__init(void *mem, size_t len, const struct gso_sched_opts *o,
+			    struct gso_sched **out);
+
+/*
+ * Same in one allocation made here.  Returns 0 and *out, -EINVAL as above,
+ * or -ENOMEM.
+ */
+GSO_API int gso_sched__create(const struct gso_sched_opts *o, struct gso_sched **out);
+
+/*
+ * Release a scheduler from gso_sched__create() (for one built by
+ * gso_sched__init() this does nothing: the memory is the caller's).
+ * Queued bursts are forgotten: drain flows first if their cookies own
+ * anything.  NULL is ignored.
+ */
+GSO_API void gso_sched__destroy(struct gso_sched *s);
+
+/*
+ * Add a flow with its own EDT pacer (settings `po`, may be NULL) and rate
+ * GSO_RATE_UNPACED until gso_sched__flow_set_rate().  Returns 0 and *flow,
+ * or -EINVAL (NULL argument, bad po) or -ENOSPC (all max_flows slots used).
+ */
+GSO_API int gso_sched__flow_add(struct gso_sched *s, const struct gso_pacer_opts *po,
+				uint32_t *flow);
+
+/*
+ * Remove a flow; its id may be reused.  Returns 0, -ENOENT (no such flow)
+ * or -EBUSY (bursts still queued: drain it first).
+ */
+GSO_API int gso_sched__flow_del(struct gso_sched *s, uint32_t flow);
+
+/*
+ * Set the flow's pacing rate (wire bytes/s, from the CC or the caller's
+ * transport), used for bursts enqueued from now on.  Returns 0, -EINVAL
+ * (rate 0) or -ENOENT.
+ */
+GSO_API int gso_sched__flow_set_rate(struct gso_sched *s, uint32_t flow, uint64_t rate);
+
+/*
+ * Take a flow's queued bursts out, oldest first, into out[0..n) without
+ * sending them (teardown, retransmit rework).  Returns how many were
+ * taken (0..n), or -EINVAL / -ENOENT.  The flow's pacer keeps its clock.
+ */
+GSO_API int gso_sched__flow_drain(struct gso_sched *s, uint32_t flow,
+				  struct gso_sched_burst *out, unsigned n);
+
+/*
+ * Queue burst `b` (flow, wire_bytes, segs, cookie) at time `now_ns`.  Its
+ * departure is its flow's EDT (gso_pacer__stamp with the flow's rate), and
+ * never earlier than the flow's previous burst, so a flow's bursts leave in
+ * order.  Returns 0 and writes b->departure_ns, or
+ *   -EINVAL  NULL, wire_bytes 0 or segs 0
+ *   -ENOENT  no such flow
+ *   -ERANGE  departure > now_ns + horizon: refused, not queued (the flow is
+ *            sending faster than its rate; retry later or lower the load)
+ *   -EAGAIN  all max_bursts slots are queued (backpressure: dequeue, retry)
+ * A refused burst changes nothing, the flow's pacer included.
+ */
+GSO_API int gso_sched__enqueue(struct gso_sched *s, uint64_t now_ns, struct gso_sched_burst *b);
+
+/*
+ * Hand out the next burst due at `now_ns`: among flows whose head burst's
+ * departure is <= now, by deficit round robin (new flows first, each spends
+ * its quantum of wire bytes per turn), and only if the aggregate cap allows
+ * a burst now.  Returns 1 and fills *out; or 0 when nothing is due, with
+ * *next_ns (if not NULL) set to the earliest time worth calling again
+ * (UINT64_MAX when nothing is queued); or -EINVAL (s or out NULL).
+ * `now_ns` should not go backwards between calls.
+ */
+GSO_API int gso_sched__dequeue(struct gso_sched *s, uint64_t now_ns,
+			       struct gso_sched_burst *out, uint64_t *next_ns);
+
+/*
+ * Earliest time a dequeue could hand out a burst (UINT64_MAX if nothing is
+ * queued), for arming a timer.
+ */
+GSO_API uint64_t gso_sched__next_time(const struct gso_sched *s);
+
+/* Counters and occupancy.  Returns 0, or -EINVAL on NULL. */
+GSO_API int gso_sched__stats(const struct gso_sched *s, struct gso_sched_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
