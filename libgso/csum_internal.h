@@ -10,14 +10,22 @@ struct csum_ops {
 };
 
 /*
- * Kernels may return different 32-bit partial sums for the same bytes, but
- * they only ever add with end-around carry, so a result folds to 0 exactly
- * when all input is 0: folded results are identical across kernels.
+ * The kernels' contract.  Each computes the exact integer sum of the
+ * buffer's memory-order words (held as sums of 32-bit halves, which is the
+ * same value modulo 0xffff because 2^16 == 1 there) and only then folds
+ * with end-around carry.  So a result folds to 0 exactly when the buffer
+ * and `sum` are all zero, and folded results are identical across kernels
+ * even though the unfolded 32-bit values may differ.
+ *
+ * The exact sums fit 64 bits only up to some length; callers split longer
+ * buffers into CSUM_CHUNK pieces (even, so no byte swap between them).
  */
+#define CSUM_CHUNK ((size_t)1 << 30)
+
 uint32_t csum_partial_scalar(const void *buf, size_t len, uint32_t sum);
 uint32_t csum_copy_scalar(void *dst, const void *src, size_t len, uint32_t sum);
 
-#if 0 /* vector kernels: next commit */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define CSUM_HAVE_X86 1
 uint32_t csum_partial_avx2(const void *buf, size_t len, uint32_t sum);
 uint32_t csum_copy_avx2(void *dst, const void *src, size_t len, uint32_t sum);
@@ -27,12 +35,62 @@ uint32_t csum_copy_avx512(void *dst, const void *src, size_t len, uint32_t sum);
 #define CSUM_HAVE_X86 0
 #endif
 
-/* Fold a 64-bit accumulator to 32 bits with end-around carry. */
+/* Fold a 64-bit sum to 32 bits with end-around carry. */
 static inline uint32_t csum_fold64(uint64_t acc)
 {
 	acc = (acc & 0xffffffffu) + (acc >> 32);
 	acc = (acc & 0xffffffffu) + (acc >> 32);
 	return (uint32_t)acc;
+}
+
+/*
+ * A sum taken over words that start one byte off: rotating a 32-bit
+ * partial sum by 8 multiplies it by 2^8 modulo 0xffff, which swaps the
+ * bytes of the folded result.
+ */
+static inline uint32_t csum_rot8(uint32_t s)
+{
+	return (s >> 8) | (s << 24);
+}
+
+/* 32-bit halves of one 64-bit word: the word's sum, exactly. */
+static inline uint64_t csum_halves(uint64_t w)
+{
+	return (w & 0xffffffffu) + (w >> 32);
+}
+
+/*
+ * Exact sum of a short run of bytes (heads and tails of the vector
+ * kernels).  An odd final byte is the first half of a zero-padded word,
+ * which memcpy into a zeroed word gives on any byte order.
+ */
+static inline uint64_t csum_small(const unsigned char *p, size_t len)
+{
+	uint64_t s = 0, w;
+
+	for (; len >= 8; p += 8, len -= 8) {
+		memcpy(&w, p, 8);
+		s += csum_halves(w);
+	}
+	w = 0;
+	memcpy(&w, p, len);
+	return s + csum_halves(w);
+}
+
+/* Same, copying the bytes to `d` as well. */
+static inline uint64_t csum_small_copy(unsigned char *d, const unsigned char *p, size_t len)
+{
+	uint64_t s = 0, w;
+
+	for (; len >= 8; p += 8, d += 8, len -= 8) {
+		memcpy(&w, p, 8);
+		memcpy(d, &w, 8);
+		s += csum_halves(w);
+	}
+	w = 0;
+	memcpy(&w, p, len);
+	memcpy(d, &w, len);
+	return s + csum_halves(w);
 }
 
 #endif
