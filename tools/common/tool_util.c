@@ -1,0 +1,60 @@
+#include "tool_util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tool_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+/* The errno values <gso/gso.h> lists, with what they mean for a record. */
+static const struct {
+	int err;
+	const char *name;
+	const char *text;
+} gso_errs[] = {
+	{ EINVAL, "EINVAL", "invalid argument (option out of range for this packet, e.g. fixed IP ID without DF)" },
+	{ ENODATA, "ENODATA", "truncated: frame shorter than the headers it must hold" },
+	{ EBADMSG, "EBADMSG", "malformed header (bad version, header length, options, or lengths that contradict each other or the frame)" },
+	{ EPROTONOSUPPORT, "EPROTONOSUPPORT", "protocol not supported (not IPv4/IPv6 + TCP/UDP, IPv6 extension header, IPv4 fragment, stacked VLAN)" },
+	{ EMSGSIZE, "EMSGSIZE", "too large (IP datagram over 65535 bytes or headers over 255 bytes)" },
+	{ E2BIG, "E2BIG", "too many segments for this MSS (UDP allows 128, as Linux)" },
+	{ ENOSPC, "ENOSPC", "output array too small" },
+	{ ENOBUFS, "ENOBUFS", "output buffer too small for a frame" },
+	{ ENOTSUP, "ENOTSUP", "not supported here" },
+	{ ENOMEM, "ENOMEM", "out of memory" },
+};
+
+const char *tool_errno_name(int err)
+{
+	if (err < 0)
+		err = -err;
+	for (size_t i = 0; i < sizeof(gso_errs) / sizeof(gso_errs[0]); i++)
+		if (gso_errs[i].err == err)
+			return gso_errs[i].name;
+	return "E?";
+}
+
+const char *tool_gso_strerror(int err)
+{
+	if (err < 0)
+		err = -err;
+	for (size_t i = 0; i < sizeof(gso_errs) / sizeof(gso_errs[0]); i++)
+		if (gso_errs[i].err == err)
+			return gso_errs[i].text;
+	return strerror(err);
+}

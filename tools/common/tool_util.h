@@ -1,0 +1,33 @@
+/*
+ * Small helpers shared by the command-line tools: option values and the
+ * text for the library's error numbers.  Not part of libgso.
+ */
+#ifndef GSO_TOOL_UTIL_H
+#define GSO_TOOL_UTIL_H
+
+#include <stdint.h>
+
+/* Exit codes every tool uses. */
+#define TOOL_EXIT_OK 0
+#define TOOL_EXIT_BAD_RECORDS 1 /* ran to the end, some input was refused */
+#define TOOL_EXIT_USAGE 2       /* bad options, unreadable input, unwritable output */
+
+/*
+ * Parse a decimal (or 0x hex) unsigned integer in [min, max].  Returns 0,
+ * or -EINVAL (not a number, trailing junk) / -ERANGE (out of range).
+ */
+int tool_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/*
+ * Symbolic name ("EBADMSG") of a negative or positive errno, "E?" if not
+ * one the library uses.
+ */
+const char *tool_errno_name(int err);
+
+/*
+ * What a libgso error number means for a super-packet (taken from the
+ * list in <gso/gso.h>), or strerror() text for other values.
+ */
+const char *tool_gso_strerror(int err);
+
+#endif
