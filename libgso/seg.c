@@ -1,0 +1,389 @@
+/*
+ * Segmentation front door: validation, the L3 part of every segment's
+ * headers, and the walk over the payload extents for both output forms.
+ * TCP and UDP specifics live in seg_tcp.c and seg_udp.c.
+ */
+#include <errno.h>
+
+#include "opts_internal.h"
+#include "seg_internal.h"
+
+#define ETH_HLEN 14u
+#define IP4_HLEN 20u
+#define IP6_HLEN 40u
+
+/*
+ * The template struct is exposed and could have been damaged by the
+ * caller; every offset used to write is checked against the header bytes
+ * so that nothing can be written outside hdr_len.
+ */
+static int tmpl_check(const struct gso_tmpl *t)
+{
+	const uint8_t *h = t->hdr;
+
+	if (t->hdr_len > GSO_MAX_HDR_LEN || t->l3_off < ETH_HLEN ||
+	    t->l4_off <= t->l3_off || (unsigned)t->l4_off + t->l4_len != t->hdr_len)
+		return -EINVAL;
+	if (t->l3 == GSO_L3_IPV4) {
+		unsigned ihl = (h[t->l3_off] & 0x0fu) * 4;
+
+		if (h[t->l3_off] >> 4 != 4 || ihl < IP4_HLEN || t->l3_off + ihl != t->l4_off ||
+		    h[t->l3_off + 9] != t->l4)
+			return -EINVAL;
+		/* A fragment cannot be segmented: MF or a fragment offset. */
+		if ((h[t->l3_off + 6] & 0x3fu) || h[t->l3_off + 7])
+			return -EINVAL;
+	} else if (t->l3 == GSO_L3_IPV6) {
+		if (h[t->l3_off] >> 4 != 6 || t->l3_off + IP6_HLEN != t->l4_off ||
+		    h[t->l3_off + 6] != t->l4)
+			return -EINVAL;
+	} else {
+		return -EINVAL;
+	}
+	if (t->l4 == GSO_L4_TCP) {
+		unsigned doff = (h[t->l4_off + 12] >> 4) * 4u;
+
+		if (doff < 20 || doff != t->l4_len)
+			return -EINVAL;
+	} else if (t->l4 == GSO_L4_UDP) {
+		if (t->l4_len != 8)
+			return -EINVAL;
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
+		  const struct gso_seg_opts *o)
+{
+	uint32_t mss, max_segs, n, limit;
+	uint8_t csum, ipid;
+	size_t ip_len;
+	int err;
+
+	if (!t || !o || !GSO_OPTS_VALID(gso_seg_opts, o))
+		return -EINVAL;
+	mss = GSO_OPTS_GET(o, mss, 0);
+	csum = GSO_OPTS_GET(o, csum, GSO_CSUM_FULL);
+	ipid = GSO_OPTS_GET(o, ipid, GSO_IPID_INC);
+	max_segs = GSO_OPTS_GET(o, max_segs, 0);
+	if (mss == 0 || mss > 65535 || csum > GSO_CSUM_PARTIAL || ipid > GSO_IPID_FIXED ||
+	    max_segs > GSO_MAX_SEGS)
+		return -EINVAL;
+	err = tmpl_check(t);
+	if (err)
+		return err;
+
+	/* The whole datagram must be expressible in IPv4 tot_len. */
+	ip_len = (size_t)(t->hdr_len - t->l3_off);
+	if (total > GSO_MAX_IP_LEN || ip_len + total > GSO_MAX_IP_LEN)
+		return -EMSGSIZE;
+
+	n = total ? (uint32_t)((total + mss - 1) / mss) : 1;
+	limit = max_segs ? max_segs : t->l4 == GSO_L4_TCP ? GSO_MAX_SEGS : GSO_UDP_MAX_SEGS;
+	if (n > limit)
+		return -E2BIG;
+
+	memset(p, 0, sizeof(*p));
+	p->t = t;
+	p->total = (uint32_t)total;
+	p->mss = mss;
+	p->n = n;
+	p->last_pay = (uint32_t)total - (n - 1) * mss;
+	p->csum = csum;
+	p->v4 = t->l3 == GSO_L3_IPV4;
+	p->tcp = t->l4 == GSO_L4_TCP;
+	p->hdr_len = (uint8_t)t->hdr_len;
+	p->l3_off = t->l3_off;
+	p->l4_off = t->l4_off;
+
+	for (int k = 0; k < 2; k++) {
+		uint32_t pay = k ? p->last_pay : mss;
+
+		p->l4_len[k] = (uint16_t)(t->l4_len + pay);
+		p->l3_len[k] = (uint16_t)(t->hdr_len - t->l3_off + pay - (p->v4 ? 0 : IP6_HLEN));
+	}
+
+	if (p->v4) {
+		const uint8_t *ip = t->hdr + t->l3_off;
+		uint8_t scratch[60];
+		unsigned ihl = t->l4_off - t->l3_off;
+		bool df = ip[6] & 0x40;
+		uint32_t base;
+
+		if (ipid == GSO_IPID_FIXED && !df)
+			return -EINVAL;
+		p->ipid_inc = ipid == GSO_IPID_INC;
+		p->ip_id0 = (uint16_t)(ip[4] << 8 | ip[5]);
+		/* Sum the parts that are equal in every segment, once. */
+		memcpy(scratch, ip, ihl);
+		memset(scratch + 2, 0, 4);  /* tot_len, id */
+		memset(scratch + 10, 0, 2); /* check */
+		base = gso_csum_partial(scratch, ihl, 0);
+		for (int k = 0; k < 2; k++) {
+			uint8_t w[2];
+
+			seg_put_be16(w, p->l3_len[k]);
+			p->ip_sum[k] = gso_csum_add(base, seg_word(w));
+		}
+	}
+	err = p->tcp ? seg_tcp_plan(p) : seg_udp_plan(p);
+	return err ? err : (int)n;
+}
+
+uint32_t seg_hdr_write(const struct seg_plan *p, uint32_t i, void *dst)
+{
+	uint8_t *h = dst;
+	int last = seg_is_last(p, i);
+
+	memcpy(h, p->t->hdr, p->hdr_len);
+	if (p->v4) {
+		uint8_t *ip = h + p->l3_off;
+		uint16_t id = (uint16_t)(p->ip_id0 + (p->ipid_inc ? i : 0));
+		uint16_t check;
+
+		seg_put_be16(ip + 2, p->l3_len[last]);
+		seg_put_be16(ip + 4, id);
+		check = gso_csum_finish(gso_csum_add(p->ip_sum[last], seg_word(ip + 4)));
+		memcpy(ip + 10, &check, 2);
+	} else {
+		seg_put_be16(h + p->l3_off + 4, p->l3_len[last]);
+	}
+	if (p->tcp)
+		return seg_tcp_hdr(p, i, h + p->l4_off);
+	return seg_udp_hdr(p, i, h + p->l4_off);
+}
+
+/* ---- payload extents ---- */
+
+/* A position in the payload: extent index and offset inside it. */
+struct ext_pos {
+	const struct gso_extent *ext;
+	unsigned n_ext;
+	unsigned idx;
+	size_t off;
+};
+
+/* Total payload length, or -EINVAL for an extent that cannot be read. */
+static int ext_total(const struct gso_super *s, size_t *total)
+{
+	size_t sum = 0;
+
+	if (s->n_ext && !s->ext)
+		return -EINVAL;
+	for (unsigned k = 0; k < s->n_ext; k++) {
+		if (s->ext[k].len && !s->ext[k].base)
+			return -EINVAL;
+		/* Anything over 64 KiB is rejected later; just avoid wrapping. */
+		if (s->ext[k].len > GSO_MAX_IP_LEN + 1u)
+			sum = GSO_MAX_IP_LEN + 1u;
+		else
+			sum += s->ext[k].len;
+		if (sum > GSO_MAX_IP_LEN)
+			sum = GSO_MAX_IP_LEN + 1u;
+	}
+	*total = sum;
+	return 0;
+}
+
+static void ext_pos_init(struct ext_pos *c, const struct gso_super *s)
+{
+	c->ext = s->ext;
+	c->n_ext = s->n_ext;
+	c->idx = 0;
+	c->off = 0;
+}
+
+/* Move past empty extents and the end of the current one. */
+static inline void ext_pos_settle(struct ext_pos *c)
+{
+	while (c->idx < c->n_ext && c->off == c->ext[c->idx].len) {
+		c->idx++;
+		c->off = 0;
+	}
+}
+
+/*
+ * Copy `len` payload bytes from the cursor to `dst`, checksumming them
+ * into `sum` when `csum` (`sum` is the running sum of a region in which
+ * the payload starts at an even offset).
+ */
+static uint32_t ext_copy(struct ext_pos *c, uint8_t *dst, uint32_t len, bool csum, uint32_t sum)
+{
+	uint32_t done = 0;
+
+	while (done < len) {
+		const struct gso_extent *e;
+		size_t k;
+		const uint8_t *src;
+
+		ext_pos_settle(c);
+		e = &c->ext[c->idx];
+		k = e->len - c->off;
+		if (k > len - done)
+			k = len - done;
+		src = (const uint8_t *)e->base + c->off;
+		if (!csum)
+			memcpy(dst + done, src, k);
+		else if (!(done & 1))
+			sum = gso_csum_copy(dst + done, src, k, sum);
+		else
+			sum = gso_csum_block_add(sum, gso_csum_copy(dst + done, src, k, 0), done);
+		done += (uint32_t)k;
+		c->off += k;
+	}
+	return sum;
+}
+
+/* Same walk, reading only (form (b) with a full checksum). */
+static uint32_t ext_sum(struct ext_pos *c, uint32_t len, uint32_t sum)
+{
+	uint32_t done = 0;
+
+	while (done < len) {
+		const struct gso_extent *e;
+		size_t k;
+		const uint8_t *src;
+
+		ext_pos_settle(c);
+		e = &c->ext[c->idx];
+		k = e->len - c->off;
+		if (k > len - done)
+			k = len - done;
+		src = (const uint8_t *)e->base + c->off;
+		if (!(done & 1))
+			sum = gso_csum_partial(src, k, sum);
+		else
+			sum = gso_csum_block_add(sum, gso_csum_partial(src, k, 0), done);
+		done += (uint32_t)k;
+		c->off += k;
+	}
+	return sum;
+}
+
+/* Advance the cursor by `len` bytes without touching them. */
+static void ext_skip(struct ext_pos *c, uint32_t len)
+{
+	while (len) {
+		size_t k;
+
+		ext_pos_settle(c);
+		k = c->ext[c->idx].len - c->off;
+		if (k > len)
+			k = len;
+		c->off += k;
+		len -= (uint32_t)k;
+	}
+}
+
+/* ---- front door ---- */
+
+static int plan_super(struct seg_plan *p, const struct gso_super *s, const struct gso_seg_opts *o)
+{
+	size_t total;
+	int err;
+
+	if (!s)
+		return -EINVAL;
+	err = ext_total(s, &total);
+	if (err)
+		return err;
+	return seg_plan_init(p, s->tmpl, total, o);
+}
+
+int gso_seg_count(const struct gso_super *s, const struct gso_seg_opts *o)
+{
+	struct seg_plan p;
+
+	return plan_super(&p, s, o);
+}
+
+int gso_segment(const struct gso_super *s, const struct gso_seg_opts *o,
+		struct gso_frame *out, unsigned n_out)
+{
+	struct seg_plan p;
+	struct ext_pos c;
+	bool full;
+	int n = plan_super(&p, s, o);
+
+	if (n < 0)
+		return n;
+	if (!out)
+		return -EINVAL;
+	if ((unsigned)n > n_out)
+		return -ENOSPC;
+	for (uint32_t i = 0; i < (uint32_t)n; i++) {
+		if (!out[i].buf)
+			return -EINVAL;
+		if (out[i].cap < seg_frame_len(&p, i))
+			return -ENOBUFS;
+	}
+
+	full = p.csum == GSO_CSUM_FULL;
+	ext_pos_init(&c, s);
+	for (uint32_t i = 0; i < (uint32_t)n; i++) {
+		uint8_t *f = out[i].buf;
+		uint32_t pay = seg_pay_len(&p, i);
+		uint32_t sum = seg_hdr_write(&p, i, f);
+
+		sum = ext_copy(&c, f + p.hdr_len, pay, full, sum);
+		if (full)
+			seg_csum_store(&p, f, sum);
+		out[i].len = p.hdr_len + pay;
+		out[i].csum_start = p.l4_off;
+		out[i].csum_offset = p.csum_off;
+	}
+	return n;
+}
+
+int gso_segment_ref(const struct gso_super *s, const struct gso_seg_opts *o,
+		    struct gso_seg_ref *out, unsigned n_out)
+{
+	struct seg_plan p;
+	struct ext_pos c;
+	bool full;
+	int n = plan_super(&p, s, o);
+
+	if (n < 0)
+		return n;
+	if (!out)
+		return -EINVAL;
+	if ((unsigned)n > n_out)
+		return -ENOSPC;
+	for (uint32_t i = 0; i < (uint32_t)n; i++) {
+		if (!out[i].hdr)
+			return -EINVAL;
+		if (out[i].hdr_cap < p.hdr_len)
+			return -ENOBUFS;
+	}
+
+	full = p.csum == GSO_CSUM_FULL;
+	ext_pos_init(&c, s);
+	for (uint32_t i = 0; i < (uint32_t)n; i++) {
+		struct gso_seg_ref *r = &out[i];
+		uint32_t pay = seg_pay_len(&p, i);
+		uint32_t sum = seg_hdr_write(&p, i, r->hdr);
+
+		r->hdr_len = p.hdr_len;
+		r->pay_off = i * p.mss;
+		r->pay_len = pay;
+		if (pay) {
+			ext_pos_settle(&c);
+			r->ext_idx = c.idx;
+			r->ext_off = (uint32_t)c.off;
+		} else {
+			r->ext_idx = 0;
+			r->ext_off = 0;
+		}
+		if (full) {
+			sum = ext_sum(&c, pay, sum);
+			seg_csum_store(&p, r->hdr, sum);
+		} else {
+			ext_skip(&c, pay);
+		}
+		r->csum_start = p.l4_off;
+		r->csum_offset = p.csum_off;
+	}
+	return n;
+}

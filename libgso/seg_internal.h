@@ -1,0 +1,154 @@
+/*
+ * Segmentation internals (not installed), shared by seg.c, seg_tcp.c,
+ * seg_udp.c and by the backends that must emit the same frames without
+ * going through gso_segment(): the AF_XDP TX path (writes headers into
+ * UMEM chunks itself) and the e1000 device model (segments a payload that
+ * arrives through data descriptors).  Their use, per super-segment:
+ *
+ *     struct seg_plan p;
+ *     int n = seg_plan_init(&p, tmpl, payload_len, opts);  // validates
+ *     for (i = 0; i < n; i++) {
+ *         uint32_t sum = seg_hdr_write(&p, i, frame);       // headers
+ *         ... place seg_pay_len(&p, i) payload bytes after them; for
+ *         GSO_CSUM_FULL add their sum (gso_csum_partial/copy, seeded
+ *         with `sum`: the payload starts at an even L4 offset) ...
+ *         seg_csum_store(&p, frame, sum);                   // FULL only
+ *     }
+ *
+ * The plan holds everything that is the same for all segments, so the
+ * per-segment work is a header copy and a handful of 16-bit stores and
+ * ones'-complement adds.
+ */
+#ifndef SEG_INTERNAL_H
+#define SEG_INTERNAL_H
+
+#include <stdbool.h>
+#include <string.h>
+
+#include <gso/csum.h>
+#include <gso/seg.h>
+#include <gso/tmpl.h>
+
+struct seg_plan {
+	const struct gso_tmpl *t;
+	uint32_t total;     /* payload bytes of the super-segment */
+	uint32_t mss;
+	uint32_t n;         /* segments, >= 1 */
+	uint32_t last_pay;  /* payload bytes of segment n-1 (0 only if total is 0) */
+	uint8_t csum;       /* enum gso_csum_mode */
+	bool ipid_inc;      /* step the IPv4 ID (IPv4 and GSO_IPID_INC) */
+	bool v4, tcp;
+	uint8_t hdr_len, l3_off, l4_off;
+	uint8_t csum_off;   /* check field offset from l4_off: 16 or 6 */
+	uint8_t tcp_flags;  /* template's flags */
+	uint16_t ip_id0;    /* host order */
+	uint32_t seq0;      /* host order */
+	/* Index 0: every segment but the last; index 1: the last one. */
+	uint16_t l3_len[2]; /* IPv4 tot_len or IPv6 payload_len */
+	uint16_t l4_len[2]; /* L4 header + payload: the pseudo-header length */
+	/* IPv4 header partial sum with tot_len filled in, ID and check zero. */
+	uint32_t ip_sum[2];
+	/*
+	 * GSO_CSUM_FULL: pseudo-header + the L4 header words that do not
+	 * change between segments (TCP: all but seq, doff/flags and check;
+	 * UDP: all but check, length included).
+	 * GSO_CSUM_PARTIAL: the folded pseudo-header sum (the seed).
+	 */
+	uint32_t l4_sum[2];
+};
+
+/*
+ * Validate tmpl + payload length + options (everything gso_seg_count()
+ * checks) and fill `p`.  Returns the segment count or -errno; `p` is
+ * undefined on error.  `p` keeps a pointer to `t`.
+ */
+int seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
+		  const struct gso_seg_opts *o);
+
+static inline bool seg_is_last(const struct seg_plan *p, uint32_t i)
+{
+	return i + 1 == p->n;
+}
+
+static inline uint32_t seg_pay_len(const struct seg_plan *p, uint32_t i)
+{
+	return seg_is_last(p, i) ? p->last_pay : p->mss;
+}
+
+/* Frame length of segment i (headers + payload). */
+static inline uint32_t seg_frame_len(const struct seg_plan *p, uint32_t i)
+{
+	return p->hdr_len + seg_pay_len(p, i);
+}
+
+/*
+ * Write segment i's headers (p->hdr_len bytes) at `dst`.  GSO_CSUM_PARTIAL:
+ * the L4 check field gets the seed and the return value is 0.
+ * GSO_CSUM_FULL: the check field is left 0 and the return value is the
+ * partial sum of pseudo-header + L4 header, to which the caller adds the
+ * payload's sum before seg_csum_store().
+ */
+uint32_t seg_hdr_write(const struct seg_plan *p, uint32_t i, void *dst);
+
+/*
+ * GSO_CSUM_FULL: complete the L4 checksum of the headers at `hdr` from the
+ * partial sum of pseudo-header + L4 header + payload.  Applies Linux's
+ * zero rule: UDP and single-segment TCP send 0xffff for a computed 0,
+ * segmented TCP sends 0x0000.
+ */
+static inline void seg_csum_store(const struct seg_plan *p, void *hdr, uint32_t sum)
+{
+	uint16_t c = gso_csum_finish(sum);
+
+	if (c == 0 && (!p->tcp || p->n == 1))
+		c = 0xffff;
+	memcpy((uint8_t *)hdr + p->l4_off + p->csum_off, &c, 2);
+}
+
+/* Pseudo-header partial sum of the template's addresses with `l4_len`. */
+static inline uint32_t seg_pseudo(const struct seg_plan *p, uint32_t l4_len)
+{
+	const uint8_t *ip = p->t->hdr + p->l3_off;
+	uint8_t proto = p->tcp ? GSO_L4_TCP : GSO_L4_UDP;
+
+	if (p->v4)
+		return gso_csum_pseudo4(ip + 12, ip + 16, proto, l4_len);
+	return gso_csum_pseudo6(ip + 8, ip + 24, proto, l4_len);
+}
+
+/*
+ * Per protocol (seg_tcp.c, seg_udp.c): *_plan fills csum_off, the L4
+ * fields and l4_sum[] of a plan whose generic part is set, and may refuse
+ * the super-segment (-EINVAL); *_hdr rewrites the L4 header of segment i
+ * at `l4` (already a copy of the template's) and returns what
+ * seg_hdr_write() returns.
+ */
+int seg_tcp_plan(struct seg_plan *p);
+uint32_t seg_tcp_hdr(const struct seg_plan *p, uint32_t i, uint8_t *l4);
+int seg_udp_plan(struct seg_plan *p);
+uint32_t seg_udp_hdr(const struct seg_plan *p, uint32_t i, uint8_t *l4);
+
+/* A 16-bit word as the checksum code sees it: loaded in memory order. */
+static inline uint32_t seg_word(const uint8_t *p)
+{
+	uint16_t w;
+
+	memcpy(&w, p, 2);
+	return w;
+}
+
+static inline void seg_put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static inline void seg_put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+#endif
