@@ -96,6 +96,8 @@ TEST_DEFS := -DGSO_BUILD_DIR='"$(abspath $(B))"' -DGSO_SRC_DIR='"$(abspath .)"'
 .PHONY: all lib tools bench-progs tests check check-run deps install uninstall \
 	clean fuzz fuzz-bin bench clang-build demo
 .DEFAULT_GOAL := all
+# Keep intermediate objects, so that a second `make` has nothing to do.
+.SECONDARY:
 
 all: lib tools bench-progs $(BPF_OBJS)
 lib: $(LIBGSO_A) $(LIBGSO_SO) $(if $(XDP_SRCS),$(LIBXDP_A) $(LIBXDP_SO)) $(B)/libgso.pc
@@ -228,6 +230,17 @@ check: deps
 
 check-run: all tests fuzz-bin clang-build
 	$(Q)B=$(B) sh tests/run.sh
+
+# The main job for a newcomer.  Until the namespace bench exists this shows
+# the segmenter on generated super-packets.
+demo: deps
+	$(Q)$(MAKE) all
+	@mkdir -p $(B)/demo
+	$(B)/tools/gsogen --seed 1 --count 200 $(B)/demo/super.pcap
+	$(B)/tools/gsoseg --mss 1448 $(B)/demo/super.pcap $(B)/demo/segments.pcap
+	$(B)/tools/gsoseg --mss 1448 --csum partial $(B)/demo/super.pcap $(B)/demo/segments-partial.pcap
+	@echo "demo: super-packets in $(B)/demo/super.pcap, segments in $(B)/demo/segments.pcap"
+	@if command -v tcpdump >/dev/null; then tcpdump -nr $(B)/demo/segments.pcap -c 8 -v 2>/dev/null; fi
 
 bench: all
 	$(Q)sh bench/run.sh $(B)
