@@ -10,12 +10,13 @@ struct csum_ops {
 };
 
 /*
- * The kernels' contract.  Each computes the exact integer sum of the
- * buffer's memory-order words (held as sums of 32-bit halves, which is the
- * same value modulo 0xffff because 2^16 == 1 there) and only then folds
- * with end-around carry.  So a result folds to 0 exactly when the buffer
- * and `sum` are all zero, and folded results are identical across kernels
- * even though the unfolded 32-bit values may differ.
+ * The kernels' contract.  Each adds up, as plain 64-bit integers without
+ * overflow, non-negative pieces that are congruent modulo 0xffff to the
+ * sum of the memory-order words they cover (32-bit halves of 64-bit words,
+ * for instance: 2^16 == 1 modulo 0xffff) and are zero only when their bytes
+ * are, and only then folds with end-around carry.  So a result folds to 0
+ * exactly when the buffer and `sum` are all zero, and folded results are
+ * identical across kernels although the unfolded 32-bit values may differ.
  *
  * The exact sums fit 64 bits only up to some length; callers split longer
  * buffers into CSUM_CHUNK pieces (even, so no byte swap between them).
@@ -60,37 +61,74 @@ static inline uint64_t csum_halves(uint64_t w)
 }
 
 /*
- * Exact sum of a short run of bytes (heads and tails of the vector
- * kernels).  An odd final byte is the first half of a zero-padded word,
- * which memcpy into a zeroed word gives on any byte order.
+ * Sum of a short run of bytes (heads and tails of the vector kernels), as
+ * a sum of pieces that are each congruent to their words' sum, non-zero
+ * unless their bytes are, and below 2^33 (which is all the kernels'
+ * contract needs).  The run starts at an even offset; an odd final byte is
+ * the first half of a zero-padded word, which memcpy into a zeroed word
+ * gives on any byte order.
  */
 static inline uint64_t csum_small(const unsigned char *p, size_t len)
 {
 	uint64_t s = 0, w;
+	uint32_t v;
+	uint16_t h = 0;
 
 	for (; len >= 8; p += 8, len -= 8) {
 		memcpy(&w, p, 8);
 		s += csum_halves(w);
 	}
-	w = 0;
-	memcpy(&w, p, len);
-	return s + csum_halves(w);
+	if (len & 4) {
+		memcpy(&v, p, 4);
+		s += v;
+		p += 4;
+	}
+	if (len & 2) {
+		memcpy(&h, p, 2);
+		s += h;
+		p += 2;
+	}
+	if (len & 1) {
+		h = 0;
+		memcpy(&h, p, 1);
+		s += h;
+	}
+	return s;
 }
 
 /* Same, copying the bytes to `d` as well. */
 static inline uint64_t csum_small_copy(unsigned char *d, const unsigned char *p, size_t len)
 {
 	uint64_t s = 0, w;
+	uint32_t v;
+	uint16_t h = 0;
 
 	for (; len >= 8; p += 8, d += 8, len -= 8) {
 		memcpy(&w, p, 8);
 		memcpy(d, &w, 8);
 		s += csum_halves(w);
 	}
-	w = 0;
-	memcpy(&w, p, len);
-	memcpy(d, &w, len);
-	return s + csum_halves(w);
+	if (len & 4) {
+		memcpy(&v, p, 4);
+		memcpy(d, &v, 4);
+		s += v;
+		p += 4;
+		d += 4;
+	}
+	if (len & 2) {
+		memcpy(&h, p, 2);
+		memcpy(d, &h, 2);
+		s += h;
+		p += 2;
+		d += 2;
+	}
+	if (len & 1) {
+		*d = *p;
+		h = 0;
+		memcpy(&h, p, 1);
+		s += h;
+	}
+	return s;
 }
 
 #endif
