@@ -1,0 +1,50 @@
+/* RTT estimator: RFC 6298 smoothing plus a windowed minimum. */
+#include <errno.h>
+#include <gso/cc.h>
+
+int gso_rtt__init(struct gso_rtt *r, uint64_t min_win_ns)
+{
+	if (!r)
+		return -EINVAL;
+	memset(r, 0, sizeof(*r));
+	r->min_rtt_win_ns = min_win_ns ? min_win_ns : GSO_RTT_DEF_MIN_WIN_NS;
+	return 0;
+}
+
+int gso_rtt__update(struct gso_rtt *r, uint64_t now_ns, uint64_t sample_ns)
+{
+	if (!r || !sample_ns)
+		return -EINVAL;
+	if (!r->srtt_ns) {
+		r->srtt_ns = sample_ns;
+		r->rttvar_ns = sample_ns / 2;
+	} else {
+		uint64_t dev = r->srtt_ns > sample_ns ? r->srtt_ns - sample_ns
+						      : sample_ns - r->srtt_ns;
+
+		r->rttvar_ns = (3 * r->rttvar_ns + dev) / 4;
+		r->srtt_ns = (7 * r->srtt_ns + sample_ns) / 8;
+	}
+	r->latest_ns = sample_ns;
+	/* A path that got longer (route change) must not keep a stale minimum
+	 * forever, but a single queue-inflated sample must not replace it. */
+	if (!r->min_rtt_ns || sample_ns <= r->min_rtt_ns ||
+	    now_ns - r->min_rtt_at_ns > r->min_rtt_win_ns) {
+		r->min_rtt_ns = sample_ns;
+		r->min_rtt_at_ns = now_ns;
+	}
+	return 0;
+}
+
+uint64_t gso_rtt__rto(const struct gso_rtt *r)
+{
+	uint64_t var, rto;
+
+	if (!r || !r->srtt_ns)
+		return GSO_RTT_INIT_RTO_NS;
+	var = 4 * r->rttvar_ns;
+	if (var < 1000000)
+		var = 1000000;
+	rto = r->srtt_ns + var;
+	return rto < GSO_RTT_MIN_RTO_NS ? GSO_RTT_MIN_RTO_NS : rto;
+}
