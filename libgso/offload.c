@@ -1,0 +1,142 @@
+/*
+ * The neutral offload request: what to tell a device about one
+ * super-segment, validated as Linux validates a virtio_net_hdr, plus the
+ * header preparation shared by the consumers that want the full length in
+ * the checksum seed.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <gso/csum.h>
+#include <gso/offload.h>
+#include <gso/seg.h>
+#include "tmpl_offload_internal.h"
+#include "tmpl_wire_internal.h"
+
+/* Linux's GSO_BY_FRAGS: a gso_size value with a special meaning, refused. */
+#define GSO_BY_FRAGS_ 0xffffu
+
+/* The template's recorded offsets must describe headers we could have parsed. */
+static bool tmpl_sane(const struct gso_tmpl *t)
+{
+	unsigned l3_len = (unsigned)t->l4_off - t->l3_off;
+
+	if (t->l3_off != ETH_HLEN_ + (t->vlan ? VLAN_HLEN_ : 0u) || t->vlan > 1)
+		return false;
+	if (t->l4_off <= t->l3_off || t->hdr_len != (unsigned)t->l4_off + t->l4_len ||
+	    t->hdr_len > GSO_MAX_HDR_LEN)
+		return false;
+	if (t->l3 == GSO_L3_IPV4) {
+		if (l3_len < 20 || l3_len > 60 || l3_len % 4)
+			return false;
+	} else if (t->l3 != GSO_L3_IPV6 || l3_len != IP6_HLEN_) {
+		return false;
+	}
+	if (t->l4 == GSO_L4_TCP)
+		return t->l4_len >= TCP_HLEN_MIN_ && t->l4_len <= 60 && t->l4_len % 4 == 0;
+	return t->l4 == GSO_L4_UDP && t->l4_len == UDP_HLEN_;
+}
+
+GSO_API int gso_offload_describe(const struct gso_tmpl *t, uint32_t payload_len,
+				 uint32_t mss, uint32_t flags, struct gso_offload_req *r)
+{
+	struct gso_offload_req o;
+	bool v4, tcp;
+
+	if (!t || !r || (flags & ~GSO_OFFLOAD_F_IN_MASK) || !tmpl_sane(t))
+		return -EINVAL;
+	if (mss == 0 || mss >= GSO_BY_FRAGS_)
+		return -EINVAL;
+	v4 = t->l3 == GSO_L3_IPV4;
+	tcp = t->l4 == GSO_L4_TCP;
+	if ((uint64_t)payload_len + t->hdr_len - t->l3_off > GSO_MAX_IP_LEN)
+		return -EMSGSIZE;
+	if (!tcp && payload_len > mss) {
+		uint32_t max = flags & GSO_OFFLOAD_F_UDP_MAX64 ? 64 : GSO_UDP_MAX_SEGS;
+
+		if (payload_len > (uint64_t)mss * max)
+			return -EINVAL;
+	}
+	/* Linux refuses to segment with fixed IDs unless DF is set, and only
+	 * TCP over IPv4 has the notion (SKB_GSO_TCP_FIXEDID). */
+	if ((flags & GSO_OFFLOAD_F_FIXEDID) && !(tcp && v4 && gso_tmpl_df(t)))
+		return -EINVAL;
+
+	memset(&o, 0, sizeof(o));
+	o.payload_len = payload_len;
+	o.mss = (uint16_t)mss;
+	o.hdr_len = t->hdr_len;
+	o.l2_len = t->l3_off;
+	o.l3_len = (uint8_t)(t->l4_off - t->l3_off);
+	o.l4_len = t->l4_len;
+	o.csum_start = t->l4_off;
+	o.csum_offset = tcp ? GSO_CSUM_OFFSET_TCP : GSO_CSUM_OFFSET_UDP;
+	o.flags = flags | (v4 ? GSO_OFFLOAD_F_IPV4 : 0);
+	if (tcp && (gso_tmpl_tcp_flags(t) & GSO_TCP_CWR))
+		o.flags |= GSO_OFFLOAD_F_ECN;
+	if (payload_len <= mss) {
+		o.type = GSO_OFFLOAD_NONE;
+		o.segs = 1;
+	} else {
+		o.type = !tcp ? GSO_OFFLOAD_UDP_L4 : v4 ? GSO_OFFLOAD_TCPV4 : GSO_OFFLOAD_TCPV6;
+		o.segs = (uint32_t)(((uint64_t)payload_len + mss - 1) / mss);
+	}
+	*r = o;
+	return 0;
+}
+
+bool offload_req_valid(const struct gso_offload_req *r, const struct gso_tmpl *t)
+{
+	struct gso_offload_req o;
+
+	if (!r || !t)
+		return false;
+	if (gso_offload_describe(t, r->payload_len, r->mss, r->flags & GSO_OFFLOAD_F_IN_MASK, &o))
+		return false;
+	return o.payload_len == r->payload_len && o.segs == r->segs && o.mss == r->mss &&
+	       o.hdr_len == r->hdr_len && o.csum_start == r->csum_start &&
+	       o.csum_offset == r->csum_offset && o.l2_len == r->l2_len &&
+	       o.l3_len == r->l3_len && o.l4_len == r->l4_len && o.type == r->type &&
+	       o.flags == r->flags;
+}
+
+uint16_t offload_pseudo_seed(const uint8_t *h, uint8_t l3, unsigned l3_off, uint8_t proto,
+			     uint32_t l4_len)
+{
+	const uint8_t *ip = h + l3_off;
+	uint32_t sum;
+
+	if (l3 == GSO_L3_IPV4)
+		sum = gso_csum_pseudo4(ip + IP4_SADDR_, ip + IP4_DADDR_, proto, l4_len);
+	else
+		sum = gso_csum_pseudo6(ip + IP6_SADDR_, ip + IP6_DADDR_, proto, l4_len);
+	return gso_csum_fold(sum);
+}
+
+void offload_ip4_csum(uint8_t *ip, unsigned ihl)
+{
+	uint16_t c = 0;
+
+	memcpy(ip + IP4_CHECK_, &c, 2);
+	c = gso_csum_finish(gso_csum_partial(ip, ihl, 0));
+	memcpy(ip + IP4_CHECK_, &c, 2);
+}
+
+void offload_prep_full(const struct gso_offload_req *r, const struct gso_tmpl *t, uint8_t *out)
+{
+	uint8_t *ip = out + r->l2_len, *l4 = out + r->csum_start;
+	uint32_t l4_len = r->l4_len + r->payload_len;
+	uint16_t seed;
+
+	memcpy(out, t->hdr, r->hdr_len);
+	if (t->l3 == GSO_L3_IPV4) {
+		put_be16(ip + IP4_TOT_LEN_, (uint16_t)(r->l3_len + l4_len));
+		offload_ip4_csum(ip, r->l3_len);
+	} else {
+		put_be16(ip + IP6_PLEN_, (uint16_t)l4_len);
+	}
+	if (t->l4 == GSO_L4_UDP)
+		put_be16(l4 + UDP_LEN_, (uint16_t)l4_len);
+	seed = offload_pseudo_seed(out, t->l3, r->l2_len, t->l4, l4_len);
+	memcpy(l4 + r->csum_offset, &seed, 2);
+}
