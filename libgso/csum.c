@@ -132,21 +132,25 @@ const char *gso_csum_impl_name(enum gso_csum_impl impl)
 	}
 }
 
-/* The kernels' exact sums fit 64 bits only up to CSUM_CHUNK bytes. */
-static uint32_t partial_chunked(const struct csum_ops *ops, const unsigned char *p, size_t len,
-				uint32_t sum)
+uint32_t csum_partial_split(csum_partial_fn *fn, const void *buf, size_t len, uint32_t sum,
+			    size_t chunk)
 {
-	for (; len > CSUM_CHUNK; p += CSUM_CHUNK, len -= CSUM_CHUNK)
-		sum = ops->partial(p, CSUM_CHUNK, sum);
-	return ops->partial(p, len, sum);
+	const unsigned char *p = buf;
+
+	for (; len > chunk; p += chunk, len -= chunk)
+		sum = fn(p, chunk, sum);
+	return fn(p, len, sum);
 }
 
-static uint32_t copy_chunked(const struct csum_ops *ops, unsigned char *d, const unsigned char *s,
-			     size_t len, uint32_t sum)
+uint32_t csum_copy_split(csum_copy_fn *fn, void *dst, const void *src, size_t len, uint32_t sum,
+			 size_t chunk)
 {
-	for (; len > CSUM_CHUNK; d += CSUM_CHUNK, s += CSUM_CHUNK, len -= CSUM_CHUNK)
-		sum = ops->copy(d, s, CSUM_CHUNK, sum);
-	return ops->copy(d, s, len, sum);
+	const unsigned char *s = src;
+	unsigned char *d = dst;
+
+	for (; len > chunk; d += chunk, s += chunk, len -= chunk)
+		sum = fn(d, s, chunk, sum);
+	return fn(d, s, len, sum);
 }
 
 uint32_t gso_csum_partial(const void *buf, size_t len, uint32_t sum)
@@ -154,7 +158,7 @@ uint32_t gso_csum_partial(const void *buf, size_t len, uint32_t sum)
 	const struct csum_ops *ops = atomic_load_explicit(&cur_ops, memory_order_acquire);
 
 	if (__builtin_expect(len > CSUM_CHUNK, 0))
-		return partial_chunked(ops, buf, len, sum);
+		return csum_partial_split(ops->partial, buf, len, sum, CSUM_CHUNK);
 	return ops->partial(buf, len, sum);
 }
 
@@ -163,7 +167,7 @@ uint32_t gso_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
 	const struct csum_ops *ops = atomic_load_explicit(&cur_ops, memory_order_acquire);
 
 	if (__builtin_expect(len > CSUM_CHUNK, 0))
-		return copy_chunked(ops, dst, src, len, sum);
+		return csum_copy_split(ops->copy, dst, src, len, sum, CSUM_CHUNK);
 	return ops->copy(dst, src, len, sum);
 }
 

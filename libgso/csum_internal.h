@@ -4,9 +4,12 @@
 
 #include <gso/csum.h>
 
+typedef uint32_t csum_partial_fn(const void *buf, size_t len, uint32_t sum);
+typedef uint32_t csum_copy_fn(void *dst, const void *src, size_t len, uint32_t sum);
+
 struct csum_ops {
-	uint32_t (*partial)(const void *buf, size_t len, uint32_t sum);
-	uint32_t (*copy)(void *dst, const void *src, size_t len, uint32_t sum);
+	csum_partial_fn *partial;
+	csum_copy_fn *copy;
 };
 
 /*
@@ -18,10 +21,18 @@ struct csum_ops {
  * exactly when the buffer and `sum` are all zero, and folded results are
  * identical across kernels although the unfolded 32-bit values may differ.
  *
- * The exact sums fit 64 bits only up to some length; callers split longer
- * buffers into CSUM_CHUNK pieces (even, so no byte swap between them).
+ * The 64-bit sums stay exact only up to some length: the largest term,
+ * the sum of low 32-bit halves, reaches 2^64 after 2^32 8-byte words
+ * (32 GiB).  The front door splits longer buffers into CSUM_CHUNK pieces
+ * (even, so no byte swap between them), a 32-fold margin.
  */
 #define CSUM_CHUNK ((size_t)1 << 30)
+
+/* Run `fn` over `chunk`-byte pieces (chunk even) and chain the sums. */
+uint32_t csum_partial_split(csum_partial_fn *fn, const void *buf, size_t len, uint32_t sum,
+			    size_t chunk);
+uint32_t csum_copy_split(csum_copy_fn *fn, void *dst, const void *src, size_t len, uint32_t sum,
+			 size_t chunk);
 
 uint32_t csum_partial_scalar(const void *buf, size_t len, uint32_t sum);
 uint32_t csum_copy_scalar(void *dst, const void *src, size_t len, uint32_t sum);

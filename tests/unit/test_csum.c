@@ -5,10 +5,12 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include <gso/csum.h>
 
+#include "csum_internal.h" /* csum_*_split */
 #include "gso_test.h"
 
 /* ---- reference: RFC 1071 word by word, as plainly as possible ---- */
@@ -172,6 +174,16 @@ Test(csum_partial, carry_and_zero_patterns)
 			if (!fill)
 				cr_assert_eq(gso_csum_partial(buf_a, 65535, 0), 0);
 		}
+	}
+}
+
+Test(csum_partial, empty_and_null)
+{
+	for (int k = 0; k < n_impls; k++) {
+		use_impl(impls[k]);
+		cr_assert_eq(gso_csum_fold(gso_csum_partial(NULL, 0, 0x12345678)), gso_csum_fold(0x12345678));
+		cr_assert_eq(gso_csum_fold(gso_csum_copy(NULL, NULL, 0, 0xffffffff)), 0xffff);
+		cr_assert_eq(gso_csum_partial(NULL, 0, 0), 0);
 	}
 }
 
@@ -492,4 +504,80 @@ Test(csum_select, errors_and_names, .fini = restore_auto)
 			return;
 		}
 	cr_assert_eq(gso_csum_current(), GSO_CSUM_IMPL_SCALAR);
+}
+
+/* ---- buffers longer than one kernel call (CSUM_CHUNK = 1 GiB) ---- */
+
+/*
+ * The front door splits buffers above CSUM_CHUNK into chunk-sized kernel
+ * calls.  A > 1 GiB buffer is too slow to test here, so the splitter is
+ * tested with small (even) chunks around the public kernels.
+ */
+Test(csum_partial, split_into_chunks)
+{
+	static const size_t chunks[] = { 2, 64, 1448, 4096 };
+	uint64_t rs = 5;
+
+	for (int k = 0; k < n_impls; k++) {
+		use_impl(impls[k]);
+		for (int i = 0; i < 200; i++) {
+			size_t off = gso_test_rand(&rs) % 64;
+			size_t len = gso_test_rand(&rs) % 20000;
+			size_t chunk = chunks[i % 4];
+			uint32_t seed = (uint32_t)gso_test_rand(&rs);
+			uint16_t want = ref_fold(buf_a + off, len, seed);
+
+			cr_assert_eq(gso_csum_fold(csum_partial_split(gso_csum_partial, buf_a + off, len,
+								      seed, chunk)),
+				     want, "len %zu chunk %zu", len, chunk);
+			cr_assert_eq(gso_csum_fold(csum_copy_split(gso_csum_copy, buf_b, buf_a + off, len,
+								   seed, chunk)),
+				     want, "copy len %zu chunk %zu", len, chunk);
+			cr_assert_eq(memcmp(buf_b, buf_a + off, len), 0);
+		}
+	}
+}
+
+/* ---- lazy dispatch under concurrency ---- */
+
+struct racer {
+	const unsigned char *buf;
+	size_t len;
+	uint16_t want;
+	int bad;
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+
+	for (int i = 0; i < 2000; i++)
+		if (gso_csum_fold(gso_csum_partial(r->buf, r->len - (size_t)(i & 1), 0)) !=
+		    (i & 1 ? r[1].want : r->want))
+			r->bad++;
+	return NULL;
+}
+
+/*
+ * Each Criterion test runs in a fresh process, so these threads race on
+ * the very first, resolving call.
+ */
+Test(csum_select, first_use_from_many_threads)
+{
+	static unsigned char buf[1501];
+	struct racer r[8][2];
+	pthread_t t[8];
+	uint64_t rs = 3;
+
+	gso_test_fill_random(buf, sizeof(buf), &rs);
+	for (int i = 0; i < 8; i++) {
+		r[i][0] = (struct racer){ buf, sizeof(buf), ref_fold(buf, sizeof(buf), 0), 0 };
+		r[i][1] = (struct racer){ buf, 0, ref_fold(buf, sizeof(buf) - 1, 0), 0 };
+		cr_assert_eq(pthread_create(&t[i], NULL, race, r[i]), 0);
+	}
+	for (int i = 0; i < 8; i++) {
+		pthread_join(t[i], NULL);
+		cr_assert_eq(r[i][0].bad, 0);
+	}
+	cr_assert_neq(gso_csum_current(), GSO_CSUM_IMPL_AUTO);
 }
