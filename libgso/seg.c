@@ -137,7 +137,7 @@ uint32_t seg_hdr_write(const struct seg_plan *p, uint32_t i, void *dst)
 	uint8_t *h = dst;
 	int last = seg_is_last(p, i);
 
-	memcpy(h, p->t->hdr, p->hdr_len);
+	seg_copy_hdr(h, p->t->hdr, p->hdr_len);
 	if (p->v4) {
 		uint8_t *ip = h + p->l3_off;
 		uint16_t id = (uint16_t)(p->ip_id0 + (p->ipid_inc ? i : 0));
