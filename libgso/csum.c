@@ -15,15 +15,16 @@ static const struct csum_ops ops_avx512 = { csum_partial_avx512, csum_copy_avx51
 
 static uint32_t resolve_partial(const void *buf, size_t len, uint32_t sum);
 static uint32_t resolve_copy(void *dst, const void *src, size_t len, uint32_t sum);
-static const struct csum_ops ops_resolve = { resolve_partial, resolve_copy };
 
 /*
- * Starts at the resolver, which picks a kernel on first use.  Threads that
- * race there all compute and store the same pointer, so no lock is needed;
- * the pointed-to tables are constant, so acquire/release only keeps the
- * compiler honest.
+ * The kernels in use, one pointer each so that a call costs one load and
+ * an indirect jump.  They start at resolvers that pick the widest kernel
+ * on first use.  Every call reads its pointer once, so it runs on a single
+ * kernel even while gso_csum_select() switches; the kernels are stateless
+ * code, so no ordering beyond the pointer's own atomicity is needed.
  */
-static _Atomic(const struct csum_ops *) cur_ops = &ops_resolve;
+static _Atomic(csum_partial_fn *) cur_partial = resolve_partial;
+static _Atomic(csum_copy_fn *) cur_copy = resolve_copy;
 
 static const struct csum_ops *impl_ops(enum gso_csum_impl impl)
 {
@@ -60,20 +61,37 @@ int gso_csum_impl_supported(enum gso_csum_impl impl)
 	}
 }
 
-static enum gso_csum_impl best_impl(void)
+static const struct csum_ops *best_ops(void)
 {
 	if (gso_csum_impl_supported(GSO_CSUM_IMPL_AVX512))
-		return GSO_CSUM_IMPL_AVX512;
+		return impl_ops(GSO_CSUM_IMPL_AVX512);
 	if (gso_csum_impl_supported(GSO_CSUM_IMPL_AVX2))
-		return GSO_CSUM_IMPL_AVX2;
-	return GSO_CSUM_IMPL_SCALAR;
+		return impl_ops(GSO_CSUM_IMPL_AVX2);
+	return impl_ops(GSO_CSUM_IMPL_SCALAR);
 }
 
+static void install(const struct csum_ops *ops)
+{
+	atomic_store_explicit(&cur_copy, ops->copy, memory_order_relaxed);
+	atomic_store_explicit(&cur_partial, ops->partial, memory_order_relaxed);
+}
+
+/*
+ * First use: install the best kernels unless gso_csum_select() got there
+ * first (compare-and-swap from the resolver, so an explicit choice made by
+ * another thread meanwhile is never overwritten).  Racing first calls all
+ * install the same thing.
+ */
 static const struct csum_ops *resolve(void)
 {
-	const struct csum_ops *ops = impl_ops(best_impl());
+	const struct csum_ops *ops = best_ops();
+	csum_partial_fn *rp = resolve_partial;
+	csum_copy_fn *rc = resolve_copy;
 
-	atomic_store_explicit(&cur_ops, ops, memory_order_release);
+	atomic_compare_exchange_strong_explicit(&cur_copy, &rc, ops->copy, memory_order_relaxed,
+						memory_order_relaxed);
+	atomic_compare_exchange_strong_explicit(&cur_partial, &rp, ops->partial,
+						memory_order_relaxed, memory_order_relaxed);
 	return ops;
 }
 
@@ -92,25 +110,25 @@ int gso_csum_select(enum gso_csum_impl impl)
 	if ((unsigned)impl >= GSO_CSUM_IMPL_COUNT)
 		return -EINVAL;
 	if (impl == GSO_CSUM_IMPL_AUTO) {
-		resolve();
+		install(best_ops());
 		return 0;
 	}
 	if (!gso_csum_impl_supported(impl))
 		return -ENOTSUP;
-	atomic_store_explicit(&cur_ops, impl_ops(impl), memory_order_release);
+	install(impl_ops(impl));
 	return 0;
 }
 
 enum gso_csum_impl gso_csum_current(void)
 {
-	const struct csum_ops *ops = atomic_load_explicit(&cur_ops, memory_order_acquire);
+	csum_partial_fn *fn = atomic_load_explicit(&cur_partial, memory_order_relaxed);
 
-	if (ops == &ops_resolve)
-		ops = resolve();
+	if (fn == resolve_partial)
+		fn = resolve()->partial;
 #if CSUM_HAVE_X86
-	if (ops == &ops_avx512)
+	if (fn == csum_partial_avx512)
 		return GSO_CSUM_IMPL_AVX512;
-	if (ops == &ops_avx2)
+	if (fn == csum_partial_avx2)
 		return GSO_CSUM_IMPL_AVX2;
 #endif
 	return GSO_CSUM_IMPL_SCALAR;
@@ -132,7 +150,8 @@ const char *gso_csum_impl_name(enum gso_csum_impl impl)
 	}
 }
 
-uint32_t csum_partial_split(csum_partial_fn *fn, const void *buf, size_t len, uint32_t sum,
+/* Out of line: inlined, it would cost the common path a stack frame. */
+__attribute__((noinline)) uint32_t csum_partial_split(csum_partial_fn *fn, const void *buf, size_t len, uint32_t sum,
 			    size_t chunk)
 {
 	const unsigned char *p = buf;
@@ -142,7 +161,7 @@ uint32_t csum_partial_split(csum_partial_fn *fn, const void *buf, size_t len, ui
 	return fn(p, len, sum);
 }
 
-uint32_t csum_copy_split(csum_copy_fn *fn, void *dst, const void *src, size_t len, uint32_t sum,
+__attribute__((noinline)) uint32_t csum_copy_split(csum_copy_fn *fn, void *dst, const void *src, size_t len, uint32_t sum,
 			 size_t chunk)
 {
 	const unsigned char *s = src;
@@ -155,20 +174,20 @@ uint32_t csum_copy_split(csum_copy_fn *fn, void *dst, const void *src, size_t le
 
 uint32_t gso_csum_partial(const void *buf, size_t len, uint32_t sum)
 {
-	const struct csum_ops *ops = atomic_load_explicit(&cur_ops, memory_order_acquire);
+	csum_partial_fn *fn = atomic_load_explicit(&cur_partial, memory_order_relaxed);
 
 	if (__builtin_expect(len > CSUM_CHUNK, 0))
-		return csum_partial_split(ops->partial, buf, len, sum, CSUM_CHUNK);
-	return ops->partial(buf, len, sum);
+		return csum_partial_split(fn, buf, len, sum, CSUM_CHUNK);
+	return fn(buf, len, sum);
 }
 
 uint32_t gso_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
 {
-	const struct csum_ops *ops = atomic_load_explicit(&cur_ops, memory_order_acquire);
+	csum_copy_fn *fn = atomic_load_explicit(&cur_copy, memory_order_relaxed);
 
 	if (__builtin_expect(len > CSUM_CHUNK, 0))
-		return csum_copy_split(ops->copy, dst, src, len, sum, CSUM_CHUNK);
-	return ops->copy(dst, src, len, sum);
+		return csum_copy_split(fn, dst, src, len, sum, CSUM_CHUNK);
+	return fn(dst, src, len, sum);
 }
 
 /* ---- pseudo-headers ---- */

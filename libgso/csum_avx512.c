@@ -32,11 +32,14 @@ AVX512 static inline uint64_t hsum512(__m512i v)
 	return (uint64_t)_mm_cvtsi128_si64(x) + (uint64_t)_mm_extract_epi64(x, 1);
 }
 
+/*
+ * Per lane, A - (H << 32) + H is the lane's exact total (see above), so
+ * lanes are combined first and reduced once.
+ */
 AVX512 static inline uint32_t finish512(__m512i a, __m512i h, uintptr_t odd, uint32_t sum)
 {
-	uint64_t ta = hsum512(a);
-	uint64_t th = hsum512(h);
-	uint32_t s = csum_fold64(ta - (th << 32) + th);
+	__m512i t = _mm512_add_epi64(_mm512_sub_epi64(a, _mm512_slli_epi64(h, 32)), h);
+	uint32_t s = csum_fold64(hsum512(t));
 
 	if (odd)
 		s = csum_rot8(s);
