@@ -127,10 +127,11 @@ GSO_API int gso_offload_e1000(const struct gso_offload_req *r, const struct gso_
 
 	if (!c || !hdr_out || !offload_req_valid(r, t))
 		return -EINVAL;
-	/* What Linux e1000 advertises: NETIF_F_TSO only (no TSO6, no
-	 * TSO_ECN), and the engine always steps the IPv4 ID. */
-	if (is_tso(r) && (!(r->flags & GSO_OFFLOAD_F_IPV4) ||
-			  (r->flags & (GSO_OFFLOAD_F_ECN | GSO_OFFLOAD_F_FIXEDID))))
+	/* The engine segments IPv4 only (Linux e1000: NETIF_F_TSO, no TSO6)
+	 * and always steps the IPv4 ID.  CWR is not refused here: the
+	 * engine keeping it on every frame is a policy question for the
+	 * caller, not a layout one. */
+	if (is_tso(r) && (!(r->flags & GSO_OFFLOAD_F_IPV4) || (r->flags & GSO_OFFLOAD_F_FIXEDID)))
 		return -ENOTSUP;
 	if (hdr_cap < r->hdr_len)
 		return -ENOBUFS;

@@ -56,20 +56,20 @@ GSO_API int gso_vnet_hdr_check(const struct gso_vnet_hdr *h, size_t frame_len)
 
 	if (!h)
 		return -EINVAL;
-	type = h->gso_type & ~GSO_VNET_GSO_ECN;
-	gso = h->gso_type != GSO_VNET_GSO_NONE;
-	csum = h->flags & GSO_VNET_F_NEEDS_CSUM;
+	type = h->gso_type & ~GSO_VNET_HDR_GSO_ECN;
+	gso = h->gso_type != GSO_VNET_HDR_GSO_NONE;
+	csum = h->flags & GSO_VNET_HDR_F_NEEDS_CSUM;
 	if (gso) {
 		switch (type) {
-		case GSO_VNET_GSO_TCPV4:
+		case GSO_VNET_HDR_GSO_TCPV4:
 			thlen = TCP_HLEN_MIN_;
 			break;
-		case GSO_VNET_GSO_TCPV6:
+		case GSO_VNET_HDR_GSO_TCPV6:
 			thlen = TCP_HLEN_MIN_;
 			nh_min = IP6_HLEN_;
 			break;
-		case GSO_VNET_GSO_UDP:
-		case GSO_VNET_GSO_UDP_L4:
+		case GSO_VNET_HDR_GSO_UDP:
+		case GSO_VNET_HDR_GSO_UDP_L4:
 			thlen = UDP_HLEN_;
 			break;
 		default:
@@ -94,14 +94,14 @@ GSO_API int gso_vnet_hdr_check(const struct gso_vnet_hdr *h, size_t frame_len)
 	if (p_off > frame_len)
 		return -EINVAL;
 	if (gso) {
-		if (type == GSO_VNET_GSO_UDP_L4) {
+		if (type == GSO_VNET_HDR_GSO_UDP_L4) {
 			if (!csum || h->csum_offset != GSO_CSUM_OFFSET_UDP)
 				return -EINVAL;
 			if (frame_len - p_off > (size_t)h->gso_size * GSO_UDP_MAX_SEGS)
 				return -EINVAL;
-			if (h->gso_type != GSO_VNET_GSO_UDP_L4)
+			if (h->gso_type != GSO_VNET_HDR_GSO_UDP_L4)
 				return -EINVAL;
-		} else if (type != GSO_VNET_GSO_UDP && csum &&
+		} else if (type != GSO_VNET_HDR_GSO_UDP && csum &&
 			   h->csum_offset != GSO_CSUM_OFFSET_TCP) {
 			return -EINVAL;
 		}
@@ -120,10 +120,10 @@ GSO_API int gso_offload_vnet(const struct gso_offload_req *r, const struct gso_t
 			     struct gso_vnet_hdr *h, void *hdr_out, size_t hdr_cap)
 {
 	static const uint8_t vtype[] = {
-		[GSO_OFFLOAD_NONE] = GSO_VNET_GSO_NONE,
-		[GSO_OFFLOAD_TCPV4] = GSO_VNET_GSO_TCPV4,
-		[GSO_OFFLOAD_TCPV6] = GSO_VNET_GSO_TCPV6,
-		[GSO_OFFLOAD_UDP_L4] = GSO_VNET_GSO_UDP_L4,
+		[GSO_OFFLOAD_NONE] = GSO_VNET_HDR_GSO_NONE,
+		[GSO_OFFLOAD_TCPV4] = GSO_VNET_HDR_GSO_TCPV4,
+		[GSO_OFFLOAD_TCPV6] = GSO_VNET_HDR_GSO_TCPV6,
+		[GSO_OFFLOAD_UDP_L4] = GSO_VNET_HDR_GSO_UDP_L4,
 	};
 	struct gso_vnet_hdr o;
 
@@ -135,11 +135,11 @@ GSO_API int gso_offload_vnet(const struct gso_offload_req *r, const struct gso_t
 		return -ENOBUFS;
 
 	memset(&o, 0, sizeof(o));
-	o.flags = GSO_VNET_F_NEEDS_CSUM;
+	o.flags = GSO_VNET_HDR_F_NEEDS_CSUM;
 	o.gso_type = vtype[r->type];
 	if (r->type != GSO_OFFLOAD_NONE && r->type != GSO_OFFLOAD_UDP_L4 &&
 	    (r->flags & GSO_OFFLOAD_F_ECN))
-		o.gso_type |= GSO_VNET_GSO_ECN;
+		o.gso_type |= GSO_VNET_HDR_GSO_ECN;
 	o.hdr_len = r->hdr_len;
 	o.gso_size = r->type == GSO_OFFLOAD_NONE ? 0 : r->mss;
 	o.csum_start = r->csum_start;

@@ -103,21 +103,21 @@ GSO_API int gso_offload_describe(const struct gso_tmpl *t, uint32_t payload_len,
 #define GSO_VNET_HDR_LEN    10u /* struct virtio_net_hdr */
 #define GSO_VNET_HDR_V1_LEN 12u /* virtio_net_hdr_v1 / _mrg_rxbuf: + num_buffers */
 
-#define GSO_VNET_F_NEEDS_CSUM 0x01u
-#define GSO_VNET_F_DATA_VALID 0x02u /* receive side only */
-#define GSO_VNET_F_RSC_INFO   0x04u /* receive side only */
+#define GSO_VNET_HDR_F_NEEDS_CSUM 0x01u
+#define GSO_VNET_HDR_F_DATA_VALID 0x02u /* receive side only */
+#define GSO_VNET_HDR_F_RSC_INFO   0x04u /* receive side only */
 
-#define GSO_VNET_GSO_NONE   0x00u
-#define GSO_VNET_GSO_TCPV4  0x01u
-#define GSO_VNET_GSO_UDP    0x03u /* UFO: accepted by Linux, never produced here */
-#define GSO_VNET_GSO_TCPV6  0x04u
-#define GSO_VNET_GSO_UDP_L4 0x05u
-#define GSO_VNET_GSO_ECN    0x80u
+#define GSO_VNET_HDR_GSO_NONE   0x00u
+#define GSO_VNET_HDR_GSO_TCPV4  0x01u
+#define GSO_VNET_HDR_GSO_UDP    0x03u /* UFO: accepted by Linux, never produced here */
+#define GSO_VNET_HDR_GSO_TCPV6  0x04u
+#define GSO_VNET_HDR_GSO_UDP_L4 0x05u
+#define GSO_VNET_HDR_GSO_ECN    0x80u
 
 /* virtio_net_hdr, fields in host order. */
 struct gso_vnet_hdr {
 	uint8_t flags;        /* GSO_VNET_F_* */
-	uint8_t gso_type;     /* GSO_VNET_GSO_*, possibly | GSO_VNET_GSO_ECN */
+	uint8_t gso_type;     /* GSO_VNET_HDR_GSO_*, possibly | GSO_VNET_HDR_GSO_ECN */
 	uint16_t hdr_len;     /* L2+L3+L4 header bytes (a hint on transmit) */
 	uint16_t gso_size;    /* MSS; 0 when gso_type is NONE */
 	uint16_t csum_start;  /* from the frame start (L2) */
@@ -236,10 +236,13 @@ GSO_API int gso_e1000_data_decode(const void *in, struct gso_e1000_data *d);
  *  - NONE: a checksum-only context (TUCSS/TUCSO, TUCMD = DEXT (|TCP)); the
  *    device adds no length, so the headers are prepared as for
  *    virtio_net_hdr (real lengths, IPv4 checksum computed, seed with length).
+ * A request with GSO_OFFLOAD_F_ECN is encoded, but the engine keeps CWR on
+ * every frame where Linux GSO keeps it on the first only; Linux never hands
+ * e1000 such a packet (no NETIF_F_TSO_ECN).  Whether that is acceptable is
+ * the caller's policy.
  * Returns 0, or -EINVAL (NULL, `r` not describing `t`), -ENOTSUP (TCPV6 or
- * UDP over IPv6: the e1000 does IPv4 TSO only; ECN: e1000 lacks TSO_ECN and
- * keeps CWR on every frame; FIXEDID: it always increments the ID),
- * -ENOBUFS (hdr_cap < r->hdr_len).
+ * UDP over IPv6: the e1000 does IPv4 TSO only; FIXEDID: it always
+ * increments the ID), -ENOBUFS (hdr_cap < r->hdr_len).
  */
 GSO_API int gso_offload_e1000(const struct gso_offload_req *r, const struct gso_tmpl *t,
 			      struct gso_e1000_ctx *c, void *hdr_out, size_t hdr_cap);
