@@ -28,6 +28,12 @@ AVX2 static inline uint64_t hsum256(__m256i v)
 		H = _mm256_add_epi64(H, _mm256_srli_epi64(X, 32)); \
 	} while (0)
 
+/*
+ * Keep loaded vectors in registers: otherwise gcc folds each load into
+ * both of its uses and issues twice the loads (about 20 % slower from L1).
+ */
+#define PIN4(X0, X1, X2, X3) __asm__("" : "+v"(X0), "+v"(X1), "+v"(X2), "+v"(X3))
+
 /* Combine: head sum, exact vector-part total, head length parity. */
 static inline uint32_t combine(uint64_t head, uint64_t body, size_t hlen, uint32_t sum)
 {
@@ -58,6 +64,7 @@ AVX2 uint32_t csum_partial_avx2(const void *buf, size_t len, uint32_t sum)
 		__m256i x2 = _mm256_load_si256((const __m256i *)(p + 64));
 		__m256i x3 = _mm256_load_si256((const __m256i *)(p + 96));
 
+		PIN4(x0, x1, x2, x3);
 		ACC(a0, h0, x0);
 		ACC(a1, h1, x1);
 		ACC(a2, h2, x2);
