@@ -20,30 +20,27 @@
 static int tmpl_check(const struct gso_tmpl *t)
 {
 	const uint8_t *h = t->hdr;
+	unsigned l3_len = (unsigned)t->l4_off - t->l3_off;
 
-	if (t->hdr_len > GSO_MAX_HDR_LEN || t->l3_off < ETH_HLEN ||
-	    t->l4_off <= t->l3_off || (unsigned)t->l4_off + t->l4_len != t->hdr_len)
+	/* Sizes first: every byte read below must lie inside hdr_len. */
+	if (t->hdr_len > GSO_MAX_HDR_LEN || t->l3_off < ETH_HLEN || t->l4_off <= t->l3_off ||
+	    (unsigned)t->l4_off + t->l4_len != t->hdr_len)
 		return -EINVAL;
 	if (t->l3 == GSO_L3_IPV4) {
-		unsigned ihl = (h[t->l3_off] & 0x0fu) * 4;
-
-		if (h[t->l3_off] >> 4 != 4 || ihl < IP4_HLEN || t->l3_off + ihl != t->l4_off ||
-		    h[t->l3_off + 9] != t->l4)
+		if (l3_len < IP4_HLEN || l3_len > 60 || l3_len % 4 ||
+		    h[t->l3_off] != (0x40 | l3_len / 4) || h[t->l3_off + 9] != t->l4)
 			return -EINVAL;
 		/* A fragment cannot be segmented: MF or a fragment offset. */
 		if ((h[t->l3_off + 6] & 0x3fu) || h[t->l3_off + 7])
 			return -EINVAL;
 	} else if (t->l3 == GSO_L3_IPV6) {
-		if (h[t->l3_off] >> 4 != 6 || t->l3_off + IP6_HLEN != t->l4_off ||
-		    h[t->l3_off + 6] != t->l4)
+		if (l3_len != IP6_HLEN || h[t->l3_off] >> 4 != 6 || h[t->l3_off + 6] != t->l4)
 			return -EINVAL;
 	} else {
 		return -EINVAL;
 	}
 	if (t->l4 == GSO_L4_TCP) {
-		unsigned doff = (h[t->l4_off + 12] >> 4) * 4u;
-
-		if (doff < 20 || doff != t->l4_len)
+		if (t->l4_len < 20 || (h[t->l4_off + 12] >> 4) * 4u != t->l4_len)
 			return -EINVAL;
 	} else if (t->l4 == GSO_L4_UDP) {
 		if (t->l4_len != 8)

@@ -1008,6 +1008,15 @@ Test(seg_err, damaged_template)
 	DAMAGE(t.hdr[t.l3_off + 7] = 1);             /* fragment offset */
 	DAMAGE(t.hdr[t.l4_off + 12] = 0x50);         /* doff disagrees */
 	DAMAGE(t.hdr[t.l4_off + 12] = 0x40);         /* doff < 5 */
+	/* offsets that would make the checks themselves read past hdr_len */
+	DAMAGE(t.l4_len = 0; t.hdr_len = t.l4_off);
+	DAMAGE(t.l4_len = 4; t.hdr_len = t.l4_off + 4);
+	DAMAGE(t.l4_off = 250; t.l4_len = 5; t.hdr_len = 255);
+	DAMAGE(t.hdr[t.l3_off] = 0x50; t.l4_off = t.l3_off + 64; t.hdr_len = t.l4_off + t.l4_len);
+	DAMAGE(t.l4_off = t.l3_off + 8; t.hdr_len = t.l4_off + t.l4_len);
+	/* a consistent IPv4 header at the very end of hdr[], L4 offset 255 */
+	DAMAGE(memmove(t.hdr + 235, t.hdr + t.l3_off, 20); t.hdr[235] = 0x45; t.l3_off = 235;
+	       t.l4_off = 255; t.l4_len = 0; t.hdr_len = 255);
 	DAMAGE(memset(&t, 0xff, sizeof(t)));
 	DAMAGE(memset(&t, 0, sizeof(t)));
 	/* SYN or RST on a multi-segment super-segment */
