@@ -409,6 +409,50 @@ Test(csum_pseudo, against_layout)
 	}
 }
 
+/*
+ * The two seed conventions of offload-reference §0, checked by doing the
+ * consumer's job: with CHECKSUM_PARTIAL semantics the device sums the L4
+ * bytes *including* the seed sitting in the checksum field and stores the
+ * complement; that must equal a full software checksum.  An e1000-style
+ * device adds the length itself to a length-0 seed.
+ */
+Test(csum_pseudo, offload_seed_conventions)
+{
+	uint64_t rs = 793;
+	unsigned char seg[1500 + 40];
+
+	for (int i = 0; i < 500; i++) {
+		unsigned char sa[16], da[16];
+		size_t l4_len = 20 + gso_test_rand(&rs) % 1481;
+		int v6 = i & 1;
+		uint32_t ph, ph0;
+		uint16_t full, seed, dev;
+
+		gso_test_fill_random(sa, sizeof(sa), &rs);
+		gso_test_fill_random(da, sizeof(da), &rs);
+		gso_test_fill_random(seg, l4_len, &rs);
+		ph = v6 ? gso_csum_pseudo6(sa, da, 6, (uint32_t)l4_len)
+			: gso_csum_pseudo4(sa, da, 6, (uint32_t)l4_len);
+		ph0 = v6 ? gso_csum_pseudo6(sa, da, 6, 0) : gso_csum_pseudo4(sa, da, 6, 0);
+
+		/* Software: check field (TCP offset 16) zero while summing. */
+		memset(seg + 16, 0, 2);
+		full = gso_csum_finish(gso_csum_partial(seg, l4_len, ph));
+
+		/* Linux GSO / virtio / AF_XDP metadata: folded seed with length. */
+		seed = gso_csum_fold(ph);
+		memcpy(seg + 16, &seed, 2);
+		dev = gso_csum_finish(gso_csum_partial(seg, l4_len, 0));
+		cr_assert_eq(dev, full, "v%d len %zu", v6 ? 6 : 4, l4_len);
+
+		/* e1000 TSO / DPDK: length-0 seed, the device adds the length. */
+		seed = gso_csum_fold(gso_csum_add(gso_csum_fold(ph0), mem16((uint16_t)l4_len)));
+		memcpy(seg + 16, &seed, 2);
+		dev = gso_csum_finish(gso_csum_partial(seg, l4_len, 0));
+		cr_assert_eq(dev, full, "len-0 seed, v%d len %zu", v6 ? 6 : 4, l4_len);
+	}
+}
+
 /* ---- incremental update (RFC 1624) ---- */
 
 TestSuite(csum_replace, .init = setup, .fini = teardown);
