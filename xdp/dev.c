@@ -1,0 +1,200 @@
+/* The public device calls: checks, then the backend's ops; buffers over dev_mem. */
+#include "dev_internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+
+/* Output structs: sz must at least reach past the sz field. */
+static bool out_sz_ok(size_t sz)
+{
+	return sz > sizeof(size_t);
+}
+
+int gso_dev__caps(const struct gso_dev *dev, struct gso_dev_caps *caps)
+{
+	struct gso_dev_caps full;
+
+	if (!dev || !caps || !out_sz_ok(caps->sz))
+		return -EINVAL;
+	memset(&full, 0, sizeof(full));
+	dev->ops->caps(dev, &full);
+	if (dev->mem) {
+		full.flags |= GSO_DEV_BUFS;
+		full.buf_chunk = dev->mem->chunk_size;
+		full.buf_headroom = dev->mem->headroom;
+		full.buf_max = dev->mem->ua.nbuf ? dev->mem->ua.nbuf * dev->mem->chunk_size - dev->mem->headroom : 0;
+	}
+	full.sz = caps->sz < sizeof(full) ? caps->sz : sizeof(full);
+	memcpy(caps, &full, full.sz);
+	return 0;
+}
+
+const char *gso_dev__name(const struct gso_dev *dev)
+{
+	return dev ? dev->name : "(null)";
+}
+
+/* ---- buffers ---- */
+
+int gso_dev__buf_alloc(struct gso_dev *dev, uint32_t len, struct gso_buf *buf)
+{
+	struct dev_mem *m;
+	uint64_t n;
+	uint32_t first;
+	int err;
+
+	if (!dev || !buf || !len)
+		return -EINVAL;
+	if (!dev->mem)
+		return -EOPNOTSUPP;
+	if (dev->closed)
+		return -ESHUTDOWN;
+	m = dev->mem;
+	n = ((uint64_t)len + m->headroom + m->chunk_size - 1) / m->chunk_size;
+	if (n > m->ua.nbuf)
+		return -EMSGSIZE;
+	err = ua_alloc_run(&m->ua, (uint32_t)n, &first);
+	if (err) {
+		if (err == -ENOBUFS)
+			dev->buf_nobufs++;
+		return err;
+	}
+	buf->data = m->base + (uint64_t)first * m->chunk_size + m->headroom;
+	buf->cap = (uint32_t)(n * m->chunk_size - m->headroom);
+	buf->first_ = first;
+	buf->nchunks_ = (uint32_t)n;
+	buf->done_ = 0;
+	return 0;
+}
+
+/* The buffer's fields agree with each other and with the memory. */
+static bool buf_sane(const struct dev_mem *m, const struct gso_buf *b)
+{
+	return b->nchunks_ && b->first_ < m->ua.nbuf && b->nchunks_ <= m->ua.nbuf - b->first_ &&
+	       b->done_ <= b->nchunks_ &&
+	       b->data == m->base + (uint64_t)b->first_ * m->chunk_size + m->headroom &&
+	       b->cap == b->nchunks_ * m->chunk_size - m->headroom;
+}
+
+int gso_dev__buf_release(struct gso_dev *dev, struct gso_buf *buf, uint32_t upto)
+{
+	struct dev_mem *m;
+	uint32_t done;
+	int n = 0;
+
+	if (!dev || !buf || !dev->mem || !buf_sane(dev->mem, buf) || upto > buf->cap)
+		return -EINVAL;
+	m = dev->mem;
+	/* Chunk k ends at data offset (k + 1) * chunk_size - headroom. */
+	done = (uint32_t)(((uint64_t)upto + m->headroom) / m->chunk_size);
+	if (done > buf->nchunks_)
+		done = buf->nchunks_;
+	for (; buf->done_ < done; buf->done_++, n++)
+		ua_unhold(&m->ua, buf->first_ + buf->done_);
+	return n;
+}
+
+void gso_dev__buf_free(struct gso_dev *dev, struct gso_buf *buf)
+{
+	if (!dev || !buf || !buf->nchunks_)
+		return;
+	gso_dev__buf_release(dev, buf, buf->cap);
+	memset(buf, 0, sizeof(*buf));
+}
+
+int dev_buf_check(const struct dev_mem *m, const struct gso_buf *b, uint32_t off, uint32_t len)
+{
+	uint64_t end = (uint64_t)off + len, first_byte, last_byte;
+
+	if (!m || !b || !buf_sane(m, b) || end > b->cap)
+		return -EINVAL;
+	/* Empty payloads reference nothing. */
+	if (!len)
+		return 0;
+	first_byte = off + m->headroom;
+	last_byte = end - 1 + m->headroom;
+	if (first_byte / m->chunk_size < b->done_)
+		return -EINVAL;
+	for (uint64_t c = first_byte / m->chunk_size; c <= last_byte / m->chunk_size; c++)
+		if (ua_state_of(&m->ua, b->first_ + (uint32_t)c) == UA_FREE)
+			return -EINVAL;
+	return 0;
+}
+
+/* ---- the data path ---- */
+
+int gso_dev__plan(struct gso_dev *dev, const struct gso_tx *tx, struct gso_tx_plan *plan)
+{
+	if (!dev || !tx || !plan)
+		return -EINVAL;
+	if (dev->closed)
+		return -ESHUTDOWN;
+	return dev->ops->plan(dev, tx, plan);
+}
+
+int gso_dev__submit(struct gso_dev *dev, const struct gso_tx *tx, unsigned n)
+{
+	if (!dev || !tx || !n)
+		return -EINVAL;
+	if (dev->closed)
+		return -ESHUTDOWN;
+	return dev->ops->submit(dev, tx, n);
+}
+
+int gso_dev__kick(struct gso_dev *dev)
+{
+	if (!dev)
+		return -EINVAL;
+	if (dev->closed)
+		return -ESHUTDOWN;
+	return dev->ops->kick(dev);
+}
+
+int gso_dev__reap(struct gso_dev *dev, unsigned max)
+{
+	if (!dev)
+		return -EINVAL;
+	if (dev->closed)
+		return -ESHUTDOWN;
+	return dev->ops->reap(dev, max);
+}
+
+int gso_dev__stats(struct gso_dev *dev, struct gso_dev_stats *st)
+{
+	struct gso_dev_stats full;
+
+	if (!dev || !st || !out_sz_ok(st->sz))
+		return -EINVAL;
+	memset(&full, 0, sizeof(full));
+	dev->ops->stats(dev, &full);
+	full.umem_full += dev->buf_nobufs;
+	if (dev->mem) {
+		const struct umem_alloc *a = &dev->mem->ua;
+		full.chunks_total = a->nchunks;
+		full.chunks_free = ua_count(a, UA_FREE);
+		full.chunks_queued = ua_count(a, UA_QUEUED);
+		full.chunks_inflight = ua_count(a, UA_INFLIGHT);
+		full.chunks_held = ua_count(a, UA_HELD);
+	}
+	full.sz = st->sz < sizeof(full) ? st->sz : sizeof(full);
+	memcpy(st, &full, full.sz);
+	return 0;
+}
+
+int gso_dev__close(struct gso_dev *dev)
+{
+	if (!dev || dev->closed)
+		return 0;
+	dev->ops->close(dev);
+	dev->closed = true;
+	return 0;
+}
+
+void gso_dev__destroy(struct gso_dev *dev)
+{
+	if (!dev)
+		return;
+	gso_dev__close(dev);
+	dev->ops->destroy(dev);
+}
