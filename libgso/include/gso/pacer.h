@@ -238,6 +238,21 @@ GSO_API void gso_pacer__reset(struct gso_pacer *p);
 
 /* ---- 3. multi-flow scheduler --------------------------------------------- */
 
+/*
+ * A transmit loop built on it (one thread per scheduler; nothing here locks):
+ *
+ *   on ACK / timer, at time now:
+ *     for each flow with data and room (keep ~2 bursts queued per flow):
+ *       gso_sched__flow_set_rate(s, id, cc rate);
+ *       n = gso_burst_size(&in, &opts, &b);          // 0: wait for an ACK
+ *       build a super-segment of b.bytes, then
+ *       gso_sched__enqueue(s, now, &(struct gso_sched_burst){cookie, 0, id,
+ *                          b.wire_bytes, b.segs});  // -EAGAIN: backpressure
+ *     while (gso_sched__dequeue(s, now, &out, &next) == 1)
+ *       transmit out.cookie's super-segment;
+ *     arm a CLOCK_MONOTONIC timer (TIMER_ABSTIME) at next.
+ */
+
 struct gso_sched;
 
 struct gso_sched_opts {
@@ -363,8 +378,10 @@ GSO_API int gso_sched__dequeue(struct gso_sched *s, uint64_t now_ns,
 			       struct gso_sched_burst *out, uint64_t *next_ns);
 
 /*
- * Earliest time a dequeue could hand out a burst (UINT64_MAX if nothing is
- * queued), for arming a timer.
+ * When to call gso_sched__dequeue() next (UINT64_MAX if nothing is
+ * queued), for arming a timer.  Never later than the first burst becomes
+ * due; it may be earlier (e.g. 0 right after an enqueue), in which case
+ * that dequeue returns 0 and an exact *next_ns.
  */
 GSO_API uint64_t gso_sched__next_time(const struct gso_sched *s);
 
