@@ -33,8 +33,14 @@ pcap_t *tool_pcap_open_in(const char *path, char *errbuf)
 	pcap_t *p = pcap_open_offline_with_tstamp_precision(path, (unsigned)file_precision(path),
 							    errbuf);
 
-	if (!p)
+	if (!p) {
+		/* Callers name the file themselves; libpcap sometimes does too. */
+		size_t n = strlen(path);
+
+		if (!strncmp(errbuf, path, n) && !strncmp(errbuf + n, ": ", 2))
+			memmove(errbuf, errbuf + n + 2, strlen(errbuf + n + 2) + 1);
 		return NULL;
+	}
 	if (pcap_datalink(p) != DLT_EN10MB) {
 		snprintf(errbuf, PCAP_ERRBUF_SIZE, "link type %s (%d) is not Ethernet (EN10MB)",
 			 pcap_datalink_val_to_name(pcap_datalink(p)) ?: "?", pcap_datalink(p));
