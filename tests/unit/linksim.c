@@ -333,7 +333,8 @@ int ls_run(const struct ls_params *p, struct ls_result *r)
 	s.qdep = calloc(p->queue_pkts, sizeof(*s.qdep));
 	s.sent_at = calloc(RING, sizeof(*s.sent_at));
 	s.retx = calloc(RING, 1);
-	GSO_OPTS(gso_cc_opts, co, .algo = p->cc_algo, .mss = p->mss, .hdr_len = p->hdr_len);
+	GSO_OPTS(gso_cc_opts, co, .algo = p->cc_algo, .mss = p->mss, .hdr_len = p->hdr_len,
+		 .max_rate = p->max_rate);
 	if (!s.heap || !s.qdep || !s.sent_at || !s.retx || gso_cc__create(&co, &s.cc))
 		goto out;
 	if (p->mode == LS_SCHED) {

@@ -43,6 +43,7 @@ struct ls_params {
 	uint32_t dev_max_segs; /* device segments per super-segment (0 = default) */
 	uint32_t cc_algo;     /* enum gso_cc_algo */
 	uint32_t pacing_shift; /* 0 = default */
+	uint64_t max_rate;    /* CC pacing-rate cap, wire bytes/s (0 = none) */
 	uint64_t duration_ns, warmup_ns;
 };
 

@@ -160,3 +160,32 @@ Test(linksim, shallow_queue_bursts_overflow)
 	cr_expect_gt(paced.utilization, whole.utilization + 0.2, "paced %.1f %% vs whole %.1f %%",
 		     paced.utilization * 100, whole.utilization * 100);
 }
+
+/*
+ * Pacing proper: the flow's rate capped at 40 % of the link (an application
+ * limit, SO_MAX_PACING_RATE).  Paced, it gets that rate and the
+ * bottleneck never holds more than one burst; unpaced, the same sender
+ * ignores the cap, fills the queue and loses packets.
+ */
+Test(linksim, paced_rate_keeps_queue_short)
+{
+	struct ls_params p = lan2004(LS_SCHED);
+
+	p.rcvbuf = 1 << 20;
+	p.max_rate = 50000000; /* 400 Mbit/s of wire bytes */
+	struct ls_result paced = run(&p, "scheduler, rate capped at 40 %");
+	p.mode = LS_SIZED_UNPACED;
+	struct ls_result unpaced = run(&p, "sizing only, rate cap ignored");
+
+	double wire = paced.goodput * (p.mss + p.hdr_len) / p.mss;
+	cr_expect(wire > 0.98 * 50e6 && wire < 1.01 * 50e6, "paced: %.2f MB/s of wire bytes",
+		  wire / 1e6);
+	/* at 200 us the short-RTT bonus makes bursts of 64 KiB: the queue holds
+	 * at most one of them, never a standing backlog */
+	cr_expect_leq(paced.max_queue, paced.max_burst_segs, "queue %u, burst %u",
+		      paced.max_queue, paced.max_burst_segs);
+	cr_expect_eq(paced.drops, 0u);
+	cr_expect_gt(unpaced.max_queue, 2 * paced.max_queue, "unpaced queue %u vs paced %u",
+		     unpaced.max_queue, paced.max_queue);
+	cr_expect_gt(unpaced.drops, 0u);
+}
