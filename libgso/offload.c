@@ -70,7 +70,7 @@ GSO_API int gso_offload_describe(const struct gso_tmpl *t, uint32_t payload_len,
 	o.l3_len = (uint8_t)(t->l4_off - t->l3_off);
 	o.l4_len = t->l4_len;
 	o.csum_start = t->l4_off;
-	o.csum_offset = tcp ? GSO_CSUM_OFFSET_TCP : GSO_CSUM_OFFSET_UDP;
+	o.csum_offset = tcp ? GSO_OFFLOAD_CSUM_OFF_TCP : GSO_OFFLOAD_CSUM_OFF_UDP;
 	o.flags = flags | (v4 ? GSO_OFFLOAD_F_IPV4 : 0);
 	if (tcp && (gso_tmpl_tcp_flags(t) & GSO_TCP_CWR))
 		o.flags |= GSO_OFFLOAD_F_ECN;

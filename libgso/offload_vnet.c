@@ -82,7 +82,7 @@ GSO_API int gso_vnet_hdr_check(const struct gso_vnet_hdr *h, size_t frame_len)
 		unsigned start = h->csum_start, off = h->csum_offset;
 		unsigned need = start + (thlen > off + 2 ? thlen : off + 2);
 
-		if (need > frame_len || start + off + 2 > frame_len)
+		if (need > frame_len)
 			return -EINVAL;
 		if (start < nh_min)
 			return -EINVAL;
@@ -95,14 +95,14 @@ GSO_API int gso_vnet_hdr_check(const struct gso_vnet_hdr *h, size_t frame_len)
 		return -EINVAL;
 	if (gso) {
 		if (type == GSO_VNET_HDR_GSO_UDP_L4) {
-			if (!csum || h->csum_offset != GSO_CSUM_OFFSET_UDP)
+			if (!csum || h->csum_offset != GSO_OFFLOAD_CSUM_OFF_UDP)
 				return -EINVAL;
 			if (frame_len - p_off > (size_t)h->gso_size * GSO_UDP_MAX_SEGS)
 				return -EINVAL;
 			if (h->gso_type != GSO_VNET_HDR_GSO_UDP_L4)
 				return -EINVAL;
 		} else if (type != GSO_VNET_HDR_GSO_UDP && csum &&
-			   h->csum_offset != GSO_CSUM_OFFSET_TCP) {
+			   h->csum_offset != GSO_OFFLOAD_CSUM_OFF_TCP) {
 			return -EINVAL;
 		}
 		if (h->gso_size == 0xffff)

@@ -98,7 +98,7 @@ GSO_API int gso_offload_seed_frame(const struct gso_tmpl *t, void *frame, size_t
 	if (ip_len < l3_len + t->l4_len || t->l3_off + ip_len > len)
 		return -EBADMSG;
 
-	off = t->l4 == GSO_L4_TCP ? GSO_CSUM_OFFSET_TCP : GSO_CSUM_OFFSET_UDP;
+	off = t->l4 == GSO_L4_TCP ? GSO_OFFLOAD_CSUM_OFF_TCP : GSO_OFFLOAD_CSUM_OFF_UDP;
 	seed = offload_pseudo_seed(f, t->l3, t->l3_off, t->l4, (uint32_t)(ip_len - l3_len));
 	memcpy(f + t->l4_off + off, &seed, 2);
 	if (csum_start)

@@ -55,8 +55,8 @@ enum gso_offload_type {
 #define GSO_OFFLOAD_F_IN_MASK (GSO_OFFLOAD_F_FIXEDID | GSO_OFFLOAD_F_UDP_MAX64)
 
 /* Checksum field offsets from the L4 header (virtio csum_offset). */
-#define GSO_CSUM_OFFSET_TCP 16u
-#define GSO_CSUM_OFFSET_UDP 6u
+#define GSO_OFFLOAD_CSUM_OFF_TCP 16u
+#define GSO_OFFLOAD_CSUM_OFF_UDP 6u
 
 /* One super-segment's offload request.  Filled by gso_offload_describe(). */
 struct gso_offload_req {
@@ -65,7 +65,7 @@ struct gso_offload_req {
 	uint16_t mss;         /* payload bytes per segment (Linux gso_size), as passed */
 	uint16_t hdr_len;     /* l2_len + l3_len + l4_len */
 	uint16_t csum_start;  /* L4 header offset from the frame start (= l2_len + l3_len) */
-	uint16_t csum_offset; /* GSO_CSUM_OFFSET_TCP or GSO_CSUM_OFFSET_UDP */
+	uint16_t csum_offset; /* GSO_OFFLOAD_CSUM_OFF_TCP or GSO_OFFLOAD_CSUM_OFF_UDP */
 	uint8_t l2_len;       /* 14, or 18 with an 802.1Q tag */
 	uint8_t l3_len;       /* IP header with options */
 	uint8_t l4_len;       /* TCP header with options, or 8 */
