@@ -335,18 +335,22 @@ GSO_API int gso_xsk__fd(const struct gso_dev *dev);
 /* Name of feature bit `i` (0 .. GSO_IF_NFEATURES-1) as ethtool -k prints it, or NULL. */
 GSO_API const char *gso_ifcaps_feature_name(unsigned i);
 
-/* A probe's answer: 1 yes, 0 no, negative errno: could not tell (why). */
+/*
+ * A probe's answer: 1 yes, 0 no, negative errno: no, because of this
+ * error (-EOPNOTSUPP: the kernel or driver refuses it), or -ECANCELED: not
+ * probed (a GSO_IFCAPS_NO_* flag skipped it).
+ */
 typedef int gso_probe_t;
 
 struct gso_ifcaps {
 	size_t sz;
 	int ifindex;
 	char ifname[16];
-	char driver[32];        /* ethtool driver name ("veth", "loopback"), "" if unknown */
+	char driver[32];        /* ethtool driver name ("veth"; "loopback" for IFF_LOOPBACK), "" if unknown */
 	uint32_t mtu;
-	uint32_t rx_queues;     /* real RX / TX queue counts (sysfs) */
+	uint32_t rx_queues;     /* RX / TX queues in use (ethtool channels, else rtnetlink's allocated count) */
 	uint32_t tx_queues;
-	uint32_t gso_max_size;  /* sysfs; 0 = unknown */
+	uint32_t gso_max_size;  /* rtnetlink; 0 = unknown */
 	uint32_t gso_max_segs;
 	uint32_t tso_max_size;
 	uint32_t tso_max_segs;
@@ -372,7 +376,7 @@ struct gso_ifcaps {
 
 #define GSO_IFCAPS_REFRESH (1u << 0) /* probe again instead of answering from the cache */
 #define GSO_IFCAPS_NO_XSK  (1u << 1) /* skip the AF_XDP socket probes (they bind queue 0 for a moment) */
-#define GSO_IFCAPS_NO_SEND (1u << 2) /* do not send the checksum probe frame (xsk_csum = -ENOTSUP) */
+#define GSO_IFCAPS_NO_SEND (1u << 2) /* do not send the checksum probe frame (xsk_csum = -ECANCELED) */
 
 /*
  * Probe interface `ifname` in the current network namespace and fill

@@ -1,0 +1,23 @@
+/* Interface facts from rtnetlink and ethtool (link_info.c).  Not installed. */
+#ifndef GSO_XDP_LINK_INTERNAL_H
+#define GSO_XDP_LINK_INTERNAL_H
+
+#include <stdint.h>
+
+struct link_info {
+	char driver[32];
+	uint32_t mtu, rx_queues, tx_queues;
+	uint32_t ifi_flags;      /* IFF_* */
+	uint32_t gso_max_size, gso_max_segs, tso_max_size, tso_max_segs;
+	uint64_t features;       /* GSO_IF_* active */
+	uint64_t features_fixed; /* GSO_IF_* not changeable */
+};
+
+/* RTM_GETLINK: MTU, real queue counts, GSO/TSO limits.  0 or -errno. */
+int link_rtnl(int ifindex, struct link_info *li);
+/* ETHTOOL_GDRVINFO + GSTRINGS/GFEATURES.  0 or -errno (driver may be set anyway). */
+int link_ethtool(const char *ifname, struct link_info *li);
+/* ethtool name of GSO_IF_* bit i, or NULL. */
+const char *link_feature_name(unsigned i);
+
+#endif
