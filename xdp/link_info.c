@@ -111,22 +111,21 @@ const char *link_feature_name(unsigned i)
 
 static int features(int fd, const char *ifname, struct link_info *li)
 {
-	struct {
-		struct ethtool_sset_info hdr;
-		uint32_t len;
-	} ss;
+	/* ethtool_sset_info ends in a flexible array: room for one answer. */
+	uint64_t ss_buf[(sizeof(struct ethtool_sset_info) + sizeof(uint32_t) + 7) / 8];
+	struct ethtool_sset_info *ss = (struct ethtool_sset_info *)ss_buf;
 	struct ethtool_gstrings *names = NULL;
 	struct ethtool_gfeatures *gf = NULL;
 	uint32_t n, blocks;
 	int err;
 
-	memset(&ss, 0, sizeof(ss));
-	ss.hdr.cmd = ETHTOOL_GSSET_INFO;
-	ss.hdr.sset_mask = 1ull << ETH_SS_FEATURES;
-	err = ethtool(fd, ifname, &ss);
+	memset(ss_buf, 0, sizeof(ss_buf));
+	ss->cmd = ETHTOOL_GSSET_INFO;
+	ss->sset_mask = 1ull << ETH_SS_FEATURES;
+	err = ethtool(fd, ifname, ss);
 	if (err)
 		return err;
-	n = ss.hdr.sset_mask ? ss.len : 0;
+	n = ss->sset_mask ? ss->data[0] : 0;
 	if (!n || n > 4096)
 		return -EOPNOTSUPP;
 	blocks = (n + 31) / 32;
