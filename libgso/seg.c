@@ -129,29 +129,6 @@ int seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
 	return err ? err : (int)n;
 }
 
-uint32_t seg_hdr_write(const struct seg_plan *p, uint32_t i, void *dst)
-{
-	uint8_t *h = dst;
-	int last = seg_is_last(p, i);
-
-	seg_copy_hdr(h, p->t->hdr, p->hdr_len);
-	if (p->v4) {
-		uint8_t *ip = h + p->l3_off;
-		uint16_t id = (uint16_t)(p->ip_id0 + (p->ipid_inc ? i : 0));
-		uint16_t check;
-
-		seg_put_be16(ip + 2, p->l3_len[last]);
-		seg_put_be16(ip + 4, id);
-		check = gso_csum_finish(gso_csum_add(p->ip_sum[last], seg_word(ip + 4)));
-		memcpy(ip + 10, &check, 2);
-	} else {
-		seg_put_be16(h + p->l3_off + 4, p->l3_len[last]);
-	}
-	if (p->tcp)
-		return seg_tcp_hdr(p, i, h + p->l4_off);
-	return seg_udp_hdr(p, i, h + p->l4_off);
-}
-
 /* ---- payload extents ---- */
 
 /* A position in the payload: extent index and offset inside it. */
@@ -339,7 +316,7 @@ int gso_segment_ref(const struct gso_super *s, const struct gso_seg_opts *o,
 {
 	struct seg_plan p;
 	struct ext_pos c;
-	bool full;
+	bool full, single;
 	int n = plan_super(&p, s, o);
 
 	if (n < 0)
@@ -356,6 +333,7 @@ int gso_segment_ref(const struct gso_super *s, const struct gso_seg_opts *o,
 	}
 
 	full = p.csum == GSO_CSUM_FULL;
+	single = s->n_ext == 1;
 	ext_pos_init(&c, s);
 	for (uint32_t i = 0; i < (uint32_t)n; i++) {
 		struct gso_seg_ref *r = &out[i];
@@ -365,20 +343,25 @@ int gso_segment_ref(const struct gso_super *s, const struct gso_seg_opts *o,
 		r->hdr_len = p.hdr_len;
 		r->pay_off = i * p.mss;
 		r->pay_len = pay;
-		if (pay) {
+		r->ext_idx = 0;
+		r->ext_off = 0;
+		if (single) {
+			/* one extent (the common case): no walk needed */
+			r->ext_off = r->pay_off;
+			if (full)
+				sum = gso_csum_partial((const uint8_t *)s->ext[0].base + r->pay_off, pay,
+						       sum);
+		} else if (pay) {
 			ext_pos_settle(&c);
 			r->ext_idx = c.idx;
 			r->ext_off = (uint32_t)c.off;
-		} else {
-			r->ext_idx = 0;
-			r->ext_off = 0;
+			if (full)
+				sum = ext_sum(&c, pay, sum);
+			else
+				ext_skip(&c, pay);
 		}
-		if (full) {
-			sum = ext_sum(&c, pay, sum);
+		if (full)
 			seg_csum_store(&p, r->hdr, sum);
-		} else {
-			ext_skip(&c, pay);
-		}
 		r->csum_start = p.l4_off;
 		r->csum_offset = p.csum_off;
 	}

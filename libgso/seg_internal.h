@@ -8,7 +8,7 @@
  *     struct seg_plan p;
  *     int n = seg_plan_init(&p, tmpl, payload_len, opts);  // validates
  *     for (i = 0; i < n; i++) {
- *         uint32_t sum = seg_hdr_write(&p, i, frame);       // headers
+ *         uint32_t sum = seg_hdr_write(&p, i, frame);       // headers, inline
  *         ... place seg_pay_len(&p, i) payload bytes after them; for
  *         GSO_CSUM_FULL add their sum (gso_csum_partial/copy, seeded
  *         with `sum`: the payload starts at an even L4 offset) ...
@@ -65,6 +65,56 @@ struct seg_plan {
 int seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
 		  const struct gso_seg_opts *o);
 
+/* ---- small helpers ---- */
+
+/* A 16-bit word as the checksum code sees it: loaded in memory order. */
+static inline uint32_t seg_word(const uint8_t *p)
+{
+	uint16_t w;
+
+	memcpy(&w, p, 2);
+	return w;
+}
+
+/* Big-endian stores; the byte swap keeps them one instruction each. */
+static inline void seg_put_be16(uint8_t *p, uint16_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap16(v);
+#endif
+	memcpy(p, &v, 2);
+}
+
+static inline void seg_put_be32(uint8_t *p, uint32_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	memcpy(p, &v, 4);
+}
+
+/*
+ * Copy headers (len is 42..255: at least 14 + 20 + 8) with two overlapping
+ * fixed-size moves.  A plain memcpy of a length known to be < 256 becomes
+ * `rep movs` here, which costs more than the rest of a segment's header
+ * work.
+ */
+static inline void seg_copy_hdr(uint8_t *dst, const uint8_t *src, unsigned len)
+{
+	if (len <= 64) {
+		memcpy(dst, src, 32);
+		memcpy(dst + len - 32, src + len - 32, 32);
+	} else if (len <= 128) {
+		memcpy(dst, src, 64);
+		memcpy(dst + len - 64, src + len - 64, 64);
+	} else {
+		memcpy(dst, src, 128);
+		memcpy(dst + len - 128, src + len - 128, 128);
+	}
+}
+
+/* ---- per segment ---- */
+
 static inline bool seg_is_last(const struct seg_plan *p, uint32_t i)
 {
 	return i + 1 == p->n;
@@ -81,14 +131,82 @@ static inline uint32_t seg_frame_len(const struct seg_plan *p, uint32_t i)
 	return p->hdr_len + seg_pay_len(p, i);
 }
 
+#define SEG_TCP_SEQ 4u
+#define SEG_TCP_FLAGS_WORD 12u
+#define SEG_TCP_FLAGS 13u
+#define SEG_TCP_CHECK 16u
+#define SEG_UDP_LEN 4u
+#define SEG_UDP_CHECK 6u
+
+/*
+ * TCP fields of segment i, as tcp_gso_segment() sets them: seq advances by
+ * MSS, FIN/PSH only on the last segment, CWR only on the first.  Returns
+ * what seg_hdr_write() returns.
+ */
+static inline uint32_t seg_tcp_fix(const struct seg_plan *p, uint32_t i, bool last, uint8_t *l4)
+{
+	uint8_t flags = p->tcp_flags;
+	uint32_t seq;
+
+	if (!last)
+		flags &= (uint8_t)~(GSO_TCP_FIN | GSO_TCP_PSH);
+	if (i)
+		flags &= (uint8_t)~GSO_TCP_CWR;
+	l4[SEG_TCP_FLAGS] = flags;
+	seg_put_be32(l4 + SEG_TCP_SEQ, p->seq0 + i * p->mss);
+
+	if (p->csum == GSO_CSUM_PARTIAL) {
+		uint16_t seed = (uint16_t)p->l4_sum[last];
+
+		memcpy(l4 + SEG_TCP_CHECK, &seed, 2);
+		return 0;
+	}
+	memset(l4 + SEG_TCP_CHECK, 0, 2);
+	/* A 32-bit word adds like its two halves: 2^16 == 1 (mod 0xffff). */
+	memcpy(&seq, l4 + SEG_TCP_SEQ, 4);
+	return gso_csum_add(gso_csum_add(p->l4_sum[last], seq), seg_word(l4 + SEG_TCP_FLAGS_WORD));
+}
+
+/* UDP fields of segment i: its own length; the rest of the sum is planned. */
+static inline uint32_t seg_udp_fix(const struct seg_plan *p, bool last, uint8_t *l4)
+{
+	uint16_t check = p->csum == GSO_CSUM_PARTIAL ? (uint16_t)p->l4_sum[last] : 0;
+
+	seg_put_be16(l4 + SEG_UDP_LEN, p->l4_len[last]);
+	memcpy(l4 + SEG_UDP_CHECK, &check, 2);
+	return p->csum == GSO_CSUM_PARTIAL ? 0 : p->l4_sum[last];
+}
+
 /*
  * Write segment i's headers (p->hdr_len bytes) at `dst`.  GSO_CSUM_PARTIAL:
  * the L4 check field gets the seed and the return value is 0.
  * GSO_CSUM_FULL: the check field is left 0 and the return value is the
  * partial sum of pseudo-header + L4 header, to which the caller adds the
- * payload's sum before seg_csum_store().
+ * payload's sum before seg_csum_store().  Inline because it is the whole
+ * per-segment cost of the header+reference form.
  */
-uint32_t seg_hdr_write(const struct seg_plan *p, uint32_t i, void *dst);
+static inline uint32_t seg_hdr_write(const struct seg_plan *p, uint32_t i, void *dst)
+{
+	uint8_t *h = dst;
+	bool last = seg_is_last(p, i);
+
+	seg_copy_hdr(h, p->t->hdr, p->hdr_len);
+	if (p->v4) {
+		uint8_t *ip = h + p->l3_off;
+		uint16_t id = (uint16_t)(p->ip_id0 + (p->ipid_inc ? i : 0));
+		uint16_t check;
+
+		seg_put_be16(ip + 2, p->l3_len[last]);
+		seg_put_be16(ip + 4, id);
+		check = gso_csum_finish(gso_csum_add(p->ip_sum[last], seg_word(ip + 4)));
+		memcpy(ip + 10, &check, 2);
+	} else {
+		seg_put_be16(h + p->l3_off + 4, p->l3_len[last]);
+	}
+	if (p->tcp)
+		return seg_tcp_fix(p, i, last, h + p->l4_off);
+	return seg_udp_fix(p, last, h + p->l4_off);
+}
 
 /*
  * GSO_CSUM_FULL: complete the L4 checksum of the headers at `hdr` from the
@@ -105,6 +223,8 @@ static inline void seg_csum_store(const struct seg_plan *p, void *hdr, uint32_t 
 	memcpy((uint8_t *)hdr + p->l4_off + p->csum_off, &c, 2);
 }
 
+/* ---- once per super-segment ---- */
+
 /* Pseudo-header partial sum of the template's addresses with `l4_len`. */
 static inline uint32_t seg_pseudo(const struct seg_plan *p, uint32_t l4_len)
 {
@@ -117,54 +237,11 @@ static inline uint32_t seg_pseudo(const struct seg_plan *p, uint32_t l4_len)
 }
 
 /*
- * Per protocol (seg_tcp.c, seg_udp.c): *_plan fills csum_off, the L4
- * fields and l4_sum[] of a plan whose generic part is set, and may refuse
- * the super-segment (-EINVAL); *_hdr rewrites the L4 header of segment i
- * at `l4` (already a copy of the template's) and returns what
- * seg_hdr_write() returns.
+ * Per protocol (seg_tcp.c, seg_udp.c): fill csum_off, the L4 fields and
+ * l4_sum[] of a plan whose generic part is set; may refuse the
+ * super-segment (-EINVAL).
  */
 int seg_tcp_plan(struct seg_plan *p);
-uint32_t seg_tcp_hdr(const struct seg_plan *p, uint32_t i, uint8_t *l4);
 int seg_udp_plan(struct seg_plan *p);
-uint32_t seg_udp_hdr(const struct seg_plan *p, uint32_t i, uint8_t *l4);
-
-/*
- * Copy headers (len >= 16, always true: at least 14 + 20 + 8 bytes) in
- * 16-byte moves, the last one overlapping.  A plain memcpy of a length
- * known to be < 256 becomes `rep movs` here, which costs more than the
- * rest of a segment's header work.
- */
-static inline void seg_copy_hdr(uint8_t *dst, const uint8_t *src, unsigned len)
-{
-	unsigned k;
-
-	for (k = 0; k + 16 <= len; k += 16)
-		memcpy(dst + k, src + k, 16);
-	if (k < len)
-		memcpy(dst + len - 16, src + len - 16, 16);
-}
-
-/* A 16-bit word as the checksum code sees it: loaded in memory order. */
-static inline uint32_t seg_word(const uint8_t *p)
-{
-	uint16_t w;
-
-	memcpy(&w, p, 2);
-	return w;
-}
-
-static inline void seg_put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void seg_put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
 
 #endif

@@ -1,19 +1,17 @@
 /*
- * UDP segmentation with UDP_SEGMENT semantics (__udp_gso_segment): every
- * segment is a complete datagram with its own length and checksum.  The
- * whole UDP header is the same in all non-last segments, so its sum and
- * the pseudo-header's are taken once for them and once for the last.
+ * UDP segmentation plan with UDP_SEGMENT semantics (__udp_gso_segment):
+ * every segment is a complete datagram with its own length and checksum
+ * (the per-segment rewrite is seg_udp_fix() in seg_internal.h).  The whole
+ * UDP header is the same in all non-last segments, so its sum and the
+ * pseudo-header's are taken once for them and once for the last.
  */
 #include "seg_internal.h"
-
-#define UDP_LEN 4u
-#define UDP_CHECK 6u
 
 int seg_udp_plan(struct seg_plan *p)
 {
 	const uint8_t *uh = p->t->hdr + p->l4_off;
 
-	p->csum_off = UDP_CHECK;
+	p->csum_off = SEG_UDP_CHECK;
 	for (int k = 0; k < 2; k++) {
 		uint32_t pseudo = seg_pseudo(p, p->l4_len[k]);
 		uint8_t len[2];
@@ -28,14 +26,4 @@ int seg_udp_plan(struct seg_plan *p)
 					    gso_csum_add(seg_word(uh + 2), seg_word(len)));
 	}
 	return 0;
-}
-
-uint32_t seg_udp_hdr(const struct seg_plan *p, uint32_t i, uint8_t *l4)
-{
-	int last = seg_is_last(p, i);
-	uint16_t check = p->csum == GSO_CSUM_PARTIAL ? (uint16_t)p->l4_sum[last] : 0;
-
-	seg_put_be16(l4 + UDP_LEN, p->l4_len[last]);
-	memcpy(l4 + UDP_CHECK, &check, 2);
-	return p->csum == GSO_CSUM_PARTIAL ? 0 : p->l4_sum[last];
 }
