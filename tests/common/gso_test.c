@@ -146,6 +146,65 @@ static int read_link(struct gso_testbed *tb, int side)
 	return err;
 }
 
+/*
+ * A watchdog process removes the namespaces when the test process dies,
+ * however it dies (assert, crash, timeout kill): it blocks reading a pipe
+ * whose only write end the test holds, and the kernel closes that end at
+ * exit.  gso_testbed_destroy() removes them first in the normal case.
+ */
+static void start_watchdog(struct gso_testbed *tb)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		char c;
+
+		/*
+		 * Detach: the watchdog must not be a child that the test
+		 * runner could wait for, nor hold any of its descriptors.
+		 */
+		if (fork() != 0)
+			_exit(0);
+		setsid();
+		for (int fd = 0; fd < 1024; fd++)
+			if (fd != p[0])
+				close(fd);
+		open("/dev/null", O_RDWR); /* 0, 1, 2 */
+		open("/dev/null", O_RDWR);
+		open("/dev/null", O_RDWR);
+		while (read(p[0], &c, 1) > 0)
+			;
+		for (int i = 0; i < 2; i++) {
+			char path[128];
+
+			snprintf(path, sizeof(path), "/run/netns/%s", tb->ns[i]);
+			if (access(path, F_OK) == 0) {
+				pid_t c2 = fork();
+
+				if (c2 == 0) {
+					execlp("ip", "ip", "netns", "del", tb->ns[i], (char *)NULL);
+					_exit(127);
+				}
+				if (c2 > 0)
+					waitpid(c2, NULL, 0);
+			}
+		}
+		_exit(0);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	close(p[0]);
+	if (pid < 0) {
+		close(p[1]);
+		return;
+	}
+	tb->watchdog_fd = p[1];
+}
+
 int gso_testbed_create(struct gso_testbed *tb)
 {
 	static unsigned counter;
@@ -166,6 +225,8 @@ int gso_testbed_create(struct gso_testbed *tb)
 		return -EIO;
 	}
 	tb->up = true;
+	tb->watchdog_fd = -1;
+	start_watchdog(tb);
 	err = run_fmt("ip link add %s netns %s type veth peer name %s netns %s",
 		      tb->ifname[0], tb->ns[0], tb->ifname[1], tb->ns[1]);
 	for (int i = 0; !err && i < 2; i++)
@@ -189,5 +250,8 @@ void gso_testbed_destroy(struct gso_testbed *tb)
 		return;
 	run_fmt("ip netns del %s 2>/dev/null", tb->ns[0]);
 	run_fmt("ip netns del %s 2>/dev/null", tb->ns[1]);
+	if (tb->watchdog_fd >= 0)
+		close(tb->watchdog_fd);
+	tb->watchdog_fd = -1;
 	tb->up = false;
 }

@@ -23,7 +23,8 @@ void gso_test_fill_random(void *buf, size_t len, uint64_t *state);
  * A test-bed of two network namespaces joined by one veth pair, all with
  * names unique to this test run and process ("gsot<run>-<pid>-<n>a/b").
  * Nothing of the host is touched: the veth is created directly inside the
- * namespaces.  Addresses: 10.77.0.1/24 + fd77::1/64 on side a,
+ * namespaces.  They are removed by gso_testbed_destroy(), and by a watchdog
+ * process if the test process dies first (crash, kill, failed assert).  Addresses: 10.77.0.1/24 + fd77::1/64 on side a,
  * 10.77.0.2/24 + fd77::2/64 on side b (namespace-local, never routed).
  */
 struct gso_testbed {
@@ -32,6 +33,7 @@ struct gso_testbed {
 	int ifindex[2];
 	uint8_t mac[2][6];
 	bool up;
+	int watchdog_fd; /* write end of the pipe the clean-up watchdog waits on */
 };
 
 /* Create it; returns 0 or -errno (and cleans up what it made). */
