@@ -91,6 +91,24 @@ ParameterizedTest(struct tx_case *c, xsk_tx, udp_super)
 		cr_assert_eq(n, (ssize_t)want, "datagram %u of %u: got %zd, want %u bytes", i, nseg, n, want);
 		cr_assert_eq(memcmp(rx, buf.data + i * c->mss, want), 0, "datagram %u payload differs", i);
 	}
+	/*
+	 * Byte for byte what libgso's software GSO makes of the same
+	 * super-segment: complete frames, or for checksum requests (which a
+	 * veth passes on unfinished) frames that still carry the seed.
+	 */
+	static uint8_t expect[1 << 17];
+	static struct gso_frame want[200];
+	struct gso_extent ext = { buf.data, c->len };
+	struct gso_super sup = { &xt_g.tmpl, &ext, 1 };
+	GSO_OPTS(gso_seg_opts, so, .mss = c->mss, .csum = c->csum == C_META ? GSO_CSUM_PARTIAL : GSO_CSUM_FULL);
+	uint32_t fsz = xt_g.tmpl.hdr_len + c->mss;
+	cr_assert_leq(nseg, 200);
+	cr_assert_leq(nseg * fsz, sizeof(expect));
+	for (uint32_t i = 0; i < nseg; i++) {
+		want[i].buf = expect + i * fsz;
+		want[i].cap = fsz;
+	}
+	cr_assert_eq(gso_segment(&sup, &so, want, nseg), (int)nseg);
 	for (uint32_t i = 0; i < nseg; i++) {
 		ssize_t n = xt_cap_next(frame, sizeof(frame), GSO_L4_UDP);
 		cr_assert_gt(n, 0, "captured frame %u of %u: %zd", i, nseg, n);
@@ -99,6 +117,8 @@ ParameterizedTest(struct tx_case *c, xsk_tx, udp_super)
 			cr_assert_not(ok, "frame %u: a checksum request crosses a veth unfinished", i);
 		else
 			cr_assert(ok, "frame %u: UDP checksum wrong", i);
+		cr_assert_eq((uint32_t)n, want[i].len, "frame %u: %zd bytes, libgso makes %u", i, n, want[i].len);
+		cr_assert_eq(memcmp(frame, want[i].buf, want[i].len), 0, "frame %u differs from libgso's software GSO", i);
 	}
 	xt_drain();
 	struct gso_dev_stats st = xt_stats();
