@@ -146,3 +146,78 @@ ParameterizedTest(struct tx_case *c, xsk_tx, udp_super)
 	st = xt_stats();
 	cr_assert_eq(st.chunks_free, st.chunks_total, "all chunks free after teardown");
 }
+
+/* ---- UMEM geometries, kick budget, payload outside the UMEM ---- */
+
+struct mode_case {
+	char name[48];
+	uint32_t xflags, chunk_size, tx_budget;
+	bool plain_memory;  /* payload in ordinary memory: always copied */
+	bool expect_sg, expect_csum;
+	uint32_t mss, len;
+	uint32_t min_kicks;
+};
+
+ParameterizedTestParameters(xsk_tx, modes)
+{
+	static struct mode_case c[] = {
+		{ "aligned, no metadata: multi-buffer", GSO_XSK_F_ALIGNED | GSO_XSK_F_NO_CSUM, 0, 0, false, true, false,
+		  1400, 60000, 1 },
+		{ "aligned with metadata: copied frames", GSO_XSK_F_ALIGNED, 0, 0, false, false, true, 1400, 60000, 1 },
+		{ "2048-byte chunks", 0, 2048, 0, false, true, true, 1400, 60000, 1 },
+		{ "3000-byte chunks (unaligned)", 0, 3000, 0, false, true, true, 1400, 60000, 1 },
+		{ "kernel budget 32: several kicks", 0, 0, 32, false, true, true, 100, 12800, 8 },
+		{ "payload in plain memory", 0, 0, 0, true, true, true, 1400, 30000, 1 },
+	};
+	return cr_make_param_array(struct mode_case, c, sizeof(c) / sizeof(c[0]));
+}
+
+ParameterizedTest(struct mode_case *c, xsk_tx, modes)
+{
+	static uint8_t rx[2048], plain[70000];
+	uint64_t rng = 99;
+	struct gso_buf buf;
+	const uint8_t *src;
+	uint32_t nseg = (c->len + c->mss - 1) / c->mss;
+
+	gso_test_require_root();
+	cr_log_info("case: %s", c->name);
+	xt_bed(0);
+	xt_udp_rx(false);
+	xt_tmpl(false, GSO_L4_UDP, 0, 0, XT_PORT_TX, XT_PORT_RX);
+	GSO_OPTS(gso_xsk_opts, o, .flags = c->xflags, .chunk_size = c->chunk_size, .tx_budget = c->tx_budget);
+	xt_open(&o);
+	GSO_OPTS(gso_dev_caps, caps);
+	cr_assert_eq(gso_dev__caps(xt_g.dev, &caps), 0);
+	cr_assert_eq(!!(caps.flags & GSO_DEV_SG), c->expect_sg, "%s", gso_dev__name(xt_g.dev));
+	cr_assert_eq(!!(caps.flags & GSO_DEV_CSUM), c->expect_csum, "%s", gso_dev__name(xt_g.dev));
+	struct gso_tx tx = { .tmpl = &xt_g.tmpl, .len = c->len, .mss = c->mss };
+	if (c->plain_memory) {
+		gso_test_fill_random(plain, c->len, &rng);
+		tx.data = plain;
+		src = plain;
+	} else {
+		cr_assert_eq(gso_dev__buf_alloc(xt_g.dev, c->len, &buf), 0);
+		gso_test_fill_random(buf.data, c->len, &rng);
+		tx.buf = &buf;
+		src = buf.data;
+	}
+	struct gso_dev_stats st0 = xt_stats();
+	cr_assert_eq(gso_dev__submit(xt_g.dev, &tx, 1), 1);
+	for (uint32_t i = 0; i < nseg; i++) {
+		uint32_t want = c->len - i * c->mss < c->mss ? c->len - i * c->mss : c->mss;
+		cr_assert_eq(xt_recv(rx, sizeof(rx)), (ssize_t)want, "datagram %u of %u", i, nseg);
+		cr_assert_eq(memcmp(rx, src + i * c->mss, want), 0, "datagram %u", i);
+	}
+	xt_drain();
+	struct gso_dev_stats st = xt_stats();
+	cr_assert_geq(st.kicks - st0.kicks, c->min_kicks, "%lu kicks", (unsigned long)(st.kicks - st0.kicks));
+	cr_assert_eq(st.fallback_copy, (c->plain_memory || !c->expect_sg) ? 1 : 0);
+	cr_assert_eq(st.tx_sg_frames, (!c->plain_memory && c->expect_sg) ? nseg : 0);
+	cr_assert_eq(st.kernel_invalid, 0, "the kernel refused %lu descriptors", (unsigned long)st.kernel_invalid);
+	if (!c->plain_memory)
+		gso_dev__buf_free(xt_g.dev, &buf);
+	gso_dev__close(xt_g.dev);
+	st = xt_stats();
+	cr_assert_eq(st.chunks_free, st.chunks_total);
+}
