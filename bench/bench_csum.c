@@ -121,6 +121,15 @@ static double median(const double *v, int n)
 	return n & 1 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 }
 
+static double best_of(const double *v, int n)
+{
+	double b = v[0];
+
+	for (int i = 1; i < n; i++)
+		b = v[i] > b ? v[i] : b;
+	return b;
+}
+
 static void *big_alloc(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -347,8 +356,10 @@ int main(int argc, char **argv)
 	if (dpdk >= 0)
 		printf("  vs DPDK rte_raw_cksum:  1448 B %.2fx, 64 KiB %.2fx (goal >= 1.3x)\n",
 		       med[best][0] / med[dpdk][0], med[best][1] / med[dpdk][1]);
-	printf("  vs read pass:           %s %.0f%% (goal >= 90%%), 64 KiB %.0f%%\n", size_names[2],
-	       100 * med[best][2] / med[0][2], 100 * med[best][1] / med[0][1]);
+	printf("  vs read pass:           %s %.0f%% (goal >= 90%%; best-of-rounds %.0f%%), 64 KiB %.0f%%\n",
+	       size_names[2], 100 * med[best][2] / med[0][2],
+	       100 * best_of(cands[best].gbs[2], rounds) / best_of(cands[0].gbs[2], rounds),
+	       100 * med[best][1] / med[0][1]);
 	printf("  copy vs memcpy:         1448 B %.2fx, 64 KiB %.2fx, %s %.2fx\n",
 	       med[bestc][0] / med[first_copy][0], med[bestc][1] / med[first_copy][1], size_names[2],
 	       med[bestc][2] / med[first_copy][2]);
