@@ -81,10 +81,19 @@ static void probe_xsk(int ifindex, unsigned flags, struct gso_ifcaps *c)
 		c->xsk_tx_metadata = c->xsk_csum = c->xsk_tx_budget = -ENOMEM;
 		return;
 	}
-	err = probe_open(&s, ifindex, area, XDP_ZEROCOPY, false, false);
-	c->xsk_zerocopy = err ? err : 1;
-	if (!err)
-		xsk_sock_close(&s);
+	/*
+	 * A zero-copy bind makes a capable driver rebuild the queue (traffic
+	 * on it stops for a moment), so when netlink already says the driver
+	 * can, we take its word; otherwise the bind itself answers.
+	 */
+	if (c->netdev_genl == 1 && (c->xdp_features & NETDEV_XDP_ACT_XSK_ZEROCOPY)) {
+		c->xsk_zerocopy = 1;
+	} else {
+		err = probe_open(&s, ifindex, area, XDP_ZEROCOPY, false, false);
+		c->xsk_zerocopy = err ? err : 1;
+		if (!err)
+			xsk_sock_close(&s);
+	}
 
 	/* Everything at once; on failure find out which part the kernel refuses. */
 	err = probe_open(&s, ifindex, area, base | XDP_USE_SG, unaligned, true);

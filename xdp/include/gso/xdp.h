@@ -363,7 +363,8 @@ struct gso_ifcaps {
 	uint64_t xsk_features;  /* NETDEV_XSK_FLAGS_* bits (zero-copy driver's TX metadata) */
 	/* AF_XDP, found by binding sockets to queue 0 (skipped with GSO_IFCAPS_NO_XSK) */
 	gso_probe_t xsk_copy;      /* copy mode binds */
-	gso_probe_t xsk_zerocopy;  /* zero-copy binds (-EOPNOTSUPP on veth) */
+	gso_probe_t xsk_zerocopy;  /* zero-copy binds (-EOPNOTSUPP on veth); not tried when netlink
+				    * reports xsk-zerocopy (the bind would reset a live NIC queue): 1 */
 	gso_probe_t xsk_sg;        /* XDP_USE_SG binds in copy mode */
 	uint32_t xsk_copy_max_descs; /* copy-mode descriptors per packet (MAX_SKB_FRAGS + 1) */
 	gso_probe_t xsk_unaligned; /* unaligned chunk mode registers */
