@@ -1,0 +1,111 @@
+/*
+ * The e1000-class TSO device model (not installed).
+ *
+ *   e1000_engine.c  the transmit engine: descriptor ring in memory -> frames.
+ *                   Pure: no threads, no syscalls; the unit tests drive it.
+ *   e1000_wire.c    where frames go: an AF_XDP socket, or a callback.
+ *   e1000_dev.c     the device thread (own core, doorbell, CPU accounting).
+ *   e1000.c         the driver side: struct gso_dev backend, descriptors
+ *                   for each super-segment, completions.
+ *
+ * Behaviour follows QEMU hw/net/e1000.c (process_tx_desc, xmit_seg,
+ * putsum) as summarised in offload-reference section 4, with these
+ * deliberate differences, all of which drop the packet and count it where
+ * QEMU would send something broken: no EOP before a context or legacy
+ * descriptor (QEMU keeps accumulating), TSO data not exactly HDRLEN +
+ * PAYLEN, TSE without TUCMD.IP (QEMU writes a wrong IPv6 payload length),
+ * checksum insertion without a context, VLE (tag insertion needs CTRL.VME,
+ * not modelled), legacy descriptors.
+ */
+#ifndef GSO_XDP_E1000_INTERNAL_H
+#define GSO_XDP_E1000_INTERNAL_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gso/offload.h>
+
+/* STA bits the device writes back (byte 12 of every descriptor). */
+#define E1000_STA_DD 0x01u
+
+/* Where frames go.  Called on the device's thread only. */
+struct e1000_wire {
+	/* Room for up to `want` more frames of up to `max_len` bytes; returns how many (0: full). */
+	uint32_t (*room)(struct e1000_wire *w, uint32_t want, uint32_t max_len);
+	/* Buffer for the next frame, at least max_len bytes (after room() made room). */
+	uint8_t *(*buf)(struct e1000_wire *w);
+	/* The frame at buf() is complete with `len` bytes. */
+	void (*put)(struct e1000_wire *w, uint32_t len);
+	/* End of a batch: push what was put. */
+	void (*flush)(struct e1000_wire *w);
+};
+
+/* Device counters: written by the device's thread only, read by anyone. */
+struct e1000_counters {
+	_Atomic uint64_t descs, ctx_descs, packets, tso_packets, frames, bytes;
+	_Atomic uint64_t eop_missing, tail_no_eop, bad_desc, bad_ctx, bad_len, wire_full;
+	_Atomic uint32_t last_err_desc;
+};
+
+static inline void e1000_cnt_add(_Atomic uint64_t *c, uint64_t v)
+{
+	/* Single writer: a relaxed load and store are enough, no locked add. */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v, memory_order_relaxed);
+}
+
+struct e1000_piece {
+	const uint8_t *p;
+	uint32_t len;
+};
+
+/* The packet being emitted (validated, descriptors first..end-1). */
+struct e1000_pkt {
+	bool active;
+	bool tse;
+	uint8_t popts;
+	uint32_t first, end;  /* ring indices (free-running) */
+	uint32_t npieces;
+	uint32_t total;       /* data bytes */
+	uint32_t frames;      /* frames it makes */
+	uint32_t done;        /* frames emitted */
+	uint32_t cur, cur_off; /* payload cursor: piece, offset in it */
+};
+
+struct e1000_engine {
+	const uint8_t *dma;   /* device-visible memory: descriptor addresses are offsets into it */
+	uint64_t dma_len;
+	uint32_t max_frame;   /* longest frame the wire takes, L2 header included */
+	struct gso_e1000_ctx tso, csum; /* the two context slots (TSE / not), as QEMU keeps them */
+	bool tso_valid, csum_valid;
+	struct e1000_pkt pkt;
+	struct e1000_piece *pieces; /* ring_size entries */
+	uint32_t ring_size;
+	uint32_t stall_at;    /* head index at which the tail was last found inside a packet */
+	bool stalled;
+	uint8_t hdr[GSO_MAX_HDR_LEN + 1]; /* the TSO packet's header as the driver wrote it */
+	struct e1000_counters cnt;
+};
+
+/*
+ * Set up an engine for a ring of `ring_size` descriptors over device
+ * memory [dma, dma + dma_len).  Returns 0, -EINVAL or -ENOMEM.
+ */
+int e1000_engine_init(struct e1000_engine *e, uint32_t ring_size, const uint8_t *dma,
+		      uint64_t dma_len, uint32_t max_frame);
+void e1000_engine_fini(struct e1000_engine *e);
+
+/*
+ * Consume descriptors of `ring` (ring_size x 16 bytes, index & (size-1))
+ * from *head up to `tail` (exclusive, free-running indices) and emit
+ * frames to `w`.  A packet's descriptors are consumed only once all its
+ * frames are out: a full wire stops the run in the middle of a packet,
+ * and the next run resumes it.  Writes STA.DD into every consumed
+ * descriptor that has RS.  Returns the number of descriptors consumed;
+ * *head is advanced by as many.
+ */
+uint32_t e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *head, uint32_t tail,
+			  struct e1000_wire *w);
+
+#endif
