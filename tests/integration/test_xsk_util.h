@@ -163,17 +163,22 @@ static inline bool xt_wait(int fd, int ms)
 	return poll(&p, 1, ms) == 1;
 }
 
-/* Receive one datagram on the UDP receiver; -ETIMEDOUT after XT_WAIT_MS. */
-static inline ssize_t xt_recv(void *buf, size_t cap)
+/* Receive one datagram on the UDP receiver; -ETIMEDOUT after `ms`. */
+static inline ssize_t xt_recv_wait(void *buf, size_t cap, int ms)
 {
 	ssize_t n = recv(xt_g.rx_fd, buf, cap, 0);
 
 	if (n >= 0 || errno != EAGAIN)
 		return n < 0 ? -errno : n;
-	if (!xt_wait(xt_g.rx_fd, XT_WAIT_MS))
+	if (!xt_wait(xt_g.rx_fd, ms))
 		return -ETIMEDOUT;
 	n = recv(xt_g.rx_fd, buf, cap, 0);
 	return n < 0 ? -errno : n;
+}
+
+static inline ssize_t xt_recv(void *buf, size_t cap)
+{
+	return xt_recv_wait(buf, cap, XT_WAIT_MS);
 }
 
 /* Next captured frame that is IPv4/IPv6 to our receiver port; -ETIMEDOUT after XT_WAIT_MS. */
