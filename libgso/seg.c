@@ -82,7 +82,6 @@ int seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
 	if (n > limit)
 		return -E2BIG;
 
-	memset(p, 0, sizeof(*p));
 	p->t = t;
 	p->total = (uint32_t)total;
 	p->mss = mss;
@@ -91,39 +90,42 @@ int seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
 	p->csum = csum;
 	p->v4 = t->l3 == GSO_L3_IPV4;
 	p->tcp = t->l4 == GSO_L4_TCP;
+	p->ipid_inc = false;
 	p->hdr_len = (uint8_t)t->hdr_len;
 	p->l3_off = t->l3_off;
 	p->l4_off = t->l4_off;
+	p->ip_id0 = 0;
 
+	/*
+	 * Two header images, for the non-last segments and for the last:
+	 * lengths in place, IPv4 ID and checksum zero.  The L4 plan adds
+	 * its own fields; per segment only ID, IP checksum and TCP seq remain.
+	 */
 	for (int k = 0; k < 2; k++) {
 		uint32_t pay = k ? p->last_pay : mss;
+		uint8_t *ip = p->img[k] + t->l3_off;
 
 		p->l4_len[k] = (uint16_t)(t->l4_len + pay);
 		p->l3_len[k] = (uint16_t)(t->hdr_len - t->l3_off + pay - (p->v4 ? 0 : IP6_HLEN));
+		memcpy(p->img[k], t->hdr, t->hdr_len);
+		if (p->v4) {
+			seg_put_be16(ip + 2, p->l3_len[k]);
+			memset(ip + 4, 0, 2);
+			memset(ip + 10, 0, 2);
+			p->ip_sum[k] = gso_csum_partial(ip, t->l4_off - t->l3_off, 0);
+		} else {
+			seg_put_be16(ip + 4, p->l3_len[k]);
+			p->ip_sum[k] = 0;
+		}
 	}
 
 	if (p->v4) {
 		const uint8_t *ip = t->hdr + t->l3_off;
-		uint8_t scratch[60];
-		unsigned ihl = t->l4_off - t->l3_off;
-		bool df = ip[6] & 0x40;
-		uint32_t base;
 
-		if (ipid == GSO_IPID_FIXED && !df)
+		if (ipid == GSO_IPID_FIXED && !(ip[6] & 0x40))
 			return -EINVAL;
 		p->ipid_inc = ipid == GSO_IPID_INC;
 		p->ip_id0 = (uint16_t)(ip[4] << 8 | ip[5]);
-		/* Sum the parts that are equal in every segment, once. */
-		memcpy(scratch, ip, ihl);
-		memset(scratch + 2, 0, 4);  /* tot_len, id */
-		memset(scratch + 10, 0, 2); /* check */
-		base = gso_csum_partial(scratch, ihl, 0);
-		for (int k = 0; k < 2; k++) {
-			uint8_t w[2];
-
-			seg_put_be16(w, p->l3_len[k]);
-			p->ip_sum[k] = gso_csum_add(base, seg_word(w));
-		}
 	}
 	err = p->tcp ? seg_tcp_plan(p) : seg_udp_plan(p);
 	return err ? err : (int)n;

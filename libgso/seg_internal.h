@@ -15,9 +15,9 @@
  *         seg_csum_store(&p, frame, sum);                   // FULL only
  *     }
  *
- * The plan holds everything that is the same for all segments, so the
- * per-segment work is a header copy and a handful of 16-bit stores and
- * ones'-complement adds.
+ * The plan holds everything that is the same for all segments (two header
+ * images, the checksum parts), so the per-segment work is a header copy
+ * and a handful of stores and ones'-complement adds.
  */
 #ifndef SEG_INTERNAL_H
 #define SEG_INTERNAL_H
@@ -50,11 +50,17 @@ struct seg_plan {
 	uint32_t ip_sum[2];
 	/*
 	 * GSO_CSUM_FULL: pseudo-header + the L4 header words that do not
-	 * change between segments (TCP: all but seq, doff/flags and check;
-	 * UDP: all but check, length included).
-	 * GSO_CSUM_PARTIAL: the folded pseudo-header sum (the seed).
+	 * change between segments (TCP: all but seq and doff/flags; UDP: the
+	 * whole header, check as 0).  GSO_CSUM_PARTIAL: 0 (the seed is in
+	 * the image).
 	 */
 	uint32_t l4_sum[2];
+	/*
+	 * The headers of a non-last and of the last segment with everything
+	 * but IPv4 ID, IPv4 checksum and TCP seq (all 0 here) filled in:
+	 * lengths, TCP flags without CWR, L4 checksum seed or 0.
+	 */
+	uint8_t img[2][GSO_MAX_HDR_LEN + 1];
 };
 
 /*
@@ -104,6 +110,9 @@ static inline void seg_copy_hdr(uint8_t *dst, const uint8_t *src, unsigned len)
 	if (len <= 64) {
 		memcpy(dst, src, 32);
 		memcpy(dst + len - 32, src + len - 32, 32);
+	} else if (len <= 96) {
+		memcpy(dst, src, 64);
+		memcpy(dst + len - 32, src + len - 32, 32);
 	} else if (len <= 128) {
 		memcpy(dst, src, 64);
 		memcpy(dst + len - 64, src + len - 64, 64);
@@ -139,42 +148,22 @@ static inline uint32_t seg_frame_len(const struct seg_plan *p, uint32_t i)
 #define SEG_UDP_CHECK 6u
 
 /*
- * TCP fields of segment i, as tcp_gso_segment() sets them: seq advances by
- * MSS, FIN/PSH only on the last segment, CWR only on the first.  Returns
- * what seg_hdr_write() returns.
+ * TCP fields of segment i over the image: seq advances by MSS, CWR goes
+ * back on the first segment (FIN/PSH are already right in the image).
+ * Returns what seg_hdr_write() returns.
  */
 static inline uint32_t seg_tcp_fix(const struct seg_plan *p, uint32_t i, bool last, uint8_t *l4)
 {
-	uint8_t flags = p->tcp_flags;
 	uint32_t seq;
 
-	if (!last)
-		flags &= (uint8_t)~(GSO_TCP_FIN | GSO_TCP_PSH);
-	if (i)
-		flags &= (uint8_t)~GSO_TCP_CWR;
-	l4[SEG_TCP_FLAGS] = flags;
+	if (i == 0)
+		l4[SEG_TCP_FLAGS] |= p->tcp_flags & GSO_TCP_CWR;
 	seg_put_be32(l4 + SEG_TCP_SEQ, p->seq0 + i * p->mss);
-
-	if (p->csum == GSO_CSUM_PARTIAL) {
-		uint16_t seed = (uint16_t)p->l4_sum[last];
-
-		memcpy(l4 + SEG_TCP_CHECK, &seed, 2);
+	if (p->csum == GSO_CSUM_PARTIAL)
 		return 0;
-	}
-	memset(l4 + SEG_TCP_CHECK, 0, 2);
 	/* A 32-bit word adds like its two halves: 2^16 == 1 (mod 0xffff). */
 	memcpy(&seq, l4 + SEG_TCP_SEQ, 4);
 	return gso_csum_add(gso_csum_add(p->l4_sum[last], seq), seg_word(l4 + SEG_TCP_FLAGS_WORD));
-}
-
-/* UDP fields of segment i: its own length; the rest of the sum is planned. */
-static inline uint32_t seg_udp_fix(const struct seg_plan *p, bool last, uint8_t *l4)
-{
-	uint16_t check = p->csum == GSO_CSUM_PARTIAL ? (uint16_t)p->l4_sum[last] : 0;
-
-	seg_put_be16(l4 + SEG_UDP_LEN, p->l4_len[last]);
-	memcpy(l4 + SEG_UDP_CHECK, &check, 2);
-	return p->csum == GSO_CSUM_PARTIAL ? 0 : p->l4_sum[last];
 }
 
 /*
@@ -190,22 +179,18 @@ static inline uint32_t seg_hdr_write(const struct seg_plan *p, uint32_t i, void 
 	uint8_t *h = dst;
 	bool last = seg_is_last(p, i);
 
-	seg_copy_hdr(h, p->t->hdr, p->hdr_len);
+	seg_copy_hdr(h, p->img[last], p->hdr_len);
 	if (p->v4) {
 		uint8_t *ip = h + p->l3_off;
-		uint16_t id = (uint16_t)(p->ip_id0 + (p->ipid_inc ? i : 0));
 		uint16_t check;
 
-		seg_put_be16(ip + 2, p->l3_len[last]);
-		seg_put_be16(ip + 4, id);
+		seg_put_be16(ip + 4, (uint16_t)(p->ip_id0 + (p->ipid_inc ? i : 0)));
 		check = gso_csum_finish(gso_csum_add(p->ip_sum[last], seg_word(ip + 4)));
 		memcpy(ip + 10, &check, 2);
-	} else {
-		seg_put_be16(h + p->l3_off + 4, p->l3_len[last]);
 	}
 	if (p->tcp)
 		return seg_tcp_fix(p, i, last, h + p->l4_off);
-	return seg_udp_fix(p, last, h + p->l4_off);
+	return p->l4_sum[last];
 }
 
 /*

@@ -1,6 +1,8 @@
 /*
- * TCP segmentation plan, as tcp_gso_segment() does it (the per-segment
- * field rewrite is seg_tcp_fix() in seg_internal.h, inline in the loops).
+ * TCP segmentation plan, as tcp_gso_segment() does it: the header images
+ * get the non-last and last flags (FIN/PSH on the last only; CWR, first
+ * segment only, is put back by seg_tcp_fix() in seg_internal.h) and the
+ * checksum seed or the invariant part of the checksum.
  *
  * Checksum cost: the pseudo-header and the TCP header words that are the
  * same in every segment are summed once per super-segment for the
@@ -25,20 +27,32 @@ int seg_tcp_plan(struct seg_plan *p)
 	if (p->n > 1 && (p->tcp_flags & (GSO_TCP_SYN | GSO_TCP_RST)))
 		return -EINVAL;
 
-	if (p->csum == GSO_CSUM_PARTIAL) {
-		for (int k = 0; k < 2; k++)
-			p->l4_sum[k] = gso_csum_fold(seg_pseudo(p, p->l4_len[k]));
-	} else {
-		uint8_t scratch[60];
-		uint32_t fixed;
+	for (int k = 0; k < 2; k++) {
+		uint8_t *l4 = p->img[k] + p->l4_off;
+		uint8_t flags = p->tcp_flags & (uint8_t)~GSO_TCP_CWR; /* CWR: first only */
 
-		memcpy(scratch, th, thlen);
-		memset(scratch + SEG_TCP_SEQ, 0, 4);
-		memset(scratch + SEG_TCP_FLAGS_WORD, 0, 2);
-		memset(scratch + SEG_TCP_CHECK, 0, 2);
-		fixed = gso_csum_partial(scratch, thlen, 0);
-		for (int k = 0; k < 2; k++)
-			p->l4_sum[k] = gso_csum_add(fixed, seg_pseudo(p, p->l4_len[k]));
+		if (!k)
+			flags &= (uint8_t)~(GSO_TCP_FIN | GSO_TCP_PSH);
+		l4[SEG_TCP_FLAGS] = flags;
+		memset(l4 + SEG_TCP_SEQ, 0, 4);
+		memset(l4 + SEG_TCP_CHECK, 0, 2);
+		if (p->csum == GSO_CSUM_PARTIAL) {
+			uint16_t seed = gso_csum_fold(seg_pseudo(p, p->l4_len[k]));
+
+			memcpy(l4 + SEG_TCP_CHECK, &seed, 2);
+			p->l4_sum[k] = 0;
+		} else {
+			/*
+			 * Everything but seq (0 here) and the doff/flags word,
+			 * which seg_tcp_fix() adds per segment.
+			 */
+			uint8_t w[2];
+
+			memcpy(w, l4 + SEG_TCP_FLAGS_WORD, 2);
+			memset(l4 + SEG_TCP_FLAGS_WORD, 0, 2);
+			p->l4_sum[k] = gso_csum_partial(l4, thlen, seg_pseudo(p, p->l4_len[k]));
+			memcpy(l4 + SEG_TCP_FLAGS_WORD, w, 2);
+		}
 	}
 	return 0;
 }

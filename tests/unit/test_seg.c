@@ -124,17 +124,25 @@ static void verify_frame(const struct gso_tmpl *t, const uint8_t *f, size_t len)
 
 /* ---- templates ---- */
 
-enum { P_TCP4, P_TCP6, P_UDP4, P_UDP6, P_TCP4_X, P_UDP6_X, P_COUNT };
-static const char *const pname[P_COUNT] = { "tcp4", "tcp6", "udp4", "udp6",
-					    "tcp4+vlan+ipopts+ts", "udp6+vlan" };
+enum { P_TCP4, P_TCP6, P_UDP4, P_UDP6, P_TCP4_X, P_UDP6_X, P_TCP4_BIG, P_TCP6_BIG, P_COUNT };
+static const char *const pname[P_COUNT] = {
+	"tcp4", "tcp6", "udp4", "udp6", "tcp4+vlan+ipopts+ts", "udp6+vlan",
+	"tcp4+vlan+40B ip opts+40B tcp opts (138B headers)", "tcp6+vlan+40B tcp opts (118B headers)",
+};
 
 static const uint8_t ip_opts8[8] = { 1, 1, 1, 1, 1, 1, 1, 0 };
 static const uint8_t ts_opts[12] = { 1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2 };
+/* the largest option areas: NOPs, a timestamp, NOPs, EOL */
+static const uint8_t ip_opts40[40] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+				       1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 };
+static const uint8_t tcp_opts40[40] = { 1, 1, 8, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1,
+					1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 };
 
 static void mk_tmpl(struct gso_tmpl *t, int pid, uint8_t flags, bool df, uint16_t id, uint32_t seq)
 {
-	int tcp = pid == P_TCP4 || pid == P_TCP6 || pid == P_TCP4_X;
-	int v4 = pid == P_TCP4 || pid == P_UDP4 || pid == P_TCP4_X;
+	int tcp = pid == P_TCP4 || pid == P_TCP6 || pid == P_TCP4_X || pid == P_TCP4_BIG ||
+		  pid == P_TCP6_BIG;
+	int v4 = pid == P_TCP4 || pid == P_UDP4 || pid == P_TCP4_X || pid == P_TCP4_BIG;
 	GSO_OPTS(gso_tmpl_fields, f, .l3 = v4 ? GSO_L3_IPV4 : GSO_L3_IPV6,
 		 .l4 = tcp ? GSO_L4_TCP : GSO_L4_UDP, .sport = 40000, .dport = 5001,
 		 .eth_dst = { 2, 0, 0, 0, 0, 2 }, .eth_src = { 2, 0, 0, 0, 0, 1 });
@@ -168,6 +176,16 @@ static void mk_tmpl(struct gso_tmpl *t, int pid, uint8_t flags, bool df, uint16_
 	if (pid == P_UDP6_X) {
 		f.has_vlan = true;
 		f.vlan_tci = 7;
+	}
+	if (pid == P_TCP4_BIG || pid == P_TCP6_BIG) {
+		f.has_vlan = true;
+		f.vlan_tci = 0x0fff;
+		f.tcp_opts = tcp_opts40;
+		f.tcp_opts_len = 40;
+	}
+	if (pid == P_TCP4_BIG) {
+		f.ip_opts = ip_opts40;
+		f.ip_opts_len = 40;
 	}
 	cr_assert_eq(gso_tmpl_build(t, &f), 0, "template %s", pname[pid]);
 }
@@ -480,7 +498,8 @@ static const struct bound bounds[] = {
 
 ParameterizedTestParameters(seg_bounds, table)
 {
-	static int pids[P_COUNT] = { P_TCP4, P_TCP6, P_UDP4, P_UDP6, P_TCP4_X, P_UDP6_X };
+	static int pids[P_COUNT] = { P_TCP4, P_TCP6, P_UDP4, P_UDP6,
+				     P_TCP4_X, P_UDP6_X, P_TCP4_BIG, P_TCP6_BIG };
 
 	return cr_make_param_array(int, pids, P_COUNT);
 }
@@ -495,7 +514,7 @@ ParameterizedTest(int *pidp, seg_bounds, table)
 		struct gso_tmpl t;
 		struct ext_set x;
 		size_t len = b->len;
-		int tcp = pid == P_TCP4 || pid == P_TCP6 || pid == P_TCP4_X;
+		int tcp = !(pid == P_UDP4 || pid == P_UDP6 || pid == P_UDP6_X);
 		int want = tcp ? b->n_tcp : b->n_udp;
 		uint64_t rng = 1000 + row;
 
