@@ -1,7 +1,8 @@
 /*
- * Segmentation front door: validation, the L3 part of every segment's
- * headers, and the walk over the payload extents for both output forms.
- * TCP and UDP specifics live in seg_tcp.c and seg_udp.c.
+ * Segmentation front door: validation, the plan (lengths, header images,
+ * IPv4 checksum parts), and the walk over the payload extents for both
+ * output forms.  TCP and UDP specifics of the plan live in seg_tcp.c and
+ * seg_udp.c; the per-segment header writer is inline in seg_internal.h.
  */
 #include <errno.h>
 
