@@ -118,8 +118,8 @@ GSO_API int gso_dev__buf_alloc(struct gso_dev *dev, uint32_t len, struct gso_buf
 /*
  * Release the head of a buffer: every chunk whose bytes all lie before
  * data + `upto` goes back to the device (at once if nothing in flight uses
- * it, else when its last frame completes).  Those bytes must not be sent
- * again (gso_dev__submit says -EINVAL).  Partial ACKs call this with the
+ * it, else when its last frame completes).  Payload in a released chunk
+ * cannot be sent again (gso_dev__submit says -EINVAL).  Partial ACKs call this with the
  * ACKed payload length; calling again with a smaller `upto` is a no-op.
  * Returns the number of chunks released by this call (>= 0), or -EINVAL
  * (NULL, a buffer this device did not hand out, upto > cap).
