@@ -181,7 +181,7 @@ BENCH_EXTRA_LIBS = $(DPDK_LIBS)
 $(B)/bpf/%.bpf.o: xdp/%.bpf.c
 	$(call msg,BPF,$<)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) -O2 -g -Wall -Werror -target bpf -I/usr/include/$(shell $(CC) -dumpmachine) \
+	$(Q)$(CLANG) -O2 -g -Wall -Werror -target bpf -I/usr/include/$(shell $(CC) -print-multiarch) \
 		-Ixdp -c $< -o $@
 
 # ---- tests ---------------------------------------------------------------
