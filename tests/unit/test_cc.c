@@ -5,7 +5,6 @@
  * test_linksim.c.)
  */
 #include <criterion/criterion.h>
-#include <criterion/parameterized.h>
 #include <errno.h>
 #include <math.h>
 #include <string.h>

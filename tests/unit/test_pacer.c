@@ -3,9 +3,10 @@
  * (struct gso_pacer), in virtual time.  Expected values are worked out by
  * hand from the formula in gso/pacer.h; the seeds' cases (2004 TSO vs ACK
  * clocking, 2015 Wi-Fi pacing shift, 2018 gso_max_segs) are named.
+ * Tables run as one test each, every row named in its messages: a process
+ * per row cost more than the rows themselves under ASan.
  */
 #include <criterion/criterion.h>
-#include <criterion/parameterized.h>
 #include <errno.h>
 #include <string.h>
 
@@ -56,102 +57,98 @@ static void fill_in(const struct bcase *c, struct gso_burst_in *in)
 	in->min_rtt_ns = c->min_rtt_ns;
 }
 
-ParameterizedTestParameters(burst, table)
-{
-	static struct bcase cases[] = {
-		/* 100 Mbit/s: 12500000 >> 10 = 12207 bytes -> 8 segments */
-		{ "rate", .rate = MBIT(100), .segs = 8, .bytes = 8 * 1448,
-		  .limit = GSO_BURST_LIM_RATE, .goal = 8 },
-		/* 10 Mbit/s: 1220 bytes < 1 MSS -> the floor of 2 */
-		{ "min_segs floor", .rate = MBIT(10), .segs = 2, .bytes = 2 * 1448,
-		  .limit = GSO_BURST_LIM_MIN_SEGS, .goal = 2 },
-		{ "min_segs setting 4", .rate = MBIT(10), .min_segs = 4, .segs = 4,
-		  .bytes = 4 * 1448, .limit = GSO_BURST_LIM_MIN_SEGS, .goal = 4 },
-		{ "min_segs setting 1", .rate = MBIT(10), .min_segs = 1, .segs = 1,
-		  .bytes = 1448, .limit = GSO_BURST_LIM_MIN_SEGS, .goal = 1 },
-		/* 100 Gbit/s: 12.2 MB per ms, cut to the device's 65470 -> 45 */
-		{ "device bytes", .rate = MBIT(100000), .segs = 45, .bytes = 45 * 1448,
-		  .limit = GSO_BURST_LIM_DEV_BYTES, .goal = 45 },
-		{ "device bytes 9000", .rate = MBIT(100000), .dev_bytes = 9000, .segs = 6,
-		  .bytes = 6 * 1448, .limit = GSO_BURST_LIM_DEV_BYTES, .goal = 6 },
-		/* 2018: gso_max_segs 2 limits the burst, never the goal */
-		{ "gso_max_segs 2", .rate = MBIT(100000), .dev_segs = 2, .segs = 2,
-		  .bytes = 2 * 1448, .limit = GSO_BURST_LIM_DEV_SEGS, .goal = 45 },
-		{ "gso_max_segs 1", .rate = MBIT(100), .dev_segs = 1, .segs = 1,
-		  .bytes = 1448, .limit = GSO_BURST_LIM_DEV_SEGS, .goal = 8 },
-		/* 2004: 64 KiB (45 segs) of data, cwnd 44, 100 MB/s: at most 44/3 */
-		{ "2004 cwnd 44", .rate = 100000000, .cwnd = 44, .segs = 14,
-		  .bytes = 14 * 1448, .limit = GSO_BURST_LIM_CWND_DIV, .goal = 45 },
-		{ "2004 divisor 8 (2.6.9)", .rate = 100000000, .cwnd = 44, .divisor = 8,
-		  .segs = 5, .bytes = 5 * 1448, .limit = GSO_BURST_LIM_CWND_DIV, .goal = 45 },
-		/* divisor 1: only the two-bursts quota min(cwnd/2, room) limits */
-		{ "divisor off, quota half", .rate = 100000000, .cwnd = 44, .divisor = 1,
-		  .segs = 22, .bytes = 22 * 1448, .limit = GSO_BURST_LIM_QUOTA, .goal = 45 },
-		{ "quota room", .rate = 100000000, .cwnd = 100, .in_flight = 90, .segs = 10,
-		  .bytes = 10 * 1448, .limit = GSO_BURST_LIM_QUOTA, .goal = 45 },
-		{ "quota full", .rate = 100000000, .cwnd = 100, .in_flight = 100, .segs = 0,
-		  .bytes = 0, .limit = GSO_BURST_LIM_QUOTA, .goal = 45 },
-		{ "quota over", .rate = 100000000, .cwnd = 10, .in_flight = 30, .segs = 0,
-		  .bytes = 0, .limit = GSO_BURST_LIM_QUOTA, .goal = 45 },
-		{ "cwnd 1", .rate = 100000000, .cwnd = 1, .segs = 1, .bytes = 1448,
-		  .limit = GSO_BURST_LIM_CWND_DIV, .goal = 45 },
-		{ "cwnd 2 in flight 1", .rate = 100000000, .cwnd = 2, .in_flight = 1, .segs = 1,
-		  .bytes = 1448, .limit = GSO_BURST_LIM_CWND_DIV, .goal = 45 },
-		/* peer window: whole segments inside it */
-		{ "peer window 5000", .rate = 100000000, .peer_wnd = 5000, .segs = 3,
-		  .bytes = 3 * 1448, .limit = GSO_BURST_LIM_PEER_WND, .goal = 45 },
-		{ "peer window < mss", .rate = 100000000, .peer_wnd = 1000, .segs = 0,
-		  .bytes = 0, .limit = GSO_BURST_LIM_PEER_WND, .goal = 45 },
-		{ "peer window closed", .rate = 100000000, .peer_wnd = Z, .segs = 0,
-		  .bytes = 0, .limit = GSO_BURST_LIM_PEER_WND, .goal = 45 },
-		{ "peer window cuts data", .rate = 100000000, .queued = 3000,
-		  .peer_wnd = 2000, .segs = 1, .bytes = 1448, .limit = GSO_BURST_LIM_PEER_WND,
-		  .goal = 45 },
-		/* the end of the data may be a short segment, inside the window */
-		{ "data 3000", .rate = 100000000, .queued = 3000, .segs = 3, .bytes = 3000,
-		  .limit = GSO_BURST_LIM_DATA, .goal = 45 },
-		{ "data = window", .rate = 100000000, .queued = 1000, .peer_wnd = 1000,
-		  .segs = 1, .bytes = 1000, .limit = GSO_BURST_LIM_DATA, .goal = 45 },
-		{ "no data", .rate = 100000000, .queued = ZZ, .segs = 0, .bytes = 0,
-		  .limit = GSO_BURST_LIM_DATA, .goal = 45 },
-		/* 2015: shift 7 ~ 8 ms of data for aggregating links */
-		{ "shift 10 at 50 Mbit/s", .rate = MBIT(50), .segs = 4, .bytes = 4 * 1448,
-		  .limit = GSO_BURST_LIM_RATE, .goal = 4 },
-		{ "shift 7 at 50 Mbit/s", .rate = MBIT(50), .shift = 7, .segs = 33,
-		  .bytes = 33 * 1448, .limit = GSO_BURST_LIM_RATE, .goal = 33 },
-		{ "shift 8 at 50 Mbit/s", .rate = MBIT(50), .shift = 8, .segs = 16,
-		  .bytes = 16 * 1448, .limit = GSO_BURST_LIM_RATE, .goal = 16 },
-		/* short-RTT bonus: d >> ((min_rtt_us) >> 9) */
-		{ "rtt bonus 100us", .rate = MBIT(100), .min_rtt_ns = 100000, .segs = 45,
-		  .bytes = 45 * 1448, .limit = GSO_BURST_LIM_DEV_BYTES, .goal = 45 },
-		{ "rtt bonus 2ms", .rate = MBIT(100), .min_rtt_ns = 2000000, .segs = 14,
-		  .bytes = 14 * 1448, .limit = GSO_BURST_LIM_RATE, .goal = 14 },
-		{ "rtt bonus 20ms none", .rate = MBIT(100), .min_rtt_ns = 20000000, .segs = 8,
-		  .bytes = 8 * 1448, .limit = GSO_BURST_LIM_RATE, .goal = 8 },
-		{ "rtt bonus off", .rate = MBIT(100), .min_rtt_ns = 100000,
-		  .flags = GSO_BURST_F_NO_RTT_BONUS, .segs = 8, .bytes = 8 * 1448,
-		  .limit = GSO_BURST_LIM_RATE, .goal = 8 },
-		{ "rtt_log 12", .rate = MBIT(100), .min_rtt_ns = 2000000, .rtt_log = 12,
-		  .segs = 45, .bytes = 45 * 1448, .limit = GSO_BURST_LIM_DEV_BYTES, .goal = 45 },
-		/* unpaced: the device bytes decide */
-		{ "unpaced", .rate = GSO_RATE_UNPACED, .segs = 45, .bytes = 45 * 1448,
-		  .limit = GSO_BURST_LIM_DEV_BYTES, .goal = 45 },
-		/* jumbo MSS: 65470 / 9000 = 7 per device burst, rate floor 2 */
-		{ "jumbo", .rate = MBIT(100), .mss = 9000, .segs = 2, .bytes = 18000,
-		  .limit = GSO_BURST_LIM_MIN_SEGS, .goal = 2 },
-		{ "jumbo fast", .rate = MBIT(100000), .mss = 9000, .segs = 7, .bytes = 63000,
-		  .limit = GSO_BURST_LIM_DEV_BYTES, .goal = 7 },
-		/* mss that exactly fills the device */
-		{ "mss = device", .rate = MBIT(100000), .mss = 65470, .segs = 1,
-		  .bytes = 65470, .limit = GSO_BURST_LIM_DEV_BYTES, .goal = 2 },
-		/* smallest mss, no headers */
-		{ "mss 1", .rate = MBIT(1), .mss = 1, .hdr = Z, .cwnd = 10,
-		  .segs = 3, .bytes = 3, .limit = GSO_BURST_LIM_CWND_DIV, .goal = 122 },
-	};
-	return cr_make_param_array(struct bcase, cases, sizeof(cases) / sizeof(cases[0]));
-}
+static struct bcase burst_table_cases[] = {
+	/* 100 Mbit/s: 12500000 >> 10 = 12207 bytes -> 8 segments */
+	{ "rate", .rate = MBIT(100), .segs = 8, .bytes = 8 * 1448,
+	  .limit = GSO_BURST_LIM_RATE, .goal = 8 },
+	/* 10 Mbit/s: 1220 bytes < 1 MSS -> the floor of 2 */
+	{ "min_segs floor", .rate = MBIT(10), .segs = 2, .bytes = 2 * 1448,
+	  .limit = GSO_BURST_LIM_MIN_SEGS, .goal = 2 },
+	{ "min_segs setting 4", .rate = MBIT(10), .min_segs = 4, .segs = 4,
+	  .bytes = 4 * 1448, .limit = GSO_BURST_LIM_MIN_SEGS, .goal = 4 },
+	{ "min_segs setting 1", .rate = MBIT(10), .min_segs = 1, .segs = 1,
+	  .bytes = 1448, .limit = GSO_BURST_LIM_MIN_SEGS, .goal = 1 },
+	/* 100 Gbit/s: 12.2 MB per ms, cut to the device's 65470 -> 45 */
+	{ "device bytes", .rate = MBIT(100000), .segs = 45, .bytes = 45 * 1448,
+	  .limit = GSO_BURST_LIM_DEV_BYTES, .goal = 45 },
+	{ "device bytes 9000", .rate = MBIT(100000), .dev_bytes = 9000, .segs = 6,
+	  .bytes = 6 * 1448, .limit = GSO_BURST_LIM_DEV_BYTES, .goal = 6 },
+	/* 2018: gso_max_segs 2 limits the burst, never the goal */
+	{ "gso_max_segs 2", .rate = MBIT(100000), .dev_segs = 2, .segs = 2,
+	  .bytes = 2 * 1448, .limit = GSO_BURST_LIM_DEV_SEGS, .goal = 45 },
+	{ "gso_max_segs 1", .rate = MBIT(100), .dev_segs = 1, .segs = 1,
+	  .bytes = 1448, .limit = GSO_BURST_LIM_DEV_SEGS, .goal = 8 },
+	/* 2004: 64 KiB (45 segs) of data, cwnd 44, 100 MB/s: at most 44/3 */
+	{ "2004 cwnd 44", .rate = 100000000, .cwnd = 44, .segs = 14,
+	  .bytes = 14 * 1448, .limit = GSO_BURST_LIM_CWND_DIV, .goal = 45 },
+	{ "2004 divisor 8 (2.6.9)", .rate = 100000000, .cwnd = 44, .divisor = 8,
+	  .segs = 5, .bytes = 5 * 1448, .limit = GSO_BURST_LIM_CWND_DIV, .goal = 45 },
+	/* divisor 1: only the two-bursts quota min(cwnd/2, room) limits */
+	{ "divisor off, quota half", .rate = 100000000, .cwnd = 44, .divisor = 1,
+	  .segs = 22, .bytes = 22 * 1448, .limit = GSO_BURST_LIM_QUOTA, .goal = 45 },
+	{ "quota room", .rate = 100000000, .cwnd = 100, .in_flight = 90, .segs = 10,
+	  .bytes = 10 * 1448, .limit = GSO_BURST_LIM_QUOTA, .goal = 45 },
+	{ "quota full", .rate = 100000000, .cwnd = 100, .in_flight = 100, .segs = 0,
+	  .bytes = 0, .limit = GSO_BURST_LIM_QUOTA, .goal = 45 },
+	{ "quota over", .rate = 100000000, .cwnd = 10, .in_flight = 30, .segs = 0,
+	  .bytes = 0, .limit = GSO_BURST_LIM_QUOTA, .goal = 45 },
+	{ "cwnd 1", .rate = 100000000, .cwnd = 1, .segs = 1, .bytes = 1448,
+	  .limit = GSO_BURST_LIM_CWND_DIV, .goal = 45 },
+	{ "cwnd 2 in flight 1", .rate = 100000000, .cwnd = 2, .in_flight = 1, .segs = 1,
+	  .bytes = 1448, .limit = GSO_BURST_LIM_CWND_DIV, .goal = 45 },
+	/* peer window: whole segments inside it */
+	{ "peer window 5000", .rate = 100000000, .peer_wnd = 5000, .segs = 3,
+	  .bytes = 3 * 1448, .limit = GSO_BURST_LIM_PEER_WND, .goal = 45 },
+	{ "peer window < mss", .rate = 100000000, .peer_wnd = 1000, .segs = 0,
+	  .bytes = 0, .limit = GSO_BURST_LIM_PEER_WND, .goal = 45 },
+	{ "peer window closed", .rate = 100000000, .peer_wnd = Z, .segs = 0,
+	  .bytes = 0, .limit = GSO_BURST_LIM_PEER_WND, .goal = 45 },
+	{ "peer window cuts data", .rate = 100000000, .queued = 3000,
+	  .peer_wnd = 2000, .segs = 1, .bytes = 1448, .limit = GSO_BURST_LIM_PEER_WND,
+	  .goal = 45 },
+	/* the end of the data may be a short segment, inside the window */
+	{ "data 3000", .rate = 100000000, .queued = 3000, .segs = 3, .bytes = 3000,
+	  .limit = GSO_BURST_LIM_DATA, .goal = 45 },
+	{ "data = window", .rate = 100000000, .queued = 1000, .peer_wnd = 1000,
+	  .segs = 1, .bytes = 1000, .limit = GSO_BURST_LIM_DATA, .goal = 45 },
+	{ "no data", .rate = 100000000, .queued = ZZ, .segs = 0, .bytes = 0,
+	  .limit = GSO_BURST_LIM_DATA, .goal = 45 },
+	/* 2015: shift 7 ~ 8 ms of data for aggregating links */
+	{ "shift 10 at 50 Mbit/s", .rate = MBIT(50), .segs = 4, .bytes = 4 * 1448,
+	  .limit = GSO_BURST_LIM_RATE, .goal = 4 },
+	{ "shift 7 at 50 Mbit/s", .rate = MBIT(50), .shift = 7, .segs = 33,
+	  .bytes = 33 * 1448, .limit = GSO_BURST_LIM_RATE, .goal = 33 },
+	{ "shift 8 at 50 Mbit/s", .rate = MBIT(50), .shift = 8, .segs = 16,
+	  .bytes = 16 * 1448, .limit = GSO_BURST_LIM_RATE, .goal = 16 },
+	/* short-RTT bonus: d >> ((min_rtt_us) >> 9) */
+	{ "rtt bonus 100us", .rate = MBIT(100), .min_rtt_ns = 100000, .segs = 45,
+	  .bytes = 45 * 1448, .limit = GSO_BURST_LIM_DEV_BYTES, .goal = 45 },
+	{ "rtt bonus 2ms", .rate = MBIT(100), .min_rtt_ns = 2000000, .segs = 14,
+	  .bytes = 14 * 1448, .limit = GSO_BURST_LIM_RATE, .goal = 14 },
+	{ "rtt bonus 20ms none", .rate = MBIT(100), .min_rtt_ns = 20000000, .segs = 8,
+	  .bytes = 8 * 1448, .limit = GSO_BURST_LIM_RATE, .goal = 8 },
+	{ "rtt bonus off", .rate = MBIT(100), .min_rtt_ns = 100000,
+	  .flags = GSO_BURST_F_NO_RTT_BONUS, .segs = 8, .bytes = 8 * 1448,
+	  .limit = GSO_BURST_LIM_RATE, .goal = 8 },
+	{ "rtt_log 12", .rate = MBIT(100), .min_rtt_ns = 2000000, .rtt_log = 12,
+	  .segs = 45, .bytes = 45 * 1448, .limit = GSO_BURST_LIM_DEV_BYTES, .goal = 45 },
+	/* unpaced: the device bytes decide */
+	{ "unpaced", .rate = GSO_RATE_UNPACED, .segs = 45, .bytes = 45 * 1448,
+	  .limit = GSO_BURST_LIM_DEV_BYTES, .goal = 45 },
+	/* jumbo MSS: 65470 / 9000 = 7 per device burst, rate floor 2 */
+	{ "jumbo", .rate = MBIT(100), .mss = 9000, .segs = 2, .bytes = 18000,
+	  .limit = GSO_BURST_LIM_MIN_SEGS, .goal = 2 },
+	{ "jumbo fast", .rate = MBIT(100000), .mss = 9000, .segs = 7, .bytes = 63000,
+	  .limit = GSO_BURST_LIM_DEV_BYTES, .goal = 7 },
+	/* mss that exactly fills the device */
+	{ "mss = device", .rate = MBIT(100000), .mss = 65470, .segs = 1,
+	  .bytes = 65470, .limit = GSO_BURST_LIM_DEV_BYTES, .goal = 2 },
+	/* smallest mss, no headers */
+	{ "mss 1", .rate = MBIT(1), .mss = 1, .hdr = Z, .cwnd = 10,
+	  .segs = 3, .bytes = 3, .limit = GSO_BURST_LIM_CWND_DIV, .goal = 122 },
+};
 
-ParameterizedTest(struct bcase *c, burst, table)
+static void burst_table_row(const struct bcase *c)
 {
 	GSO_OPTS(gso_burst_in, in);
 	GSO_OPTS(gso_burst_opts, o, .pacing_shift = c->shift, .min_segs = c->min_segs,
@@ -171,6 +168,12 @@ ParameterizedTest(struct bcase *c, burst, table)
 	/* Same answer without settings struct when the row uses defaults only. */
 	if (!c->shift && !c->min_segs && !c->divisor && !c->rtt_log && !c->flags)
 		cr_expect_eq(gso_burst_size(&in, NULL, NULL), c->segs, "%s (NULL opts)", c->name);
+}
+
+Test(burst, table)
+{
+	for (size_t i = 0; i < sizeof(burst_table_cases) / sizeof(burst_table_cases[0]); i++)
+		burst_table_row(&burst_table_cases[i]);
 }
 
 /* 2004 in numbers: a 64 KiB super-segment against cwnd 44 never leaves whole. */
@@ -316,33 +319,29 @@ struct bad {
 enum { B_RATE, B_MSS, B_CWND, B_HDR, B_DEVSEGS, B_DEVBYTES, B_INFLAGS, B_SZ, B_TAIL,
        O_SHIFT, O_MINSEGS, O_DIV, O_RTTLOG, O_FLAGS, O_SZ, O_TAIL, B_NULL };
 
-ParameterizedTestParameters(burst, rejects)
-{
-	static struct bad cases[] = {
-		{ "rate 0", B_RATE, 0 },
-		{ "mss 0", B_MSS, 0 },
-		{ "mss 65536", B_MSS, 65536 },
-		{ "cwnd 0", B_CWND, 0 },
-		{ "hdr 256", B_HDR, 256 },
-		{ "dev segs 65536", B_DEVSEGS, 65536 },
-		{ "dev bytes < hdr+mss", B_DEVBYTES, 1448 + 66 - 1 },
-		{ "dev bytes > 16M", B_DEVBYTES, (1u << 24) + 1 },
-		{ "unknown in flag", B_INFLAGS, 1u << 5 },
-		{ "in sz 1", B_SZ, 1 },
-		{ "in tail", B_TAIL, 1 },
-		{ "shift 32", O_SHIFT, 32 },
-		{ "min_segs 65536", O_MINSEGS, 65536 },
-		{ "divisor 256", O_DIV, 256 },
-		{ "rtt_log 32", O_RTTLOG, 32 },
-		{ "unknown flag", O_FLAGS, 1u << 7 },
-		{ "opts sz 1", O_SZ, 1 },
-		{ "opts tail", O_TAIL, 1 },
-		{ "in NULL", B_NULL, 0 },
-	};
-	return cr_make_param_array(struct bad, cases, sizeof(cases) / sizeof(cases[0]));
-}
+static struct bad burst_rejects_cases[] = {
+	{ "rate 0", B_RATE, 0 },
+	{ "mss 0", B_MSS, 0 },
+	{ "mss 65536", B_MSS, 65536 },
+	{ "cwnd 0", B_CWND, 0 },
+	{ "hdr 256", B_HDR, 256 },
+	{ "dev segs 65536", B_DEVSEGS, 65536 },
+	{ "dev bytes < hdr+mss", B_DEVBYTES, 1448 + 66 - 1 },
+	{ "dev bytes > 16M", B_DEVBYTES, (1u << 24) + 1 },
+	{ "unknown in flag", B_INFLAGS, 1u << 5 },
+	{ "in sz 1", B_SZ, 1 },
+	{ "in tail", B_TAIL, 1 },
+	{ "shift 32", O_SHIFT, 32 },
+	{ "min_segs 65536", O_MINSEGS, 65536 },
+	{ "divisor 256", O_DIV, 256 },
+	{ "rtt_log 32", O_RTTLOG, 32 },
+	{ "unknown flag", O_FLAGS, 1u << 7 },
+	{ "opts sz 1", O_SZ, 1 },
+	{ "opts tail", O_TAIL, 1 },
+	{ "in NULL", B_NULL, 0 },
+};
 
-ParameterizedTest(struct bad *c, burst, rejects)
+static void burst_rejects_row(const struct bad *c)
 {
 	struct {
 		struct gso_burst_in in;
@@ -392,6 +391,12 @@ ParameterizedTest(struct bad *c, burst, rejects)
 	cr_expect_eq(memcmp(&out, &ref, sizeof(out)), 0, "%s: out written on error", c->name);
 }
 
+Test(burst, rejects)
+{
+	for (size_t i = 0; i < sizeof(burst_rejects_cases) / sizeof(burst_rejects_cases[0]); i++)
+		burst_rejects_row(&burst_rejects_cases[i]);
+}
+
 /* An older, shorter struct (fields past its sz read as 0 = default) works. */
 Test(burst, short_struct)
 {
@@ -422,23 +427,19 @@ struct dcase {
  * srtt 1 ms.  With 25 in flight the room is 5 segments, under cwnd/3 = 10:
  * worth waiting for the ACK of the oldest segment (sent 1 ms ago).
  */
-ParameterizedTestParameters(burst, defer)
-{
-	static struct dcase cases[] = {
-		{ "defers", 25, BIG, 9900000, 9000000, 1000000, 0, true, 0 },
-		{ "off by default", 25, BIG, 9900000, 9000000, 1000000, 0, false, 5 },
-		{ "recovery", 25, BIG, 9900000, 9000000, 1000000, GSO_BURST_IN_RECOVERY, true, 5 },
-		{ "push", 25, BIG, 9900000, 9000000, 1000000, GSO_BURST_IN_PUSH, true, 5 },
-		{ "no srtt", 25, BIG, 9900000, 9000000, 0, 0, true, 5 },
-		{ "last send > 1 ms ago", 25, BIG, 8900000, 8000000, 1000000, 0, true, 5 },
-		{ "room >= cwnd/3", 20, BIG, 9900000, 9000000, 1000000, 0, true, 10 },
-		{ "no ACK soon", 25, BIG, 9900000, 9600000, 1000000, 0, true, 5 },
-		{ "all data fits", 25, 4000, 9900000, 9000000, 1000000, 0, true, 4 },
-	};
-	return cr_make_param_array(struct dcase, cases, sizeof(cases) / sizeof(cases[0]));
-}
+static struct dcase burst_defer_cases[] = {
+	{ "defers", 25, BIG, 9900000, 9000000, 1000000, 0, true, 0 },
+	{ "off by default", 25, BIG, 9900000, 9000000, 1000000, 0, false, 5 },
+	{ "recovery", 25, BIG, 9900000, 9000000, 1000000, GSO_BURST_IN_RECOVERY, true, 5 },
+	{ "push", 25, BIG, 9900000, 9000000, 1000000, GSO_BURST_IN_PUSH, true, 5 },
+	{ "no srtt", 25, BIG, 9900000, 9000000, 0, 0, true, 5 },
+	{ "last send > 1 ms ago", 25, BIG, 8900000, 8000000, 1000000, 0, true, 5 },
+	{ "room >= cwnd/3", 20, BIG, 9900000, 9000000, 1000000, 0, true, 10 },
+	{ "no ACK soon", 25, BIG, 9900000, 9600000, 1000000, 0, true, 5 },
+	{ "all data fits", 25, 4000, 9900000, 9000000, 1000000, 0, true, 4 },
+};
 
-ParameterizedTest(struct dcase *c, burst, defer)
+static void burst_defer_row(const struct dcase *c)
 {
 	GSO_OPTS(gso_burst_in, in, .rate = GSO_RATE_UNPACED, .queued = c->queued, .mss = 1000,
 		 .cwnd = 30, .in_flight = c->in_flight, .peer_wnd = BIG, .now_ns = 10000000,
@@ -460,6 +461,12 @@ ParameterizedTest(struct dcase *c, burst, defer)
 	} else {
 		cr_expect_eq(b.defer_until_ns, 0u, "%s", c->name);
 	}
+}
+
+Test(burst, defer)
+{
+	for (size_t i = 0; i < sizeof(burst_defer_cases) / sizeof(burst_defer_cases[0]); i++)
+		burst_defer_row(&burst_defer_cases[i]);
 }
 
 /* ---- EDT pacer ---- */
@@ -578,18 +585,14 @@ struct acase {
 	uint32_t jitter_div; /* sender late by up to gap/jitter_div (0: on time) */
 };
 
-ParameterizedTestParameters(edt, accuracy)
-{
-	static struct acase cases[] = {
-		{ 10, 1, 0 },     { 10, 2, 4 },      { 100, 1, 0 },    { 100, 8, 3 },
-		{ 1000, 1, 0 },   { 1000, 10, 4 },   { 10000, 1, 0 },  { 10000, 44, 2 },
-		{ 25000, 1, 4 },  { 40000, 5, 0 },   { 40000, 44, 4 }, { 100000, 1, 0 },
-		{ 100000, 1, 4 }, { 100000, 7, 3 },  { 100000, 44, 0 }, { 100000, 44, 2 },
-	};
-	return cr_make_param_array(struct acase, cases, sizeof(cases) / sizeof(cases[0]));
-}
+static struct acase edt_accuracy_cases[] = {
+	{ 10, 1, 0 },     { 10, 2, 4 },      { 100, 1, 0 },    { 100, 8, 3 },
+	{ 1000, 1, 0 },   { 1000, 10, 4 },   { 10000, 1, 0 },  { 10000, 44, 2 },
+	{ 25000, 1, 4 },  { 40000, 5, 0 },   { 40000, 44, 4 }, { 100000, 1, 0 },
+	{ 100000, 1, 4 }, { 100000, 7, 3 },  { 100000, 44, 0 }, { 100000, 44, 2 },
+};
 
-ParameterizedTest(struct acase *c, edt, accuracy)
+static void edt_accuracy_row(const struct acase *c)
 {
 	const uint64_t rate = MBIT(c->mbit);
 	const uint32_t wire = c->segs * 1514;
@@ -618,4 +621,10 @@ ParameterizedTest(struct acase *c, edt, accuracy)
 	double err = achieved / (double)rate - 1.0;
 	cr_expect(err > -0.01 && err < 0.01, "%lu Mbit/s, %u segs, jitter 1/%u: %.4f %%",
 		  (unsigned long)c->mbit, c->segs, c->jitter_div, err * 100);
+}
+
+Test(edt, accuracy)
+{
+	for (size_t i = 0; i < sizeof(edt_accuracy_cases) / sizeof(edt_accuracy_cases[0]); i++)
+		edt_accuracy_row(&edt_accuracy_cases[i]);
 }

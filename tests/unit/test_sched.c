@@ -3,10 +3,10 @@
  * refusal, backpressure when full, fairness between flows (deficit round
  * robin with fq's quanta), the aggregate cap and its accuracy, teardown.
  * The driver loop calls dequeue at exactly the time the scheduler names,
- * as an event loop with a perfect timer would.
+ * as an event loop with a perfect timer would.  Tables run as one test
+ * each (rows named in the messages) to keep the process count low.
  */
 #include <criterion/criterion.h>
-#include <criterion/parameterized.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,16 +354,12 @@ struct fcase {
 	uint32_t seg_mix; /* 0: all 10 segs; 1: 1..44 segs; 2: 1 vs 44 */
 };
 
-ParameterizedTestParameters(sched, fairness)
-{
-	static struct fcase cases[] = {
-		{ 2, 1000, 2 }, { 4, 1000, 1 }, { 8, 1000, 0 }, { 8, 1000, 1 },
-		{ 16, 10000, 1 }, { 32, 10000, 2 }, { 3, 100, 1 },
-	};
-	return cr_make_param_array(struct fcase, cases, sizeof(cases) / sizeof(cases[0]));
-}
+static struct fcase sched_fairness_cases[] = {
+	{ 2, 1000, 2 }, { 4, 1000, 1 }, { 8, 1000, 0 }, { 8, 1000, 1 },
+	{ 16, 10000, 1 }, { 32, 10000, 2 }, { 3, 100, 1 },
+};
 
-ParameterizedTest(struct fcase *c, sched, fairness)
+static void sched_fairness_row(const struct fcase *c)
 {
 	struct gso_sched *s = mk(c->n, c->n * 4, MBIT(c->cap_mbit), 0);
 	uint32_t flows[64], segs[64];
@@ -383,6 +379,12 @@ ParameterizedTest(struct fcase *c, sched, fairness)
 			  segs[i], dev * 100);
 	}
 	gso_sched__destroy(s);
+}
+
+Test(sched, fairness)
+{
+	for (size_t i = 0; i < sizeof(sched_fairness_cases) / sizeof(sched_fairness_cases[0]); i++)
+		sched_fairness_row(&sched_fairness_cases[i]);
 }
 
 /*
@@ -419,18 +421,14 @@ struct rcase {
 	bool cap; /* true: one unpaced flow under the aggregate cap; false: flow rate */
 };
 
-ParameterizedTestParameters(sched, accuracy)
-{
-	static struct rcase cases[] = {
-		{ 10, 1, true },      { 10, 2, false },    { 100, 4, true },   { 100, 1, false },
-		{ 1000, 10, true },   { 1000, 1, false },  { 10000, 1, true }, { 10000, 44, false },
-		{ 40000, 20, true },  { 40000, 1, false }, { 100000, 1, true }, { 100000, 44, true },
-		{ 100000, 1, false }, { 100000, 44, false },
-	};
-	return cr_make_param_array(struct rcase, cases, sizeof(cases) / sizeof(cases[0]));
-}
+static struct rcase sched_accuracy_cases[] = {
+	{ 10, 1, true },      { 10, 2, false },    { 100, 4, true },   { 100, 1, false },
+	{ 1000, 10, true },   { 1000, 1, false },  { 10000, 1, true }, { 10000, 44, false },
+	{ 40000, 20, true },  { 40000, 1, false }, { 100000, 1, true }, { 100000, 44, true },
+	{ 100000, 1, false }, { 100000, 44, false },
+};
 
-ParameterizedTest(struct rcase *c, sched, accuracy)
+static void sched_accuracy_row(const struct rcase *c)
 {
 	uint64_t rate = MBIT(c->mbit);
 	struct gso_sched *s = mk(2, 8, c->cap ? rate : 0, 0);
@@ -453,6 +451,12 @@ ParameterizedTest(struct rcase *c, sched, accuracy)
 	cr_expect(err > -0.01 && err < 0.01, "%lu Mbit/s %s, %u segs: %.3f %%",
 		  (unsigned long)c->mbit, c->cap ? "cap" : "flow", segs, err * 100);
 	gso_sched__destroy(s);
+}
+
+Test(sched, accuracy)
+{
+	for (size_t i = 0; i < sizeof(sched_accuracy_cases) / sizeof(sched_accuracy_cases[0]); i++)
+		sched_accuracy_row(&sched_accuracy_cases[i]);
 }
 
 /* Two flows at different rates, no cap: each keeps its own (the heap orders them). */
