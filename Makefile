@@ -170,7 +170,11 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(BENCHC_OBJS) $(LIBS_A)
 # trip -Werror in our own bench code.
 DPDK_CFLAGS = $(patsubst -I%,-isystem %,$(shell $(PKG_CONFIG) --cflags libdpdk 2>/dev/null))
 DPDK_LIBS   = $(shell $(PKG_CONFIG) --libs libdpdk 2>/dev/null)
-$(B)/obj/bench/%.o: bench/%.c
+# Bench objects are rebuilt when DPDK appears or goes (the stamp's name changes).
+DPDK_STAMP = $(B)/.dpdk-$(if $(DPDK_LIBS),yes,no)
+$(B)/.dpdk-%:
+	@mkdir -p $(@D) && rm -f $(B)/.dpdk-* && touch $@
+$(B)/obj/bench/%.o: bench/%.c $(DPDK_STAMP)
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Ibench/common \
@@ -242,7 +246,10 @@ demo: deps
 	@echo "demo: super-packets in $(B)/demo/super.pcap, segments in $(B)/demo/segments.pcap"
 	@if command -v tcpdump >/dev/null; then tcpdump -nr $(B)/demo/segments.pcap -c 8 -v 2>/dev/null; fi
 
-bench: all
+# Benchmarks compare with DPDK where its -dev package is installed.
+bench:
+	$(Q)GSO_EXTRA_PKGS="libdpdk-dev" sh tools/install-deps.sh
+	$(Q)$(MAKE) all
 	$(Q)sh bench/run.sh $(B)
 
 # ---- install -------------------------------------------------------------

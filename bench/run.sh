@@ -1,0 +1,16 @@
+#!/bin/sh
+# `make bench`: run every micro-benchmark once, each printing its own
+# side-by-side table.  BENCH_ARGS is passed to each (e.g. BENCH_ARGS=--quick).
+# Benchmarks that need root (namespaces, AF_XDP) say so and are skipped
+# as non-root.
+set -u
+B=${1:-build}
+status=0
+for b in "$B"/bench/bench_*; do
+	[ -x "$b" ] || continue
+	echo "==== $(basename "$b") ${BENCH_ARGS:-}"
+	# shellcheck disable=SC2086
+	"$b" ${BENCH_ARGS:-} || { echo "==== $(basename "$b") failed (exit $?)"; status=1; }
+	echo
+done
+exit $status
