@@ -172,7 +172,7 @@ DPDK_CFLAGS = $(patsubst -I%,-isystem %,$(shell $(PKG_CONFIG) --cflags libdpdk 2
 DPDK_LIBS   = $(shell $(PKG_CONFIG) --libs libdpdk 2>/dev/null)
 # Bench objects are rebuilt when DPDK appears or goes (the stamp's name changes).
 DPDK_STAMP = $(B)/.dpdk-$(if $(DPDK_LIBS),yes,no)
-$(B)/.dpdk-%:
+$(B)/.dpdk-yes $(B)/.dpdk-no:
 	@mkdir -p $(@D) && rm -f $(B)/.dpdk-* && touch $@
 $(B)/obj/bench/%.o: bench/%.c $(DPDK_STAMP)
 	$(call msg,CC,$<)
