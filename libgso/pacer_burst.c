@@ -66,7 +66,7 @@ static bool should_defer(const struct gso_burst_in *in, const struct burst_cfg *
 	if (!srtt || !in_flight)
 		return false;
 	/* A flow quiet for longer than the bound would turn deferral into a stall. */
-	if (now > last && now - last > c->defer_ns)
+	if (now >= last && now - last >= c->defer_ns)
 		return false;
 	if (room >= full_bytes || queued <= room)
 		return false;

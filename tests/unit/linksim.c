@@ -47,6 +47,7 @@ struct sim {
 	struct gso_sched *sched;
 	uint32_t flow, queued_bursts;
 	uint64_t timer_at, rto_at;
+	uint64_t last_send;
 };
 
 static bool ev_less(const struct ev *a, const struct ev *b)
@@ -116,6 +117,8 @@ static void nic_send(struct sim *s, uint64_t seg)
 		s->high_water = seg + 1;
 	}
 	s->sent_at[seg % RING] = s->now;
+	s->last_send = s->now;
+	s->r->segs_sent++;
 
 	start = s->nic_free > s->now ? s->nic_free : s->now;
 	s->nic_free = start + ser_ns(wire, p->nic_rate);
@@ -254,9 +257,18 @@ static void try_send(struct sim *s)
 			GSO_OPTS(gso_burst_in, in, .rate = st.pacing_rate, .queued = UINT64_MAX,
 				 .mss = p->mss, .hdr_len = p->hdr_len, .cwnd = st.cwnd,
 				 .in_flight = in_flight(s), .peer_wnd = (uint32_t)room,
-				 .dev_max_segs = p->dev_max_segs, .min_rtt_ns = st.min_rtt_ns);
-			GSO_OPTS(gso_burst_opts, o, .pacing_shift = p->pacing_shift);
+				 .dev_max_segs = p->dev_max_segs, .min_rtt_ns = st.min_rtt_ns,
+				 .now_ns = s->now, .last_send_ns = s->last_send,
+				 .oldest_unacked_ns = s->sent_at[s->snd_una % RING],
+				 .srtt_ns = st.srtt_ns);
+			GSO_OPTS(gso_burst_opts, o, .pacing_shift = p->pacing_shift,
+				 .flags = p->defer ? GSO_BURST_F_DEFER : 0);
 			n = gso_burst_size(&in, &o, &b);
+			if (n == 0 && b.limit == GSO_BURST_LIM_DEFER) {
+				/* no ACK by then: look again, the bound sends it */
+				s->r->deferrals++;
+				arm_timer(s, b.defer_until_ns);
+			}
 			if (n <= 0)
 				break;
 			if (!s->sched) {

@@ -44,6 +44,7 @@ struct ls_params {
 	uint32_t cc_algo;     /* enum gso_cc_algo */
 	uint32_t pacing_shift; /* 0 = default */
 	uint64_t max_rate;    /* CC pacing-rate cap, wire bytes/s (0 = none) */
+	uint32_t defer;       /* 1: GSO_BURST_F_DEFER (sized modes) */
 	uint64_t duration_ns, warmup_ns;
 };
 
@@ -55,6 +56,8 @@ struct ls_result {
 	uint64_t delack_timeouts; /* ACKs sent by the delayed-ACK timer */
 	uint64_t acks;
 	uint64_t bursts;
+	uint64_t segs_sent;    /* segments handed to the NIC, retransmits included */
+	uint64_t deferrals;    /* times gso_burst_size() chose to wait */
 	uint32_t max_burst_segs;
 	uint32_t max_queue;    /* deepest bottleneck queue seen, packets */
 	uint32_t final_cwnd;

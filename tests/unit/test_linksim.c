@@ -189,3 +189,26 @@ Test(linksim, paced_rate_keeps_queue_short)
 		     unpaced.max_queue, paced.max_queue);
 	cr_expect_gt(unpaced.drops, 0u);
 }
+
+/*
+ * Deferral (tcp_tso_should_defer), off by default: with the window nearly
+ * closed and an ACK due, waiting for a third of the window gives bursts
+ * several times larger at the same goodput.
+ */
+Test(linksim, deferral_bigger_bursts_same_goodput)
+{
+	struct ls_params p = lan2004(LS_SCHED);
+	struct ls_result plain = run(&p, "scheduler");
+
+	p.defer = 1;
+	struct ls_result defer = run(&p, "scheduler with deferral");
+
+	double avg_plain = (double)plain.segs_sent / plain.bursts;
+	double avg_defer = (double)defer.segs_sent / defer.bursts;
+	cr_expect_gt(defer.deferrals, 0u);
+	cr_expect_gt(avg_defer, 3 * avg_plain, "average burst %.1f vs %.1f segments", avg_defer,
+		     avg_plain);
+	cr_expect_leq(defer.max_burst_segs, 45u / 3 + 1, "still a fraction of the window");
+	cr_expect_geq(defer.utilization, 0.95, "%.1f %%", defer.utilization * 100);
+	cr_expect_eq(defer.delack_timeouts, 0u);
+}

@@ -156,8 +156,8 @@ struct gso_burst {
  * GSO_BURST_F_DEFER, a burst smaller than `segs` would be, limited by cwnd
  * or the peer's window, is deferred (0 segments, limit GSO_BURST_LIM_DEFER,
  * defer_until_ns = last_send_ns + defer_ns) when all of these hold: not in
- * recovery and not GSO_BURST_IN_PUSH; srtt known; the last send is at most
- * defer_ns ago; the room left, min(peer_wnd, (cwnd - in_flight) * mss), is
+ * recovery and not GSO_BURST_IN_PUSH; srtt known; the last send is less
+ * than defer_ns ago (so a call at defer_until_ns sends); the room left, min(peer_wnd, (cwnd - in_flight) * mss), is
  * less than the full burst (goal_segs limited by the device) and less than
  * min(peer_wnd + in_flight * mss, cwnd * mss) / win_divisor, and the queued
  * data does not fit in it; something is in flight and its oldest segment
