@@ -25,7 +25,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <pthread.h>
+
 #include <gso/offload.h>
+#include <gso/tso.h>
+#include "vnet_internal.h"
 
 /* STA bits the device writes back (byte 12 of every descriptor). */
 #define E1000_STA_DD 0x01u
@@ -107,5 +111,80 @@ void e1000_engine_fini(struct e1000_engine *e);
  */
 uint32_t e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *head, uint32_t tail,
 			  struct e1000_wire *w);
+
+/* ---- wires (e1000_wire.c) ---- */
+
+struct xsk_wire_cfg {
+	int ifindex;
+	uint32_t queue_id;
+	uint32_t xsk_mode;    /* enum gso_xsk_mode */
+	uint8_t *area;        /* the whole device memory, registered as the UMEM */
+	uint64_t area_len;
+	uint32_t chunk_size;
+	uint32_t first_chunk; /* frame chunks [first_chunk, first_chunk + nchunks) */
+	uint32_t nchunks;
+	uint32_t bind_wait_ms;
+};
+
+/* Open an AF_XDP wire; *out is freed with e1000_wire_free().  0 or -errno. */
+int e1000_wire_xsk(struct e1000_wire **out, const struct xsk_wire_cfg *c);
+/* A wire that hands each frame to fn (frames up to max_frame bytes). */
+int e1000_wire_cb(struct e1000_wire **out, gso_e1000_wire_fn fn, void *ctx, uint32_t max_frame);
+/* Completions the wire still waits for (AF_XDP); 0 for a callback. */
+uint32_t e1000_wire_inflight(struct e1000_wire *w);
+/* Send errors other than "busy" so far. */
+uint64_t e1000_wire_errors(const struct e1000_wire *w);
+/* Close the socket (if any) and free. */
+void e1000_wire_free(struct e1000_wire *w);
+
+/* ---- the device (e1000.c: driver side; e1000_dev.c: device thread) ---- */
+
+struct e1000_slot {
+	uint32_t chunk;  /* first driver chunk the descriptor references */
+	uint32_t n;      /* how many (0: context descriptor, or none) */
+};
+
+struct e1000_dev {
+	struct tso_dev t;        /* first */
+	struct dev_mem mem;      /* driver chunks [0, dchunks) of `area` */
+	uint8_t *area;           /* driver chunks, then the device's frame chunks */
+	uint64_t area_len;
+	uint32_t dchunks, fchunks;
+	uint32_t mtu;
+	/* descriptor ring */
+	uint8_t *ring;
+	uint32_t ring_size;
+	uint32_t next;           /* driver: next slot to fill (published as tdt on push) */
+	uint32_t clean;          /* driver: first slot not yet completed */
+	struct e1000_slot *slots;
+	struct { bool valid; uint32_t chunk, off; } slab; /* header slots */
+	uint32_t scratch_n;
+	struct gso_seg_ref *refs;
+	struct gso_e1000_data *dd;
+	/* shared with the device thread: each index on its own cache line */
+	alignas(64) _Atomic uint32_t tdt;
+	alignas(64) _Atomic uint32_t tdh;
+	alignas(64) _Atomic uint32_t sleeping;
+	_Atomic uint32_t bell;
+	_Atomic bool stop;
+	_Atomic uint64_t cpu_ns, busy_ns, wakeups;
+	alignas(64) uint32_t dev_head; /* device thread only */
+	struct e1000_engine eng;
+	struct e1000_wire *wire;
+	pthread_t thr;
+	bool threaded, thread_started;
+	uint32_t cpu;            /* 1 + CPU to pin to, 0 none */
+	uint32_t spin_us;
+	struct gso_dev_stats st;
+};
+
+/* Start the device thread.  0 or -errno. */
+int e1000_dev_start(struct e1000_dev *x);
+/* Ask the device thread to finish what is queued (up to `ms`), stop and join it. */
+void e1000_dev_stop(struct e1000_dev *x, unsigned ms);
+/* Ring the doorbell after publishing a new tail. */
+void e1000_dev_doorbell(struct e1000_dev *x);
+/* Run the device once on the calling thread (no device thread). */
+uint32_t e1000_dev_poll(struct e1000_dev *x);
 
 #endif
