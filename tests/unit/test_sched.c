@@ -503,3 +503,108 @@ Test(sched, new_flow_first)
 	cr_expect_eq(b.flow, light, "the new flow's burst goes next");
 	gso_sched__destroy(s);
 }
+
+/*
+ * Random operations against a model: every burst comes out exactly once
+ * (dequeue or drain), in order within its flow, never before its
+ * departure; counters match; next_time is never later than a burst that
+ * is due.
+ */
+Test(sched, random_ops_model)
+{
+	enum { NF = 6, NB = 32 };
+	struct gso_sched *s = mk(NF, NB, 0, 0);
+	uint64_t st = 42, now = 0, next_cookie = 1;
+	uint64_t queued_cookies[NF][NB * 2];
+	uint32_t qh[NF] = { 0 }, qt[NF] = { 0 };
+	bool live[NF] = { false };
+	uint32_t ids[NF];
+	uint32_t total = 0;
+	struct gso_sched_burst b, out[NB];
+
+	for (int step = 0; step < 20000; step++) {
+		uint64_t r = gso_test_rand(&st);
+		unsigned f = (unsigned)(r % NF);
+
+		switch ((r >> 8) % 8) {
+		case 0: /* add / delete */
+			if (!live[f]) {
+				GSO_OPTS(gso_pacer_opts, po, .flags = (r >> 16) & 1 ? GSO_PACER_F_PACE_ALL : 0);
+				cr_assert_eq(gso_sched__flow_add(s, &po, &ids[f]), 0);
+				live[f] = true;
+				qh[f] = qt[f] = 0;
+			} else if (qh[f] == qt[f]) {
+				cr_assert_eq(gso_sched__flow_del(s, ids[f]), 0);
+				live[f] = false;
+			} else {
+				cr_assert_eq(gso_sched__flow_del(s, ids[f]), -EBUSY);
+			}
+			break;
+		case 1: /* rate */
+			if (live[f])
+				cr_assert_eq(gso_sched__flow_set_rate(s, ids[f],
+								      (r >> 20) % 4 ? 1000000 + (r >> 24) % 100000000
+										    : GSO_RATE_UNPACED),
+					     0);
+			break;
+		case 2:
+		case 3:
+		case 4: { /* enqueue */
+			if (!live[f])
+				break;
+			struct gso_sched_burst nb = { .cookie = next_cookie, .flow = ids[f],
+						      .segs = 1 + (uint32_t)((r >> 12) % 44) };
+			nb.wire_bytes = nb.segs * 1514;
+			int rc = gso_sched__enqueue(s, now, &nb);
+			if (total == NB) {
+				cr_assert(rc == -EAGAIN || rc == -ERANGE, "full: %d", rc);
+			} else if (rc == 0) {
+				cr_assert_geq(nb.departure_ns, now);
+				queued_cookies[f][qt[f]++ % (NB * 2)] = next_cookie++;
+				total++;
+			} else {
+				cr_assert_eq(rc, -ERANGE);
+			}
+			break;
+		}
+		case 5: /* drain some */
+			if (live[f]) {
+				unsigned want = (unsigned)((r >> 12) % 4);
+				int n = gso_sched__flow_drain(s, ids[f], out, want);
+				cr_assert_geq(n, 0);
+				for (int k = 0; k < n; k++) {
+					cr_assert_eq(out[k].cookie, queued_cookies[f][qh[f]++ % (NB * 2)]);
+					total--;
+				}
+			}
+			break;
+		default: { /* time passes, dequeue what is due */
+			uint64_t nt = gso_sched__next_time(s), next;
+
+			now += (r >> 12) % 3000000;
+			while (gso_sched__dequeue(s, now, &b, &next) == 1) {
+				unsigned g = 0;
+				while (!live[g] || ids[g] != b.flow)
+					g++;
+				cr_assert_leq(b.departure_ns, now);
+				cr_assert_geq(b.departure_ns, nt, "next_time %lu was late",
+					      (unsigned long)nt);
+				cr_assert_eq(b.cookie, queued_cookies[g][qh[g]++ % (NB * 2)],
+					     "flow order");
+				total--;
+			}
+			if (total) {
+				cr_assert_neq(next, UINT64_MAX);
+				cr_assert_gt(next, now);
+			} else {
+				cr_assert_eq(next, UINT64_MAX);
+			}
+			break;
+		}
+		}
+		struct gso_sched_stats ss;
+		cr_assert_eq(gso_sched__stats(s, &ss), 0);
+		cr_assert_eq(ss.queued, total, "step %d", step);
+	}
+	gso_sched__destroy(s);
+}
