@@ -515,7 +515,7 @@ Test(sched, random_ops_model)
 	enum { NF = 6, NB = 32 };
 	struct gso_sched *s = mk(NF, NB, 0, 0);
 	uint64_t st = 42, now = 0, next_cookie = 1;
-	uint64_t queued_cookies[NF][NB * 2];
+	uint64_t queued_cookies[NF][NB * 2], queued_dep[NF][NB * 2];
 	uint32_t qh[NF] = { 0 }, qt[NF] = { 0 };
 	bool live[NF] = { false };
 	uint32_t ids[NF];
@@ -560,6 +560,7 @@ Test(sched, random_ops_model)
 				cr_assert(rc == -EAGAIN || rc == -ERANGE, "full: %d", rc);
 			} else if (rc == 0) {
 				cr_assert_geq(nb.departure_ns, now);
+				queued_dep[f][qt[f] % (NB * 2)] = nb.departure_ns;
 				queued_cookies[f][qt[f]++ % (NB * 2)] = next_cookie++;
 				total++;
 			} else {
@@ -593,6 +594,11 @@ Test(sched, random_ops_model)
 					     "flow order");
 				total--;
 			}
+			/* nothing due may be left behind */
+			for (unsigned g = 0; g < NF; g++)
+				if (live[g] && qh[g] != qt[g])
+					cr_assert_gt(queued_dep[g][qh[g] % (NB * 2)], now,
+						     "flow %u has a due burst left", g);
 			if (total) {
 				cr_assert_neq(next, UINT64_MAX);
 				cr_assert_gt(next, now);
