@@ -27,7 +27,6 @@ int gso_pacer__stamp(struct gso_pacer *p, uint64_t now_ns, uint64_t rate,
 		     uint32_t wire_bytes, uint32_t segs, uint64_t *departure_ns)
 {
 	uint64_t dep, gap, credit, frac;
-	unsigned __int128 num;
 	bool first;
 
 	if (!p || !departure_ns || !rate || !segs || !wire_bytes)
@@ -45,13 +44,17 @@ int gso_pacer__stamp(struct gso_pacer *p, uint64_t now_ns, uint64_t rate,
 	}
 
 	frac = p->frac_rate == rate ? p->frac : 0;
-	num = (unsigned __int128)wire_bytes * 1000000000u + frac;
-	if (num / rate > UINT64_MAX) {
-		gap = UINT64_MAX;
-		frac = 0;
+	if (frac <= UINT64_MAX - (uint64_t)wire_bytes * 1000000000u) {
+		/* The common case fits 64 bits: no 128-bit division per burst. */
+		uint64_t n64 = (uint64_t)wire_bytes * 1000000000u + frac;
+
+		gap = n64 / rate;
+		frac = n64 % rate;
 	} else {
-		gap = (uint64_t)(num / rate);
-		frac = (uint64_t)(num % rate);
+		unsigned __int128 num = (unsigned __int128)wire_bytes * 1000000000u + frac;
+
+		gap = num / rate > UINT64_MAX ? UINT64_MAX : (uint64_t)(num / rate);
+		frac = num / rate > UINT64_MAX ? 0 : (uint64_t)(num % rate);
 	}
 	/* A sender woken late may catch up by half a gap, not more: timer jitter
 	 * must not cost rate, and a long idle must not buy a burst. */
