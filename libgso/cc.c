@@ -151,8 +151,7 @@ int gso_cc__on_ack(struct gso_cc *cc, const struct gso_cc_ack *a)
 	/* ACKs within an RTT of a reduction acknowledge data sent before it:
 	 * growing on them would undo the reduction (Linux: no growth in
 	 * Recovery). */
-	if (acked && !(flags & GSO_CC_ACK_NOT_CWND_LIMITED) &&
-	    !(cc->in_recovery_once && now < cc->recovery_start_ns + cc->rtt.srtt_ns)) {
+	if (acked && !(flags & GSO_CC_ACK_NOT_CWND_LIMITED) && now >= cc->freeze_until_ns) {
 		if (cc->algo == GSO_CC_RENO)
 			gso_cc_reno_ack(cc, now, acked);
 		else
@@ -182,6 +181,7 @@ int gso_cc__on_loss(struct gso_cc *cc, uint64_t now_ns, uint64_t sent_ns)
 		return 0;
 	reduce(cc, now_ns);
 	cc->cwnd = cc->ssthresh;
+	cc->freeze_until_ns = now_ns + cc->rtt.srtt_ns;
 	update_rate(cc);
 	return 1;
 }
@@ -192,8 +192,9 @@ int gso_cc__on_rto(struct gso_cc *cc, uint64_t now_ns)
 		return -EINVAL;
 	reduce(cc, now_ns);
 	cc->cwnd = 1;
-	/* Slow start again from one segment: no recovery freeze on growth. */
-	cc->in_recovery_once = false;
+	/* Slow start again from one segment at once; losses of segments sent
+	 * before the timeout still count as this event. */
+	cc->freeze_until_ns = 0;
 	gso_cc_cubic_reset(cc);
 	update_rate(cc);
 	return 0;

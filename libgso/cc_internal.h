@@ -23,6 +23,7 @@ struct gso_cc {
 	uint32_t cwnd, ssthresh, cwnd_cnt, packets_out;
 	uint64_t pacing_rate;
 	uint64_t recovery_start_ns;
+	uint64_t freeze_until_ns; /* no growth before: ACKs of data sent before a cut */
 	bool in_recovery_once; /* a reduction happened: recovery_start is meaningful */
 	uint32_t loss_events;
 	bool owned;

@@ -333,3 +333,20 @@ Test(cc, counts_segments_not_acks)
 	gso_cc__destroy(a);
 	gso_cc__destroy(b);
 }
+
+/* After a timeout, an old segment's loss is the same event; growth resumes at once. */
+Test(cc, rto_then_old_loss)
+{
+	struct gso_cc *cc = mkcc(GSO_CC_RENO, 0, 0);
+
+	ack(cc, 10 * MS, 30, 10 * MS, 0, 0);
+	cr_assert_eq(gso_cc__cwnd(cc), 40u);
+	cr_assert_eq(gso_cc__on_rto(cc, 500 * MS), 0);
+	cr_expect_eq(gso_cc__cwnd(cc), 1u);
+	cr_expect_eq(state(cc).ssthresh, 20u);
+	cr_expect_eq(gso_cc__on_loss(cc, 501 * MS, 400 * MS), 0, "sent before the timeout");
+	cr_expect_eq(state(cc).ssthresh, 20u);
+	ack(cc, 502 * MS, 1, 0, 0, 0);
+	cr_expect_eq(gso_cc__cwnd(cc), 2u, "slow start right away");
+	gso_cc__destroy(cc);
+}

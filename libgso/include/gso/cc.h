@@ -144,7 +144,9 @@ GSO_API void gso_cc__destroy(struct gso_cc *cc);
 /*
  * An ACK: fold the RTT sample in, grow cwnd (slow start: + acked up to
  * ssthresh; then Reno +1 per cwnd acked, or CUBIC's curve), recompute the
- * pacing rate.  Returns 0, or -EINVAL (NULL, bad sz/tail, unknown flag).
+ * pacing rate.  For one srtt after a loss reduction cwnd does not grow (those
+ * ACKs cover data sent before the cut; Linux does not grow in Recovery).
+ * Returns 0, or -EINVAL (NULL, bad sz/tail, unknown flag).
  */
 GSO_API int gso_cc__on_ack(struct gso_cc *cc, const struct gso_cc_ack *a);
 
