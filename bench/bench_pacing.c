@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <linux/net_tstamp.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -112,6 +113,14 @@ static uint64_t machine_softirq_ns(void)
 	return n == 7 && hz > 0 ? v[6] * (1000000000ull / (unsigned long long)hz) : 0;
 }
 
+/* SCHED_FIFO for the calling thread when asked for; 0 or -errno. */
+static int set_rt(int prio)
+{
+	struct sched_param sp = { .sched_priority = prio };
+
+	return prio ? -pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) : 0;
+}
+
 static void die(const char *what, int err)
 {
 	fprintf(stderr, "bench_pacing: %s: %s\n", what, strerror(err < 0 ? -err : err));
@@ -132,6 +141,7 @@ struct cfg {
 	unsigned timer_samples;
 	unsigned backend;   /* evloop backend */
 	bool xsk;           /* send through AF_XDP instead of a UDP socket */
+	int rt;             /* SCHED_FIFO priority of the sending threads, 0 = normal */
 };
 
 static void usage(FILE *f)
@@ -150,6 +160,9 @@ static void usage(FILE *f)
 		"  --epoll            event loop on epoll + timerfd instead of io_uring\n"
 		"  --tx udp|xsk       libgso sends through a UDP socket (default) or through its\n"
 		"                     AF_XDP backend (copy mode on the veth: one skb per frame)\n"
+		"  --rt PRIO          run both sending threads SCHED_FIFO at PRIO (1..99): shows the\n"
+		"                     senders without preemption by other load (RT throttling leaves\n"
+		"                     5%% of each CPU to others)\n"
 		"  --only-ours, --only-kernel   run one sender only\n"
 		"  --timers           measure sleep/spin lateness and CPU cost instead (no root)\n"
 		"  --timer-samples N  samples per method and sleep length (default 1000)\n"
@@ -179,13 +192,13 @@ static int parse_rate(const char *s, double *out)
 static void parse_args(int argc, char **argv, struct cfg *c)
 {
 	enum { O_SEC = 1, O_TGT, O_BURST, O_SPIN, O_EARLY, O_EPOLL, O_OURS, O_KERN, O_TIMERS, O_TSAMP,
-	       O_LOOK, O_TX };
+	       O_LOOK, O_TX, O_RT };
 	static const struct option lo[] = {
 		{ "seconds", 1, 0, O_SEC }, { "targets", 1, 0, O_TGT }, { "burst-us", 1, 0, O_BURST },
 		{ "spin-us", 1, 0, O_SPIN }, { "early-us", 1, 0, O_EARLY }, { "epoll", 0, 0, O_EPOLL },
 		{ "only-ours", 0, 0, O_OURS }, { "only-kernel", 0, 0, O_KERN },
 		{ "timers", 0, 0, O_TIMERS }, { "timer-samples", 1, 0, O_TSAMP },
-		{ "lookahead-ms", 1, 0, O_LOOK }, { "tx", 1, 0, O_TX },
+		{ "lookahead-ms", 1, 0, O_LOOK }, { "tx", 1, 0, O_TX }, { "rt", 1, 0, O_RT },
 		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	const char *tg = "100M,1G,5G,10G";
@@ -230,6 +243,13 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 			break;
 		case O_LOOK:
 			c->lookahead_ns = (uint64_t)(atof(optarg) * 1e6);
+			break;
+		case O_RT:
+			c->rt = atoi(optarg);
+			if (c->rt < 1 || c->rt > 99) {
+				fprintf(stderr, "--rt: 1..99\n");
+				exit(2);
+			}
 			break;
 		case O_TX:
 			if (strcmp(optarg, "udp") && strcmp(optarg, "xsk")) {
@@ -661,6 +681,8 @@ static void *ours_main(void *arg)
 
 	err = nsbed_enter(o->bed, 0);
 	if (!err)
+		err = set_rt(c->rt);
+	if (!err)
 		err = tx_open(&tx, o->bed, c->xsk);
 	snprintf(o->txname, sizeof(o->txname), "%s", tx.name);
 	if (err)
@@ -813,6 +835,9 @@ static void *ktcp_tx_main(void *arg)
 		k->err = -errno;
 		goto out;
 	}
+	k->err = set_rt(k->cfg->rt);
+	if (k->err)
+		goto out;
 	inet_pton(AF_INET, k->bed->ip[1], &dst.sin_addr);
 	/* CUBIC: BBR's pacing gain cycle would dip below the cap on purpose. */
 	if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "cubic", 5) ||
@@ -1190,6 +1215,8 @@ int main(int argc, char **argv)
 	       c.shift, 1e6 / (double)(1u << c.shift), (double)c.lookahead_ns / 1e6,
 	       gso_evloop_backend_name(c.backend),
 	       (c.spin_ns ? c.spin_ns : GSO_EVLOOP_DEF_SPIN_NS) / 1000u, c.early_ns / 1000u);
+	if (c.rt)
+		printf("both sending threads SCHED_FIFO priority %d\n", c.rt);
 	printf("kernel: TCP CUBIC, SO_MAX_PACING_RATE = target x mss/(mss+headers) (TCP charges "
 	       "payload), internal pacing (no fq)\n");
 	printf("rates are Ethernet frame bits (no preamble/FCS); dep.err = |departure - ideal schedule "
