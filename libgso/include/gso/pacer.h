@@ -94,7 +94,7 @@ struct gso_burst_in {
 				 * 0 = GSO_BURST_DEF_DEV_MAX_SEGS */
 	uint32_t dev_max_bytes; /* device's bytes per super-segment, headers included
 				 * (gso_max_size); 0 = GSO_BURST_DEF_DEV_MAX_BYTES;
-				 * must hold hdr_len + mss */
+				 * hdr_len + mss .. 2^24 */
 	uint64_t min_rtt_ns;  /* for the short-RTT bonus; 0 = unknown (no bonus) */
 	/* Used only with GSO_BURST_F_DEFER: */
 	uint64_t now_ns;      /* current time */
@@ -152,24 +152,27 @@ struct gso_burst {
  *   payload = min(segs * mss, queued); if it does not fit peer_wnd it is cut
  *             to whole segments inside the window (0 if none fits)
  *
- * so a burst never eats the window (design.md invariant 2).  With
- * GSO_BURST_F_DEFER, a burst smaller than `segs` would be, limited by cwnd
- * or the peer's window, is deferred (0 segments, limit GSO_BURST_LIM_DEFER,
- * defer_until_ns = last_send_ns + defer_ns) when all of these hold: not in
- * recovery and not GSO_BURST_IN_PUSH; srtt known; the last send is less
- * than defer_ns ago (so a call at defer_until_ns sends); the room left, min(peer_wnd, (cwnd - in_flight) * mss), is
- * less than the full burst (goal_segs limited by the device) and less than
- * min(peer_wnd + in_flight * mss, cwnd * mss) / win_divisor, and the queued
- * data does not fit in it; something is in flight and its oldest segment
- * was sent at least srtt/2 ago, so an ACK is expected soon.
+ * so a burst never eats the window (design.md invariant 2).
+ *
+ * With GSO_BURST_F_DEFER, a burst that cwnd or the peer's window holds
+ * below its full size is deferred (0 segments, limit GSO_BURST_LIM_DEFER,
+ * defer_until_ns = last_send_ns + defer_ns) when all of these hold:
+ *  - not GSO_BURST_IN_RECOVERY, not GSO_BURST_IN_PUSH, srtt known;
+ *  - the last send is less than defer_ns ago (a call at defer_until_ns sends);
+ *  - the room, min(peer_wnd, (cwnd - in_flight) * mss), is less than the
+ *    full burst (goal_segs within the device limits), less than
+ *    min(peer_wnd + in_flight * mss, cwnd * mss) / win_divisor, and less
+ *    than the queued data;
+ *  - something is in flight and its oldest segment left at least srtt/2
+ *    ago, so an ACK is expected soon.
  *
  * `in` is required and only read; `o` may be NULL (all defaults); `out` may
  * be NULL.  Returns the segment count (>= 0; 0 when nothing may go now:
  * cwnd full, window closed, no data, or deferred), or
  *   -EINVAL  in NULL; bad sz or non-zero unknown tail in `in` or `o`; rate 0;
  *            mss 0 or > 65535; cwnd 0; hdr_len > GSO_MAX_HDR_LEN;
- *            dev_max_bytes < hdr_len + mss; dev_max_segs > 65535; a setting
- *            out of its range; an unknown flag
+ *            dev_max_bytes < hdr_len + mss or > 2^24; dev_max_segs > 65535;
+ *            a setting out of its range; an unknown flag
  * On error `out` is not written.
  */
 GSO_API int gso_burst_size(const struct gso_burst_in *in, const struct gso_burst_opts *o,
