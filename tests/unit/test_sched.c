@@ -7,6 +7,7 @@
  * each (rows named in the messages) to keep the process count low.
  */
 #include <criterion/criterion.h>
+#include <criterion/logging.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,10 +308,11 @@ struct run {
  * dequeue at the times the scheduler names until `end_ns`.  Checks that no
  * burst leaves before its departure and that a flow's bursts stay in order.
  */
-static void drive(struct gso_sched *s, const uint32_t *flows, const uint32_t *segs, unsigned n,
-		  unsigned depth, uint64_t end_ns, struct run *r)
+static void drive_jitter(struct gso_sched *s, const uint32_t *flows, const uint32_t *segs,
+			 unsigned n, unsigned depth, uint64_t end_ns, uint64_t jitter_ns,
+			 struct run *r)
 {
-	uint64_t t = 0, last_dep[64] = { 0 }, seq[64] = { 0 }, got[64] = { 0 };
+	uint64_t t = 0, last_dep[64] = { 0 }, seq[64] = { 0 }, got[64] = { 0 }, rng = 7;
 	struct gso_sched_burst b;
 
 	memset(r, 0, sizeof(*r));
@@ -326,7 +328,8 @@ static void drive(struct gso_sched *s, const uint32_t *flows, const uint32_t *se
 		if (!rc) {
 			cr_assert_neq(next, UINT64_MAX);
 			cr_assert_gt(next, t, "next must move time on");
-			t = next;
+			/* the timer fires late by up to jitter_ns */
+			t = next + (jitter_ns ? gso_test_rand(&rng) % jitter_ns : 0);
 			continue;
 		}
 		unsigned i = 0;
@@ -344,6 +347,12 @@ static void drive(struct gso_sched *s, const uint32_t *flows, const uint32_t *se
 		r->n++;
 		cr_assert_eq(enq(s, t, flows[i], segs[i], seq[i]++, NULL), 0);
 	}
+}
+
+static void drive(struct gso_sched *s, const uint32_t *flows, const uint32_t *segs, unsigned n,
+		  unsigned depth, uint64_t end_ns, struct run *r)
+{
+	drive_jitter(s, flows, segs, n, depth, end_ns, 0, r);
 }
 
 /* ---- fairness: N backlogged flows share a capped link within 5 % ---- */
@@ -372,12 +381,15 @@ static void sched_fairness_row(const struct fcase *c)
 	/* long enough for every flow to send ~100 of the largest bursts */
 	uint64_t end = (uint64_t)c->n * 100 * 44 * 1514 * SEC / MBIT(c->cap_mbit);
 	drive(s, flows, segs, c->n, 4, end, &r);
-	double mean = (double)r.total / c->n;
+	double mean = (double)r.total / c->n, worst = 0;
 	for (unsigned i = 0; i < c->n; i++) {
 		double dev = r.bytes[i] / mean - 1.0;
+		worst = dev > worst ? dev : -dev > worst ? -dev : worst;
 		cr_expect(dev > -0.05 && dev < 0.05, "flow %u (%u segs): %.2f %% off the mean", i,
 			  segs[i], dev * 100);
 	}
+	cr_log_info("fairness %u flows at %lu Mbit/s, size mix %u: worst %.2f %% off the mean",
+		    c->n, (unsigned long)c->cap_mbit, c->seg_mix, worst * 100);
 	gso_sched__destroy(s);
 }
 
@@ -419,13 +431,15 @@ struct rcase {
 	uint64_t mbit;
 	uint32_t segs;
 	bool cap; /* true: one unpaced flow under the aggregate cap; false: flow rate */
+	uint32_t jitter_div; /* timer late by up to gap / jitter_div (0: exact) */
 };
 
 static struct rcase sched_accuracy_cases[] = {
-	{ 10, 1, true },      { 10, 2, false },    { 100, 4, true },   { 100, 1, false },
-	{ 1000, 10, true },   { 1000, 1, false },  { 10000, 1, true }, { 10000, 44, false },
-	{ 40000, 20, true },  { 40000, 1, false }, { 100000, 1, true }, { 100000, 44, true },
-	{ 100000, 1, false }, { 100000, 44, false },
+	{ 10, 1, true, 0 },      { 10, 2, false, 2 },    { 100, 4, true, 3 },
+	{ 100, 1, false, 0 },    { 1000, 10, true, 2 },  { 1000, 1, false, 4 },
+	{ 10000, 1, true, 0 },   { 10000, 44, false, 2 }, { 40000, 20, true, 4 },
+	{ 40000, 1, false, 0 },  { 100000, 1, true, 2 },  { 100000, 44, true, 0 },
+	{ 100000, 1, false, 3 }, { 100000, 44, false, 0 }, { 100000, 44, true, 2 },
 };
 
 static void sched_accuracy_row(const struct rcase *c)
@@ -438,7 +452,8 @@ static void sched_accuracy_row(const struct rcase *c)
 	/* ~3000 bursts */
 	uint64_t end = 3000ull * segs * 1514 * SEC / rate;
 
-	drive(s, &f, &segs, 1, 4, end, &r);
+	uint64_t gap = (uint64_t)segs * 1514 * SEC / rate;
+	drive_jitter(s, &f, &segs, 1, 4, end, c->jitter_div ? gap / c->jitter_div + 1 : 0, &r);
 	cr_assert_gt(r.n, 1000u);
 	/* bytes handed out after the first burst, over the time they took */
 	double achieved = (double)(r.total - (uint64_t)segs * 1514) * 1e9 / (double)(r.last_ns - r.first_ns);
@@ -448,6 +463,8 @@ static void sched_accuracy_row(const struct rcase *c)
 		err = (double)(r.total - (uint64_t)segs * 1514 * (10 / segs + 1)) * 1e9 /
 		      (double)(r.last_ns - r.first_ns) / rate - 1.0;
 	}
+	cr_log_info("sched %lu Mbit/s %s, %u segs, jitter 1/%u: %+.4f %%", (unsigned long)c->mbit,
+		    c->cap ? "cap" : "flow", segs, c->jitter_div, err * 100);
 	cr_expect(err > -0.01 && err < 0.01, "%lu Mbit/s %s, %u segs: %.3f %%",
 		  (unsigned long)c->mbit, c->cap ? "cap" : "flow", segs, err * 100);
 	gso_sched__destroy(s);
