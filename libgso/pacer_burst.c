@@ -51,15 +51,15 @@ static inline uint64_t min64(uint64_t a, uint64_t b)
  * one soon, waiting just idles the link.
  */
 static bool should_defer(const struct gso_burst_in *in, const struct burst_cfg *c,
-			 uint64_t full_bytes, uint64_t room, uint64_t queued)
+			 uint64_t full_bytes, uint64_t room, uint64_t queued, uint64_t cwnd,
+			 uint64_t in_flight)
 {
 	uint64_t now = GSO_OPTS_GET(in, now_ns, (uint64_t)0);
 	uint64_t last = GSO_OPTS_GET(in, last_send_ns, (uint64_t)0);
 	uint64_t oldest = GSO_OPTS_GET(in, oldest_unacked_ns, (uint64_t)0);
 	uint64_t srtt = GSO_OPTS_GET(in, srtt_ns, (uint64_t)0);
 	uint32_t flags = GSO_OPTS_GET(in, flags, 0u);
-	uint64_t mss = in->mss, cwnd = in->cwnd, in_flight = in->in_flight;
-	uint64_t chunk;
+	uint64_t mss = in->mss, chunk;
 
 	if (flags & (GSO_BURST_IN_RECOVERY | GSO_BURST_IN_PUSH))
 		return false;
@@ -113,8 +113,14 @@ int gso_burst_size(const struct gso_burst_in *in, const struct gso_burst_opts *o
 	if (!rate || !mss || mss > 65535 || !cwnd || hdr_len > GSO_MAX_HDR_LEN ||
 	    dev_segs > GSO_BURST_DEF_DEV_MAX_SEGS || dev_bytes > (1u << 24) ||
 	    (uint64_t)dev_bytes < (uint64_t)hdr_len + mss ||
-	    (in_flags & ~(GSO_BURST_IN_RECOVERY | GSO_BURST_IN_PUSH)))
+	    (in_flags & ~(GSO_BURST_IN_RECOVERY | GSO_BURST_IN_PUSH | GSO_BURST_IN_BYTES)))
 		return -EINVAL;
+	if (in_flags & GSO_BURST_IN_BYTES) {
+		/* A partly filled window is not a segment of room; a partly
+		 * acked segment is still in flight. */
+		cwnd = cwnd / mss ? cwnd / mss : 1;
+		in_flight = (uint32_t)(((uint64_t)in_flight + mss - 1) / mss);
+	}
 
 	/* tcp_tso_autosize: about 2^-shift seconds of data at the pacing rate. */
 	d = dev_bytes - hdr_len;
@@ -185,7 +191,7 @@ int gso_burst_size(const struct gso_burst_in *in, const struct gso_burst_opts *o
 		if (dev_segs < full)
 			full = dev_segs;
 		room = min64(peer_wnd, cwnd_room);
-		if (should_defer(in, &c, (uint64_t)full * mss, room, queued)) {
+		if (should_defer(in, &c, (uint64_t)full * mss, room, queued, cwnd, in_flight)) {
 			segs = 0;
 			payload = 0;
 			r.limit = GSO_BURST_LIM_DEFER;

@@ -638,3 +638,30 @@ Test(edt, accuracy)
 	for (size_t i = 0; i < sizeof(edt_accuracy_cases) / sizeof(edt_accuracy_cases[0]); i++)
 		edt_accuracy_row(&edt_accuracy_cases[i]);
 }
+
+/* Byte-counting transports: cwnd and in-flight in bytes give the same bursts. */
+Test(burst, bytes_in_flight)
+{
+	static const uint32_t cw[] = { 1, 2, 10, 44, 100, 1000 };
+
+	for (unsigned i = 0; i < sizeof(cw) / sizeof(cw[0]); i++) {
+		for (uint32_t fl = 0; fl <= cw[i] + 1; fl += 1 + cw[i] / 7) {
+			GSO_OPTS(gso_burst_in, seg, .rate = 100000000, .queued = BIG, .mss = 1448,
+				 .hdr_len = 66, .cwnd = cw[i], .in_flight = fl, .peer_wnd = BIG);
+			struct gso_burst_in byt = seg;
+			struct gso_burst a, b;
+
+			byt.flags = GSO_BURST_IN_BYTES;
+			byt.cwnd = cw[i] * 1448 + 1447; /* a partial segment of window is no room */
+			byt.in_flight = fl ? fl * 1448 - 1447 : 0; /* a partial one is in flight */
+			cr_assert_geq(gso_burst_size(&seg, NULL, &a), 0);
+			cr_assert_geq(gso_burst_size(&byt, NULL, &b), 0);
+			cr_expect_eq(a.segs, b.segs, "cwnd %u, in flight %u", cw[i], fl);
+			cr_expect_eq(a.limit, b.limit, "cwnd %u, in flight %u", cw[i], fl);
+		}
+	}
+	/* a window smaller than one segment still lets one out */
+	GSO_OPTS(gso_burst_in, tiny, .rate = 100000000, .queued = BIG, .mss = 1448, .cwnd = 1000,
+		 .peer_wnd = BIG, .flags = GSO_BURST_IN_BYTES);
+	cr_expect_eq(gso_burst_size(&tiny, NULL, NULL), 1);
+}

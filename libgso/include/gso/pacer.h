@@ -86,8 +86,10 @@ struct gso_burst_in {
 	uint64_t queued;      /* payload bytes ready to send (0: nothing to send) */
 	uint32_t mss;         /* payload bytes per segment; required, 1..65535 */
 	uint32_t hdr_len;     /* wire header bytes per segment (L2+L3+L4), 0..GSO_MAX_HDR_LEN */
-	uint32_t cwnd;        /* congestion window, segments; required (>= 1) */
-	uint32_t in_flight;   /* segments sent and not yet acked or lost (may exceed cwnd) */
+	uint32_t cwnd;        /* congestion window, segments (bytes with
+			       * GSO_BURST_IN_BYTES); required (>= 1) */
+	uint32_t in_flight;   /* segments (bytes) sent and not yet acked or lost
+			       * (may exceed cwnd) */
 	uint32_t peer_wnd;    /* bytes the peer's window still allows beyond what is in
 			       * flight (snd_una + snd_wnd - snd_nxt) */
 	uint32_t dev_max_segs;  /* device's segments per super-segment (gso_max_segs);
@@ -110,6 +112,12 @@ struct gso_burst_in {
 #define GSO_BURST_IN_RECOVERY (1u << 0)
 /* No more data is coming soon (end of a message, FIN): never defer. */
 #define GSO_BURST_IN_PUSH (1u << 1)
+/*
+ * cwnd and in_flight count bytes, not segments (byte-counting transports
+ * such as QUIC).  They become segments of mss: cwnd rounded down (at least
+ * 1), in_flight rounded up.
+ */
+#define GSO_BURST_IN_BYTES (1u << 2)
 
 /* What bound the burst (the smallest limit; ties go to the earlier name). */
 enum gso_burst_limit {
