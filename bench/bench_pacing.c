@@ -63,12 +63,15 @@
 #define SCM_TXTIME SO_TXTIME
 #endif
 
+enum { TX_AUTO, TX_UDP, TX_XSK };
+
 #define UDP_PORT 9400
 #define TCP_PORT 9401
 #define UDP_HDR (14u + 20u + 8u) /* Ethernet + IPv4 + UDP */
 #define UDP_MSS 1472u            /* 1514-byte frames at MTU 1500 */
 #define UDP_MAX_SEGS 64u         /* UDP_MAX_SEGMENTS on older kernels */
-#define SNAPLEN 128u
+#define SNAPLEN 96u
+#define CAP_RING_MB 256u
 #define MAX_AHEAD 4096u /* bursts stamped ahead of time, at most */
 
 static atomic_bool g_stop;
@@ -140,7 +143,7 @@ struct cfg {
 	bool ours, kernel, timers;
 	unsigned timer_samples;
 	unsigned backend;   /* evloop backend */
-	bool xsk;           /* send through AF_XDP instead of a UDP socket */
+	int tx;             /* TX_AUTO, TX_UDP, TX_XSK */
 	int rt;             /* SCHED_FIFO priority of the sending threads, 0 = normal */
 };
 
@@ -158,8 +161,9 @@ static void usage(FILE *f)
 		"  --lookahead-ms MS  queue (and stamp) this much data ahead: how long a stall the\n"
 		"                     sender can make up for by sending what is due at once (default 10)\n"
 		"  --epoll            event loop on epoll + timerfd instead of io_uring\n"
-		"  --tx udp|xsk       libgso sends through a UDP socket (default) or through its\n"
-		"                     AF_XDP backend (copy mode on the veth: one skb per frame)\n"
+		"  --tx auto|xsk|udp  libgso sends through its AF_XDP backend (copy mode on the\n"
+		"                     veth: one skb per frame) or through a UDP socket (UDP_SEGMENT:\n"
+		"                     one skb per burst); auto (default): AF_XDP if it opens\n"
 		"  --rt PRIO          run both sending threads SCHED_FIFO at PRIO (1..99): shows the\n"
 		"                     senders without preemption by other load (RT throttling leaves\n"
 		"                     5%% of each CPU to others)\n"
@@ -252,11 +256,12 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 			}
 			break;
 		case O_TX:
-			if (strcmp(optarg, "udp") && strcmp(optarg, "xsk")) {
-				fprintf(stderr, "--tx: udp or xsk\n");
+			c->tx = !strcmp(optarg, "auto") ? TX_AUTO : !strcmp(optarg, "udp") ? TX_UDP
+			      : !strcmp(optarg, "xsk") ? TX_XSK : -1;
+			if (c->tx < 0) {
+				fprintf(stderr, "--tx: auto, xsk or udp\n");
 				exit(2);
 			}
-			c->xsk = !strcmp(optarg, "xsk");
 			break;
 		case O_OURS:
 			c->kernel = false;
@@ -402,8 +407,10 @@ static void *cap_main(void *arg)
 	struct pktcap *pc = NULL;
 	int err = nsbed_enter(t->bed, 1);
 
+	/* The instrument must not be starved by other load: it mostly sleeps in poll(). */
+	set_rt(1);
 	if (!err)
-		err = pktcap_open(&pc, t->bed->ifindex[1], SNAPLEN, 64);
+		err = pktcap_open(&pc, t->bed->ifindex[1], SNAPLEN, CAP_RING_MB);
 	if (!err && t->col.proto == IPPROTO_UDP) {
 		/* A bound socket, so that no ICMP goes back; UDP_GRO keeps bursts whole; never read. */
 		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(UDP_PORT) };
@@ -465,8 +472,8 @@ struct anal {
 	double wire_bytes;  /* Ethernet frame bytes of the segments analysed */
 	double rate_bps;    /* achieved, frame bits per second */
 	double rate_err;    /* % vs target */
-	double e50, e99;    /* |departure error| vs the target-rate schedule, us */
-	double j50, j99;    /* same vs the achieved-rate schedule (drift removed), us */
+	double e50, e90, e99; /* |departure error| vs the target-rate schedule, us */
+	double j50, j90, j99; /* same vs the achieved-rate schedule (drift removed), us */
 };
 
 /*
@@ -477,7 +484,7 @@ struct anal {
  * reported.
  */
 static void errors(const struct rec *r, size_t n, uint32_t mss, double rate_Bps, double *e,
-		   size_t nseg, double *p50, double *p99)
+		   size_t nseg, double *p50, double *p90, double *p99)
 {
 	double B = 0, med;
 	size_t k = 0;
@@ -498,6 +505,7 @@ static void errors(const struct rec *r, size_t n, uint32_t mss, double rate_Bps,
 	for (size_t i = 0; i < k; i++)
 		e[i] = fabs(e[i] - med);
 	*p50 = pct(e, k, 0.5) / 1e3;
+	*p90 = pct(e, k, 0.9) / 1e3;
 	*p99 = pct(e, k, 0.99) / 1e3;
 }
 
@@ -534,8 +542,8 @@ static void analyse(const struct collector *c, uint32_t mss, double target_bps, 
 	e = malloc(nseg * sizeof(*e));
 	if (!e)
 		die("analysis buffer", ENOMEM);
-	errors(c->r + i0, n, mss, target_bps / 8, e, nseg, &a->e50, &a->e99);
-	errors(c->r + i0, n, mss, a->rate_bps / 8, e, nseg, &a->j50, &a->j99);
+	errors(c->r + i0, n, mss, target_bps / 8, e, nseg, &a->e50, &a->e90, &a->e99);
+	errors(c->r + i0, n, mss, a->rate_bps / 8, e, nseg, &a->j50, &a->j90, &a->j99);
 	free(e);
 	a->ok = true;
 }
@@ -550,7 +558,8 @@ struct ours {
 	int err;
 	uint32_t burst_segs;
 	uint64_t bursts, send_err, tx_retries;
-	char txname[48];
+	char txname[96];
+	bool xsk;
 	double wall, cpu;
 	long nvcsw, nivcsw;
 	uint64_t late_max_ns;
@@ -591,10 +600,11 @@ struct tx {
 	struct gso_dev *dev;
 	struct gso_tmpl tmpl;
 	uint64_t retries;
+	int xsk_err;  /* why AF_XDP is not used (auto) */
 	char name[48];
 };
 
-static int tx_open(struct tx *t, const struct nsbed *bed, bool xsk)
+static int tx_open(struct tx *t, const struct nsbed *bed, int mode)
 {
 	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(UDP_PORT) };
 	struct sock_txtime txt = { .clockid = CLOCK_MONOTONIC };
@@ -602,7 +612,7 @@ static int tx_open(struct tx *t, const struct nsbed *bed, bool xsk)
 
 	memset(t, 0, sizeof(*t));
 	t->fd = -1;
-	if (xsk) {
+	if (mode != TX_UDP) {
 		GSO_OPTS(gso_xsk_opts, xo, .mode = GSO_XSK_MODE_COPY);
 		GSO_OPTS(gso_tmpl_fields, f, .l3 = GSO_L3_IPV4, .l4 = GSO_L4_UDP, .df = true,
 			 .sport = UDP_PORT, .dport = UDP_PORT);
@@ -614,9 +624,13 @@ static int tx_open(struct tx *t, const struct nsbed *bed, bool xsk)
 		err = gso_tmpl_build(&t->tmpl, &f);
 		if (!err)
 			err = gso_xsk__create(&t->dev, bed->ifindex[0], &xo);
-		if (!err)
+		if (!err) {
 			snprintf(t->name, sizeof(t->name), "%s", gso_dev__name(t->dev));
-		return err;
+			return 0;
+		}
+		t->xsk_err = err;
+		if (mode == TX_XSK)
+			return err;
 	}
 	inet_pton(AF_INET, bed->ip[1], &dst.sin_addr);
 	t->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -683,8 +697,12 @@ static void *ours_main(void *arg)
 	if (!err)
 		err = set_rt(c->rt);
 	if (!err)
-		err = tx_open(&tx, o->bed, c->xsk);
-	snprintf(o->txname, sizeof(o->txname), "%s", tx.name);
+		err = tx_open(&tx, o->bed, c->tx);
+	if (tx.xsk_err)
+		snprintf(o->txname, sizeof(o->txname), "udp socket (AF_XDP: %s)", strerror(-tx.xsk_err));
+	else
+		snprintf(o->txname, sizeof(o->txname), "%s", tx.name);
+	o->xsk = tx.dev != NULL;
 	if (err)
 		goto out;
 	err = gso_evloop__create(&loop, &eo);
@@ -892,17 +910,13 @@ struct row {
 	struct anal a;
 	double wake_s, spin_s, skb_s, cpu_s, si_s, wake_gb, skb_gb;
 	uint64_t drops, overflow, send_err;
-	char note[160];
+	char note[320];
 };
 
 static size_t rec_cap(const struct cfg *c, double target)
 {
-	/* At least one record per 1514-byte frame would be the worst case; bursts are larger. */
-	double per_s = target / 8 / 1514;
-
-	if (per_s > 400000)
-		per_s = 400000;
-	return (size_t)(per_s * (c->seconds + 1)) + 100000;
+	/* One record per 1514-byte frame is the most there can be (AF_XDP; GSO packets are fewer). */
+	return (size_t)(target / 8 / 1514 * (c->seconds + 1)) + 100000;
 }
 
 static void fill_row(struct row *r, const struct capthr *cap, double wall, double cpu, double wakes,
@@ -941,15 +955,16 @@ static void run_ours(const struct nsbed *bed, const struct cfg *c, double target
 	if (o.err)
 		die("libgso sender", o.err);
 	memset(r, 0, sizeof(*r));
-	r->who = c->xsk ? "libgso/xsk" : "libgso/udp";
+	r->who = o.xsk ? "libgso/xsk" : "libgso/udp";
 	r->target = target;
 	r->send_err = o.send_err;
 	analyse(&cap.col, UDP_MSS, target, c->warmup, &r->a);
 	fill_row(r, &cap, o.wall, o.cpu, (double)o.st.wakeups, (double)o.st.spins, si0);
 	snprintf(r->note, sizeof(r->note),
-		 "%s, burst %u seg, %.0f bursts/s, send err %llu, %s, sleep late p99 %.1f us, spin %.2f s/s",
+		 "%s, burst %u seg, %.0f bursts/s, send err %llu, ctx sw %.0f+%.0f/s, %s, sleep late p99 %.1f us, spin %.2f s/s",
 		 o.txname, o.burst_segs, o.wall > 0 ? (double)o.bursts / o.wall : 0,
-		 (unsigned long long)o.send_err, gso_evloop_backend_name(o.st.backend),
+		 (unsigned long long)o.send_err, o.wall > 0 ? (double)o.nvcsw / o.wall : 0,
+		 o.wall > 0 ? (double)o.nivcsw / o.wall : 0, gso_evloop_backend_name(o.st.backend),
 		 (double)o.st.late_sleep_p99_ns / 1e3, o.wall > 0 ? (double)o.st.spin_ns / 1e9 / o.wall : 0);
 	free(cap.col.r);
 }
@@ -1007,9 +1022,9 @@ static const char *fmt_rate(double bps, char *buf, size_t n)
 
 static void print_header(void)
 {
-	printf("%-6s %-11s %9s %7s %15s %15s %9s %9s %9s %6s %6s %9s %9s %6s\n", "target", "sender",
-	       "Gbit/s", "err%", "dep.err p50/p99", "jitter p50/p99", "wake/s", "spin/s", "pkt/s",
-	       "CPU", "si", "wake/GB", "pkt/GB", "drops");
+	printf("%-6s %-11s %8s %7s %22s %22s %7s %7s %7s %5s %5s %8s %7s %5s\n", "target", "sender",
+	       "Gbit/s", "err%", "dep.err p50/p90/p99", "jitter p50/p90/p99", "wake/s", "spin/s", "pkt/s",
+	       "CPU", "si", "wake/GB", "pkt/GB", "lost");
 }
 
 static void print_row(const struct row *r)
@@ -1021,13 +1036,17 @@ static void print_row(const struct row *r)
 		printf("%-6s %-11s   (too few packets captured: %zu)\n", t, r->who, r->a.skbs);
 		return;
 	}
-	snprintf(e, sizeof(e), "%.1f/%.1f", r->a.e50, r->a.e99);
-	snprintf(j, sizeof(j), "%.1f/%.1f", r->a.j50, r->a.j99);
-	printf("%-6s %-11s %9.4f %+7.3f %15s %15s %9.0f %9.0f %9.0f %6.3f %6.3f %9.0f %9.0f %6llu\n", t,
+	snprintf(e, sizeof(e), "%.1f/%.1f/%.1f", r->a.e50, r->a.e90, r->a.e99);
+	snprintf(j, sizeof(j), "%.1f/%.1f/%.1f", r->a.j50, r->a.j90, r->a.j99);
+	printf("%-6s %-11s %8.4f %+7.3f %22s %22s %7.0f %7.0f %7.0f %5.2f %5.2f %8.0f %7.0f %5llu\n", t,
 	       r->who, r->a.rate_bps / 1e9, r->a.rate_err, e, j, r->wake_s, r->spin_s, r->skb_s,
 	       r->cpu_s, r->si_s, r->wake_gb, r->skb_gb,
 	       (unsigned long long)(r->drops + r->overflow));
 	printf("%-6s %-11s   %s\n", "", "", r->note);
+	if (r->drops || r->overflow)
+		printf("%-6s %-11s   CAPTURE INCOMPLETE: %llu dropped by the kernel (ring full), %llu past "
+		       "the record buffer; the figures above cover what was captured\n", "", "",
+		       (unsigned long long)r->drops, (unsigned long long)r->overflow);
 }
 
 static void verdict(const struct row *o, const struct row *k)
@@ -1208,10 +1227,11 @@ int main(int argc, char **argv)
 	       c.seconds, c.warmup);
 	printf("libgso: %s, pacing shift %u (~%.1f us bursts), min 1 segment, %.0f ms stamped ahead, "
 	       "event loop %s, spin below %u us, early %u us\n",
-	       c.xsk ? "AF_XDP backend, copy mode on the veth (every 1514-byte frame becomes an skb), "
-		       "software GSO, one submit per burst"
-		     : "UDP socket, one sendmsg per burst (UDP_SEGMENT; the veth carries it whole), "
-		       "SO_TXTIME = EDT stamp",
+	       c.tx == TX_UDP ? "UDP socket, one sendmsg per burst (UDP_SEGMENT; the veth carries it "
+				"whole), SO_TXTIME = EDT stamp"
+			      : "AF_XDP backend (libgso/xsk; falls back to a UDP socket, libgso/udp, "
+				"if it cannot open), copy mode on the veth: software GSO, one submit per "
+				"burst, every 1514-byte frame becomes an skb",
 	       c.shift, 1e6 / (double)(1u << c.shift), (double)c.lookahead_ns / 1e6,
 	       gso_evloop_backend_name(c.backend),
 	       (c.spin_ns ? c.spin_ns : GSO_EVLOOP_DEF_SPIN_NS) / 1000u, c.early_ns / 1000u);
@@ -1227,6 +1247,11 @@ int main(int argc, char **argv)
 	print_header();
 	for (int i = 0; i < c.ntargets && !atomic_load(&g_stop); i++) {
 		struct row ro, rk;
+		double la[1] = { 0 };
+
+		/* Other load on the machine decides the tails: say how much there was. */
+		getloadavg(la, 1);
+		printf("-- load average %.2f\n", la[0]);
 
 		if (c.ours) {
 			run_ours(&bed, &c, c.targets[i], &ro);
@@ -1236,7 +1261,7 @@ int main(int argc, char **argv)
 			run_kernel(&bed, &c, c.targets[i], &rk);
 			print_row(&rk);
 		}
-		if (c.ours)
+		if (c.ours && !atomic_load(&g_stop))
 			verdict(&ro, c.kernel ? &rk : NULL);
 	}
 	nsbed_destroy(&bed);
