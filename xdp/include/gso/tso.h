@@ -149,7 +149,7 @@ struct gso_vnet_opts {
 	uint32_t mode;        /* enum gso_tso_mode, the device default; 0 = auto */
 	uint32_t tso_flags;   /* GSO_TSO_F_* defaults */
 	uint32_t flags;       /* GSO_VNET_F_* */
-	uint32_t frames;      /* TX ring frames (one packet each), 8..65536; 0 = 256 */
+	uint32_t frames;      /* TX ring frames (one packet each, 64 KiB + headers), 8..65536, rounded up to a multiple of 15; 0 = 240 */
 	uint32_t chunk_size;  /* buffer memory chunk, 2048..65536 and a power of 2; 0 = 4096 */
 	uint32_t nchunks;     /* buffer memory chunks for gso_dev__buf_alloc(); 0 = 4096 */
 	uint32_t sndbuf;      /* socket send buffer bytes; 0 = enough for the whole ring */
