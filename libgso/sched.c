@@ -558,6 +558,20 @@ int gso_sched__dequeue(struct gso_sched *s, uint64_t now_ns, struct gso_sched_bu
 	return 0;
 }
 
+int gso_sched__dequeue_batch(struct gso_sched *s, uint64_t now_ns, struct gso_sched_burst *out,
+			     unsigned n, uint64_t *next_ns)
+{
+	unsigned k = 0;
+
+	if (!s || (!out && n))
+		return -EINVAL;
+	while (k < n && gso_sched__dequeue(s, now_ns, &out[k], NULL) == 1)
+		k++;
+	if (next_ns)
+		*next_ns = earliest(s);
+	return (int)k;
+}
+
 uint64_t gso_sched__next_time(const struct gso_sched *s)
 {
 	return s ? earliest(s) : UINT64_MAX;

@@ -631,3 +631,31 @@ Test(sched, random_ops_model)
 	}
 	gso_sched__destroy(s);
 }
+
+Test(sched, dequeue_batch)
+{
+	struct gso_sched *s = mk(2, 16, 0, 0);
+	uint32_t a = add_flow(s, 1514000, true), c = add_flow(s, GSO_RATE_UNPACED, false);
+	struct gso_sched_burst out[8];
+	uint64_t next;
+
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(enq(s, 0, a, 1, 10 + (uint64_t)i, NULL), 0);
+		cr_assert_eq(enq(s, 0, c, 1, 20 + (uint64_t)i, NULL), 0);
+	}
+	/* due now: a's first and all of c's */
+	cr_expect_eq(gso_sched__dequeue_batch(s, 0, out, 2, &next), 2);
+	cr_expect_eq(next, 0u, "more is due: call again");
+	cr_expect_eq(gso_sched__dequeue_batch(s, 0, out + 2, 6, &next), 2);
+	cr_expect_eq(next, MS);
+	uint64_t seen = 0;
+	for (int i = 0; i < 4; i++)
+		seen |= 1ull << (out[i].cookie - 10);
+	cr_expect_eq(seen, (1ull << 0) | (1ull << 10) | (1ull << 11) | (1ull << 12));
+	cr_expect_eq(gso_sched__dequeue_batch(s, 5 * MS, out, 8, &next), 2);
+	cr_expect_eq(next, UINT64_MAX);
+	cr_expect_eq(gso_sched__dequeue_batch(s, 0, NULL, 0, &next), 0);
+	cr_expect_eq(gso_sched__dequeue_batch(s, 0, NULL, 1, &next), -EINVAL);
+	cr_expect_eq(gso_sched__dequeue_batch(NULL, 0, out, 1, &next), -EINVAL);
+	gso_sched__destroy(s);
+}

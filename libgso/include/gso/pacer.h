@@ -389,6 +389,15 @@ GSO_API int gso_sched__dequeue(struct gso_sched *s, uint64_t now_ns,
 			       struct gso_sched_burst *out, uint64_t *next_ns);
 
 /*
+ * Up to n bursts due at `now_ns`, in the order gso_sched__dequeue() would
+ * give them, into out[0..n).  Returns how many (0..n); *next_ns (if not
+ * NULL) as for gso_sched__dequeue() after the last one.  -EINVAL if s is
+ * NULL or out is NULL with n > 0.
+ */
+GSO_API int gso_sched__dequeue_batch(struct gso_sched *s, uint64_t now_ns,
+				     struct gso_sched_burst *out, unsigned n, uint64_t *next_ns);
+
+/*
  * When to call gso_sched__dequeue() next (UINT64_MAX if nothing is
  * queued), for arming a timer.  Never later than the first burst becomes
  * due; it may be earlier (e.g. 0 right after an enqueue), in which case
