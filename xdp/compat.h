@@ -175,6 +175,9 @@ struct compat_xdp_statistics {
 #define NETDEV_XSK_FLAGS_TX_LAUNCH_TIME_FIFO 4 /* Linux 6.15 */
 #endif
 
+/* Bytes before a received frame in its chunk: XDP_PACKET_HEADROOM (copy mode, most drivers). */
+#define COMPAT_XDP_PACKET_HEADROOM 256u
+
 /* Copy-mode descriptors per packet: MAX_SKB_FRAGS + 1 with the usual 17. */
 #define COMPAT_XSK_COPY_MAX_DESCS 18u
 /* Copy-mode descriptors per sendto() before XDP_MAX_TX_SKB_BUDGET. */

@@ -182,6 +182,39 @@ int gso_dev__stats(struct gso_dev *dev, struct gso_dev_stats *st)
 	return 0;
 }
 
+/* ---- receiving ---- */
+
+int gso_dev__recv(struct gso_dev *dev, struct gso_rx_pkt *out, unsigned n)
+{
+	if (!dev || !out || !n)
+		return -EINVAL;
+	if (dev->closed)
+		return -ESHUTDOWN;
+	if (!dev->ops->recv)
+		return -EOPNOTSUPP;
+	return dev->ops->recv(dev, out, n);
+}
+
+int gso_dev__rx_release(struct gso_dev *dev, const struct gso_rx_pkt *pkts, unsigned n)
+{
+	if (!dev || (n && !pkts))
+		return -EINVAL;
+	if (!dev->ops->rx_release)
+		return n ? -EINVAL : 0;
+	return n ? dev->ops->rx_release(dev, pkts, n) : 0;
+}
+
+int gso_dev__rx_wait(struct gso_dev *dev, int timeout_ms)
+{
+	if (!dev)
+		return -EINVAL;
+	if (dev->closed)
+		return -ESHUTDOWN;
+	if (!dev->ops->rx_wait)
+		return -EOPNOTSUPP;
+	return dev->ops->rx_wait(dev, timeout_ms);
+}
+
 int gso_dev__close(struct gso_dev *dev)
 {
 	if (!dev || dev->closed)

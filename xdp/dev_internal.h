@@ -35,6 +35,14 @@ struct gso_dev_ops {
 	void (*close)(struct gso_dev *dev);
 	/* Free the backend (after close); must free `dev` itself. */
 	void (*destroy)(struct gso_dev *dev);
+	/*
+	 * Receive side, optional (NULL: -EOPNOTSUPP).  dev.c has checked
+	 * NULL args and n > 0; recv and rx_wait run only while open,
+	 * rx_release also after close.
+	 */
+	int (*recv)(struct gso_dev *dev, struct gso_rx_pkt *out, unsigned n);
+	int (*rx_release)(struct gso_dev *dev, const struct gso_rx_pkt *pkts, unsigned n);
+	int (*rx_wait)(struct gso_dev *dev, int timeout_ms);
 };
 
 /*

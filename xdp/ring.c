@@ -1,4 +1,4 @@
-/* Mapping the AF_XDP TX and completion rings (accessors: ring_internal.h). */
+/* Mapping the AF_XDP rings (accessors: ring_internal.h). */
 #include "ring_internal.h"
 
 #include <errno.h>
@@ -24,14 +24,28 @@ int xring_map(struct xring *r, int fd, enum xring_kind kind, uint32_t size)
 	/* Linux 5.3 and older lack the flags field (need_wakeup), which we rely on. */
 	if (optlen != sizeof(off))
 		return -EOPNOTSUPP;
-	if (kind == XRING_TX) {
+	switch (kind) {
+	case XRING_TX:
 		ro = &off.tx;
 		entry = sizeof(struct xdp_desc);
 		pgoff = XDP_PGOFF_TX_RING;
-	} else {
+		break;
+	case XRING_RX:
+		ro = &off.rx;
+		entry = sizeof(struct xdp_desc);
+		pgoff = XDP_PGOFF_RX_RING;
+		break;
+	case XRING_FILL:
+		ro = &off.fr;
+		entry = sizeof(uint64_t);
+		pgoff = (off_t)XDP_UMEM_PGOFF_FILL_RING;
+		break;
+	case XRING_CQ:
+	default:
 		ro = &off.cr;
 		entry = sizeof(uint64_t);
 		pgoff = (off_t)XDP_UMEM_PGOFF_COMPLETION_RING;
+		break;
 	}
 	r->map_len = ro->desc + (size_t)size * entry;
 	map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, pgoff);

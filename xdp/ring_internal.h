@@ -1,14 +1,15 @@
 /*
  * AF_XDP rings shared with the kernel: user space produces into the TX
- * ring and consumes the completion ring (not installed).
+ * and fill rings and consumes the completion and RX rings (not
+ * installed).
  *
  * Cached copies of the other side's index are refreshed only when they run
  * dry, so a batch costs one shared-memory load and one store.  Indices are
  * free-running u32s; slots are index & mask.
  *
  * Barriers pair with the kernel's, labelled as in net/xdp/xsk_queue.h:
- *   kernel consumer (TX):  LOAD producer; smp_rmb (C); LOAD descs; smp_mb (D); STORE consumer
- *   kernel producer (CQ):  LOAD consumer (A, control dep.); STORE addrs; smp_wmb (B); STORE producer
+ *   kernel consumer (TX, fill):  LOAD producer; smp_rmb (C); LOAD descs; smp_mb (D); STORE consumer
+ *   kernel producer (CQ, RX):    LOAD consumer (A, control dep.); STORE entries; smp_wmb (B); STORE producer
  */
 #ifndef GSO_XDP_RING_INTERNAL_H
 #define GSO_XDP_RING_INTERNAL_H
@@ -28,12 +29,12 @@ struct xring {
 	_Atomic uint32_t *producer;
 	_Atomic uint32_t *consumer;
 	_Atomic uint32_t *flags;
-	void *ring;     /* struct xdp_desc[size] (TX) or uint64_t[size] (CQ) */
+	void *ring;     /* struct xdp_desc[size] (TX, RX) or uint64_t[size] (CQ, fill) */
 	void *map;      /* the mmap()ed area */
 	size_t map_len;
 };
 
-/* ---- producer side (TX ring) ---- */
+/* ---- producer side (TX and fill rings) ---- */
 
 /* Free slots, refreshing the kernel's consumer index only if fewer than `want`. */
 static inline uint32_t xring_prod_free(struct xring *r, uint32_t want)
@@ -66,6 +67,11 @@ static inline struct xdp_desc *xring_tx_desc(struct xring *r, uint32_t idx)
 	return &((struct xdp_desc *)r->ring)[idx & r->mask];
 }
 
+static inline void xring_fill_set(struct xring *r, uint32_t idx, uint64_t addr)
+{
+	((uint64_t *)r->ring)[idx & r->mask] = addr;
+}
+
 /* Publish everything reserved so far. */
 static inline void xring_prod_submit(struct xring *r)
 {
@@ -93,7 +99,7 @@ static inline uint32_t xring_prod_pending(struct xring *r)
 	return atomic_load_explicit(r->producer, memory_order_relaxed) - r->cached_cons;
 }
 
-/* ---- consumer side (completion ring) ---- */
+/* ---- consumer side (completion and RX rings) ---- */
 
 /* Up to `max` available entries; returns the count and the first index. */
 static inline uint32_t xring_cons_peek(struct xring *r, uint32_t max, uint32_t *idx)
@@ -112,9 +118,22 @@ static inline uint32_t xring_cons_peek(struct xring *r, uint32_t max, uint32_t *
 	return n;
 }
 
+/* Entries the kernel has published and we have not peeked yet. */
+static inline uint32_t xring_cons_avail(struct xring *r)
+{
+	/* Acquire: as in xring_cons_peek(). */
+	r->cached_prod = atomic_load_explicit(r->producer, memory_order_acquire);
+	return r->cached_prod - r->cached_cons;
+}
+
 static inline uint64_t xring_cq_addr(const struct xring *r, uint32_t idx)
 {
 	return ((const uint64_t *)r->ring)[idx & r->mask];
+}
+
+static inline const struct xdp_desc *xring_rx_desc(const struct xring *r, uint32_t idx)
+{
+	return &((const struct xdp_desc *)r->ring)[idx & r->mask];
 }
 
 /* Hand back everything peeked so far. */
@@ -129,7 +148,7 @@ static inline void xring_cons_release(struct xring *r)
 
 /* ---- set-up (ring.c) ---- */
 
-enum xring_kind { XRING_TX, XRING_CQ };
+enum xring_kind { XRING_TX, XRING_CQ, XRING_RX, XRING_FILL };
 
 /*
  * Map ring `kind` of AF_XDP socket `fd` (created with `size` entries by

@@ -83,11 +83,17 @@ int xsk_sock_open(struct xsk_sock *s, const struct xsk_sock_cfg *c)
 		err = set_ring(s->fd, XDP_UMEM_COMPLETION_RING, c->cq_size);
 	if (!err)
 		err = set_ring(s->fd, XDP_TX_RING, c->tx_size);
+	if (!err && c->rx_size)
+		err = set_ring(s->fd, XDP_RX_RING, c->rx_size);
 	/* Rings can only be mapped before bind: bind moves them into the pool. */
 	if (!err)
 		err = xring_map(&s->tx, s->fd, XRING_TX, c->tx_size);
 	if (!err)
 		err = xring_map(&s->cq, s->fd, XRING_CQ, c->cq_size);
+	if (!err && c->rx_size)
+		err = xring_map(&s->rx, s->fd, XRING_RX, c->rx_size);
+	if (!err && c->rx_size)
+		err = xring_map(&s->fill, s->fd, XRING_FILL, c->fill_size);
 	if (!err) {
 		memset(&sxdp, 0, sizeof(sxdp));
 		sxdp.sxdp_family = AF_XDP;
@@ -112,20 +118,28 @@ void xsk_sock_close(struct xsk_sock *s)
 {
 	xring_unmap(&s->tx);
 	xring_unmap(&s->cq);
+	xring_unmap(&s->rx);
+	xring_unmap(&s->fill);
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
 }
 
+int xsk_sock_stats(const struct xsk_sock *s, struct compat_xdp_statistics *st)
+{
+	socklen_t ol = sizeof(*st);
+
+	memset(st, 0, sizeof(*st));
+	/* Older kernels fill a shorter struct and say so in ol; the rest stays 0. */
+	return getsockopt(s->fd, SOL_XDP, XDP_STATISTICS, st, &ol) ? -errno : 0;
+}
+
 int64_t xsk_sock_tx_invalid(const struct xsk_sock *s)
 {
 	struct compat_xdp_statistics st;
-	socklen_t ol = sizeof(st);
+	int err = xsk_sock_stats(s, &st);
 
-	memset(&st, 0, sizeof(st));
-	if (getsockopt(s->fd, SOL_XDP, XDP_STATISTICS, &st, &ol))
-		return -errno;
-	return (int64_t)st.tx_invalid_descs;
+	return err ? err : (int64_t)st.tx_invalid_descs;
 }
 
 int xsk_sock_kick(const struct xsk_sock *s)

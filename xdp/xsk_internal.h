@@ -20,9 +20,10 @@ struct xsk_sock_cfg {
 	bool unaligned;      /* XDP_UMEM_UNALIGNED_CHUNK_FLAG */
 	bool want_meta;      /* ask for tx_metadata_len = GSO_XSK_TXMD_LEN */
 	bool kernel_csum;    /* XDP_UMEM_TX_SW_CSUM */
-	uint32_t fill_size;  /* power of 2; the fill ring is required by bind, never used for TX */
+	uint32_t fill_size;  /* power of 2; bind needs a fill ring even for TX only (then it stays unmapped) */
 	uint32_t cq_size;
 	uint32_t tx_size;
+	uint32_t rx_size;    /* 0: no RX ring; else a power of 2, and the fill ring is mapped too */
 	uint16_t bind_flags; /* XDP_COPY / XDP_ZEROCOPY / neither, | XDP_USE_SG | XDP_USE_NEED_WAKEUP */
 };
 
@@ -34,6 +35,7 @@ struct xsk_sock {
 	bool zerocopy;       /* bound in zero-copy mode */
 	uint16_t bind_flags; /* as bound */
 	struct xring tx, cq;
+	struct xring rx, fill; /* mapped only with rx_size */
 };
 
 /*
@@ -49,6 +51,8 @@ void xsk_sock_close(struct xsk_sock *s);
 
 /* XDP_STATISTICS tx_invalid_descs, or -errno. */
 int64_t xsk_sock_tx_invalid(const struct xsk_sock *s);
+/* All of XDP_STATISTICS (fields the kernel does not report stay 0); 0 or -errno. */
+int xsk_sock_stats(const struct xsk_sock *s, struct compat_xdp_statistics *st);
 
 /* sendto() wake-up; returns 0 or -errno. */
 int xsk_sock_kick(const struct xsk_sock *s);
@@ -70,6 +74,14 @@ int xsk_probe_csum(struct xsk_sock *s, uint8_t *area, uint64_t addr, const uint8
 
 /* Copy-mode descriptors per packet: MAX_SKB_FRAGS + 1 as the kernel reports it. */
 uint32_t xsk_copy_max_descs(void);
+
+struct gso_dev;
+/*
+ * What the steering loader needs of an AF_XDP device (xsk_tx.c): its
+ * interface, queue, socket and whether it has a receive side.  Returns 0,
+ * -EINVAL (not an AF_XDP device) or -ESHUTDOWN (closed).
+ */
+int xsk_dev_info(const struct gso_dev *d, int *ifindex, uint32_t *queue_id, int *fd, bool *rx);
 
 /* MAC address of an interface (zeros for loopback); 0 or -errno. */
 int xsk_if_mac(int ifindex, uint8_t mac[6]);

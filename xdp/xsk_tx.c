@@ -13,6 +13,7 @@
  */
 #include "dev_internal.h"
 #include "xsk_internal.h"
+#include "xsk_rx_internal.h"
 
 #include <errno.h>
 #include <net/if.h>
@@ -32,7 +33,7 @@
 #define DEF_NCHUNKS 4096u
 #define DEF_TX_SIZE 2048u
 #define DEF_BIND_WAIT_MS 2000u
-#define FILL_SIZE 64u        /* bind needs a fill ring; TX never uses it */
+#define FILL_SIZE 64u        /* bind needs a fill ring even without RX */
 #define MAX_PUSH_STALLS 4    /* kicks in a row that move nothing before -EAGAIN */
 #define CLOSE_DRAIN_MS 200
 
@@ -62,6 +63,7 @@ struct xsk_dev {
 	struct gso_frame *frames;
 	struct gso_seg_ref *refs;
 	uint32_t inflight;
+	struct xsk_rx rx;   /* receive side (rx.n == 0: none) */
 	struct gso_dev_stats st; /* the backend's counters */
 };
 
@@ -517,6 +519,11 @@ static void xsk_caps(const struct gso_dev *d, struct gso_dev_caps *c)
 	if (!c->max_segs)
 		c->max_segs = x->scratch_n;
 	c->max_frags = x->sg ? x->max_descs : 1;
+	if (x->rx.n) {
+		c->flags |= GSO_DEV_RX;
+		/* Copy mode and the usual drivers put XDP_PACKET_HEADROOM before the frame. */
+		c->rx_max_frame = x->mem.chunk_size - COMPAT_XDP_PACKET_HEADROOM;
+	}
 }
 
 static uint64_t kernel_invalid(struct xsk_dev *x)
@@ -538,6 +545,7 @@ static void xsk_stats(struct gso_dev *d, struct gso_dev_stats *st)
 	*st = x->st;
 	st->kernel_invalid = kernel_invalid(x);
 	st->inflight_descs = x->inflight;
+	xsk_rx_stats(&x->rx, &x->sk, st);
 }
 
 static void xsk_close(struct gso_dev *d)
@@ -557,10 +565,12 @@ static void xsk_close(struct gso_dev *d)
 	if (x->sk.fd >= 0) {
 		xsk_reap(d, 0);
 		kernel_invalid(x);
-		/* After this the kernel no longer reads the ring or the UMEM. */
+		xsk_rx_save_stats(&x->rx, &x->sk);
+		/* After this the kernel no longer reads the rings or the UMEM. */
 		xsk_sock_close(&x->sk);
 	}
 	ua_reclaim(&x->mem.ua);
+	xsk_rx_close(&x->rx, &x->mem.ua);
 	x->inflight = 0;
 	if (x->slab.valid)
 		ua_unhold(&x->mem.ua, x->slab.chunk);
@@ -571,12 +581,53 @@ static void xsk_destroy(struct gso_dev *d)
 {
 	struct xsk_dev *x = to_xsk(d);
 
+	xsk_rx_fini(&x->rx);
 	ua_fini(&x->mem.ua);
 	if (x->mem.base)
 		munmap(x->mem.base, x->mem.len);
 	free(x->frames);
 	free(x->refs);
 	free(x);
+}
+
+/* ---- receiving (xsk_rx.c) ---- */
+
+static int xsk_recv(struct gso_dev *d, struct gso_rx_pkt *out, unsigned n)
+{
+	struct xsk_dev *x = to_xsk(d);
+	int r;
+
+	if (!x->rx.n)
+		return -EOPNOTSUPP;
+	r = xsk_rx_recv(&x->rx, &x->sk, &x->mem, out, n);
+	if (r == -ENODEV)
+		x->dead = true;
+	/* Frames still in the ring are worth more than the news that the interface is gone. */
+	return r == 0 && x->dead ? -ENODEV : r;
+}
+
+static int xsk_rx_release_op(struct gso_dev *d, const struct gso_rx_pkt *p, unsigned n)
+{
+	struct xsk_dev *x = to_xsk(d);
+
+	if (!x->rx.n)
+		return -EINVAL;
+	return xsk_rx_release(&x->rx, d->closed || x->sk.fd < 0 ? NULL : &x->sk, &x->mem, p, n);
+}
+
+static int xsk_rx_wait_op(struct gso_dev *d, int timeout_ms)
+{
+	struct xsk_dev *x = to_xsk(d);
+	int r;
+
+	if (!x->rx.n)
+		return -EOPNOTSUPP;
+	if (x->dead)
+		return xring_cons_avail(&x->sk.rx) ? 0 : -ENODEV;
+	r = xsk_rx_wait(&x->rx, &x->sk, timeout_ms);
+	if (r == -ENODEV)
+		x->dead = true;
+	return r;
 }
 
 static const struct gso_dev_ops xsk_ops = {
@@ -589,7 +640,25 @@ static const struct gso_dev_ops xsk_ops = {
 	.stats = xsk_stats,
 	.close = xsk_close,
 	.destroy = xsk_destroy,
+	.recv = xsk_recv,
+	.rx_release = xsk_rx_release_op,
+	.rx_wait = xsk_rx_wait_op,
 };
+
+int xsk_dev_info(const struct gso_dev *d, int *ifindex, uint32_t *queue_id, int *fd, bool *rx)
+{
+	const struct xsk_dev *x = (const struct xsk_dev *)d;
+
+	if (!d || d->ops != &xsk_ops)
+		return -EINVAL;
+	if (d->closed || x->sk.fd < 0)
+		return -ESHUTDOWN;
+	*ifindex = x->ifindex;
+	*queue_id = x->queue_id;
+	*fd = x->sk.fd;
+	*rx = x->rx.n > 0;
+	return 0;
+}
 
 int gso_xsk__fd(const struct gso_dev *d)
 {
@@ -604,6 +673,7 @@ int gso_xsk__fd(const struct gso_dev *d)
 
 struct xcfg {
 	uint32_t mode, flags, chunk_size, nchunks, buf_chunks, tx_size, cq_size, budget, bind_wait_ms, queue_id;
+	uint32_t rx_size, fill_size, rx_chunks;
 };
 
 static bool pow2(uint32_t v)
@@ -621,8 +691,19 @@ static int read_opts(const struct gso_xsk_opts *o, struct xcfg *c)
 	c->mode = GSO_OPTS_GET(o, mode, GSO_XSK_MODE_AUTO);
 	c->flags = GSO_OPTS_GET(o, flags, 0);
 	c->chunk_size = GSO_OPTS_GET(o, chunk_size, 0) ?: DEF_CHUNK_SIZE;
-	c->nchunks = GSO_OPTS_GET(o, nchunks, 0) ?: DEF_NCHUNKS;
-	c->buf_chunks = GSO_OPTS_GET(o, buf_chunks, 0) ?: c->nchunks / 4 * 3;
+	c->rx_size = GSO_OPTS_GET(o, rx_size, 0);
+	c->fill_size = c->rx_size ? (GSO_OPTS_GET(o, fill_size, 0) ?: 2 * c->rx_size) : FILL_SIZE;
+	c->rx_chunks = c->rx_size ? (GSO_OPTS_GET(o, rx_chunks, 0) ?: c->fill_size) : 0;
+	if (!c->rx_size && (GSO_OPTS_GET(o, fill_size, 0) || GSO_OPTS_GET(o, rx_chunks, 0)))
+		return -EINVAL;
+	if (c->rx_size && (!pow2(c->rx_size) || c->rx_size < 64 || c->rx_size > 32768 ||
+			   !pow2(c->fill_size) || c->fill_size < c->rx_size || c->fill_size > 65536 ||
+			   c->rx_chunks > (1u << 24)))
+		return -EINVAL;
+	c->nchunks = GSO_OPTS_GET(o, nchunks, 0) ?: DEF_NCHUNKS + c->rx_chunks;
+	if (c->rx_chunks >= c->nchunks)
+		return -EINVAL;
+	c->buf_chunks = GSO_OPTS_GET(o, buf_chunks, 0) ?: (c->nchunks - c->rx_chunks) / 4 * 3;
 	c->tx_size = GSO_OPTS_GET(o, tx_size, 0) ?: DEF_TX_SIZE;
 	c->cq_size = GSO_OPTS_GET(o, cq_size, 0) ?: 2 * c->tx_size;
 	c->budget = GSO_OPTS_GET(o, tx_budget, 0) ?: c->tx_size;
@@ -634,7 +715,7 @@ static int read_opts(const struct gso_xsk_opts *o, struct xcfg *c)
 	if ((c->flags & GSO_XSK_F_ALIGNED) && !pow2(c->chunk_size))
 		return -EINVAL;
 	/* The backend needs a few chunks of its own for headers and frames. */
-	if (c->nchunks < 8 || c->nchunks > (1u << 24) || c->buf_chunks > c->nchunks - 4)
+	if (c->nchunks < 8 || c->nchunks > (1u << 24) || (uint64_t)c->buf_chunks + c->rx_chunks + 4 > c->nchunks)
 		return -EINVAL;
 	if (!pow2(c->tx_size) || c->tx_size < 64 || c->tx_size > 32768)
 		return -EINVAL;
@@ -678,9 +759,10 @@ static int open_sock(struct xsk_dev *x, const struct xcfg *c, bool want_meta)
 		.unaligned = !(c->flags & GSO_XSK_F_ALIGNED),
 		.want_meta = want_meta,
 		.kernel_csum = c->flags & GSO_XSK_F_KERNEL_CSUM,
-		.fill_size = FILL_SIZE,
+		.fill_size = c->fill_size,
 		.cq_size = c->cq_size,
 		.tx_size = c->tx_size,
+		.rx_size = c->rx_size,
 		.bind_flags = XDP_USE_NEED_WAKEUP,
 	};
 	long waited = 0, step = 5;
@@ -793,6 +875,9 @@ int gso_xsk__create(struct gso_dev **out, int ifindex, const struct gso_xsk_opts
 	err = ua_init(&x->mem.ua, c.nchunks, c.buf_chunks);
 	if (err)
 		goto fail;
+	err = xsk_rx_init(&x->rx, &x->mem.ua, c.rx_chunks);
+	if (err)
+		goto fail;
 	x->scratch_n = c.tx_size;
 	x->frames = calloc(x->scratch_n, sizeof(*x->frames));
 	x->refs = calloc(x->scratch_n, sizeof(*x->refs));
@@ -841,8 +926,11 @@ int gso_xsk__create(struct gso_dev **out, int ifindex, const struct gso_xsk_opts
 	if (!x->sk.zerocopy && !setsockopt(x->sk.fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &c.budget,
 					   sizeof(c.budget)))
 		x->budget = c.budget;
-	snprintf(x->dev.name, sizeof(x->dev.name), "af_xdp %s%s%s", x->sk.zerocopy ? "zerocopy" : "copy",
-		 x->sg ? " sg" : "", x->csum ? " csum" : "");
+	snprintf(x->dev.name, sizeof(x->dev.name), "af_xdp %s%s%s%s", x->sk.zerocopy ? "zerocopy" : "copy",
+		 x->sg ? " sg" : "", x->csum ? " csum" : "", x->rx.n ? " rx" : "");
+	/* Receiving works from here on: the kernel needs chunks before the first frame. */
+	x->rx.zerocopy = x->sk.zerocopy;
+	xsk_rx_refill(&x->rx, &x->sk, &x->mem);
 	*out = &x->dev;
 	return 0;
 fail:

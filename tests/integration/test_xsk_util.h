@@ -20,6 +20,7 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <gso/gso.h>
@@ -258,6 +259,100 @@ static inline void xt_drain(void)
 		cr_assert_lt(xt_now_ms(), end, "%u descriptors still in flight after %d ms", st.inflight_descs,
 			     XT_WAIT_MS);
 		usleep(1000);
+	}
+}
+
+/* ---- a real TCP connection (test_xsk_tcp.c, test_steer.c) ---- */
+
+#ifndef TCP_REPAIR
+#define TCP_REPAIR 19
+#define TCP_REPAIR_QUEUE 20
+#define TCP_QUEUE_SEQ 21
+#endif
+#ifndef TCP_RECV_QUEUE
+#define TCP_RECV_QUEUE 1
+#define TCP_SEND_QUEUE 2
+#endif
+
+static inline void xt_sockaddr_b(bool v6, struct sockaddr_storage *ss, socklen_t *len)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (v6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(XT_PORT_RX);
+		inet_pton(AF_INET6, "fd77::2", &a->sin6_addr);
+		*len = sizeof(*a);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)ss;
+		a->sin_family = AF_INET;
+		a->sin_port = htons(XT_PORT_RX);
+		inet_pton(AF_INET, "10.77.0.2", &a->sin_addr);
+		*len = sizeof(*a);
+	}
+}
+
+static inline uint32_t xt_queue_seq(int fd, int q)
+{
+	uint32_t seq = 0;
+	socklen_t l = sizeof(seq);
+
+	cr_assert_eq(setsockopt(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, &q, sizeof(q)), 0);
+	cr_assert_eq(getsockopt(fd, IPPROTO_TCP, TCP_QUEUE_SEQ, &seq, &l), 0);
+	return seq;
+}
+
+/*
+ * An established connection from a kernel client on side a to a listener
+ * on side b (XT_PORT_RX); the client is then put in repair mode (silent)
+ * so that the AF_XDP device can speak for it.  Returns the client's
+ * snd_nxt, rcv_nxt and source port.  Timestamps are off on side a.
+ */
+static inline void xt_tcp_connect(bool v6, uint32_t *snd_nxt, uint32_t *rcv_nxt, uint16_t *sport)
+{
+	struct sockaddr_storage ss, local;
+	socklen_t len, llen = sizeof(local);
+	int one = 1, big = 8 << 20, lfd, cfd;
+
+	cr_assert_eq(gso_testbed_sh(&xt_g.tb, 0, "sysctl -qw net.ipv4.tcp_timestamps=0"), 0);
+	xt_sockaddr_b(v6, &ss, &len);
+	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 1), 0);
+	lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(lfd, 0);
+	setsockopt(lfd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&ss, len), 0, "bind: %s", strerror(errno));
+	cr_assert_eq(listen(lfd, 1), 0);
+	xt_g.rx_fd = lfd;
+
+	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
+	cfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(cfd, 0);
+	xt_g.cli_fd = cfd;
+	cr_assert_eq(connect(cfd, (struct sockaddr *)&ss, len), 0, "connect: %s", strerror(errno));
+	xt_g.tcp_fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	cr_assert_geq(xt_g.tcp_fd, 0);
+	cr_assert_eq(getsockname(cfd, (struct sockaddr *)&local, &llen), 0);
+	*sport = ntohs(v6 ? ((struct sockaddr_in6 *)&local)->sin6_port : ((struct sockaddr_in *)&local)->sin_port);
+	/* From here the kernel client stays silent; we speak for it. */
+	cr_assert_eq(setsockopt(cfd, IPPROTO_TCP, TCP_REPAIR, &one, sizeof(one)), 0, "TCP_REPAIR: %s",
+		     strerror(errno));
+	*snd_nxt = xt_queue_seq(cfd, TCP_SEND_QUEUE);
+	*rcv_nxt = xt_queue_seq(cfd, TCP_RECV_QUEUE);
+}
+
+/* Read exactly n bytes from the accepted connection on side b. */
+static inline void xt_tcp_recv_all(uint8_t *out, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = recv(xt_g.tcp_fd, out + got, n - got, 0);
+		if (r > 0) {
+			got += (size_t)r;
+			continue;
+		}
+		cr_assert(r < 0 && errno == EAGAIN, "recv: %zd (%s) after %zu of %zu bytes", r, strerror(errno), got, n);
+		cr_assert(xt_wait(xt_g.tcp_fd, XT_WAIT_MS), "stream stalled at %zu of %zu bytes", got, n);
 	}
 }
 

@@ -13,6 +13,9 @@
  *     reference) where the kernel takes them.
  *  3. Capability probing of an interface (gso_ifcaps__probe), as printed
  *     by tools/gsocaps.
+ *  4. The receive side of a device (gso_dev__recv) and ACK steering
+ *     (gso_steer__*): an XDP program sends the frames of registered flows
+ *     to the AF_XDP socket and passes everything else to the kernel.
  *
  * Conventions (as in <gso/gso.h>): calls return 0, a count, or a negative
  * errno, and a failed call changes nothing.  Options and output structs
@@ -64,6 +67,7 @@ struct gso_dev;
 #define GSO_DEV_SG       (1u << 5) /* frames go out as header + payload reference (no copy) */
 #define GSO_DEV_ZEROCOPY (1u << 6) /* the NIC reads frames in place (AF_XDP zero-copy) */
 #define GSO_DEV_BUFS     (1u << 7) /* gso_dev__buf_alloc() is available */
+#define GSO_DEV_RX       (1u << 8) /* gso_dev__recv() is available (AF_XDP with an RX ring) */
 
 /* What a device can do, for the pacer and the flow queue. */
 struct gso_dev_caps {
@@ -76,9 +80,10 @@ struct gso_dev_caps {
 	uint32_t buf_chunk;   /* buffers are accounted and released in chunks of this many bytes */
 	uint32_t buf_max;     /* largest gso_dev__buf_alloc() length (the buffer share); 0 without GSO_DEV_BUFS */
 	uint32_t buf_headroom; /* bytes the device keeps before a buffer's data in its first chunk */
+	uint32_t rx_max_frame; /* longest frame gso_dev__recv() delivers (L2 header on); 0 without GSO_DEV_RX */
 	size_t :0;
 };
-#define gso_dev_caps__last_field buf_headroom
+#define gso_dev_caps__last_field rx_max_frame
 
 /*
  * Fill `caps` (set caps->sz, e.g. with GSO_OPTS(gso_dev_caps, c)); fields
@@ -227,12 +232,74 @@ struct gso_dev_stats {
 	uint32_t chunks_inflight; /* referenced by a descriptor not yet completed */
 	uint32_t chunks_held;     /* sent, nothing in flight, owner still holds them (retransmit) */
 	uint32_t inflight_descs;  /* descriptors posted, not yet completed */
+	/*
+	 * Receive side (GSO_DEV_RX).  Receive chunks are in the counts above:
+	 * in flight while the kernel owns them (fill or RX ring), held while
+	 * the caller has the frame, held or queued while spare.
+	 */
+	uint32_t rx_held;           /* frames handed out by gso_dev__recv(), not yet released */
+	uint32_t rx_posted;         /* receive chunks the kernel owns now */
+	uint64_t rx_frames;         /* frames handed out */
+	uint64_t rx_bytes;          /* their bytes (L2 header on) */
+	uint64_t rx_dropped_multi;  /* frames longer than one chunk (several descriptors): recycled, never handed out */
+	uint64_t rx_bad_descs;      /* RX descriptors naming a chunk not posted (ignored) */
+	uint64_t rx_kernel_dropped; /* kernel (XDP_STATISTICS): frames it could not place, e.g. too long */
+	uint64_t rx_ring_full;      /* kernel: RX ring full, frame dropped (receive faster) */
+	uint64_t rx_fill_empty;     /* kernel: no chunk in the fill ring, frame dropped (release frames sooner, or more rx_chunks) */
+	uint64_t rx_kernel_invalid; /* kernel: invalid fill ring entries */
 	size_t :0;
 };
-#define gso_dev_stats__last_field inflight_descs
+#define gso_dev_stats__last_field rx_kernel_invalid
 
 /* Fill `st` up to st->sz.  Returns 0 or -EINVAL (NULL, sz too small). */
 GSO_API int gso_dev__stats(struct gso_dev *dev, struct gso_dev_stats *st);
+
+/* ---- receiving (devices with GSO_DEV_RX) ---- */
+
+/*
+ * A received frame.  `data` points into device memory and stays valid,
+ * unchanged, until the frame is given back with gso_dev__rx_release() (or
+ * the device is destroyed); the device cannot reuse its chunk before.
+ * Frames the caller keeps are taken from the device's receive chunks, so
+ * keeping many starves the fill ring (stats: rx_fill_empty).
+ */
+struct gso_rx_pkt {
+	const uint8_t *data; /* frame, from the Ethernet header */
+	uint32_t len;        /* frame bytes (no FCS) */
+	uint32_t id_;        /* private */
+};
+
+/*
+ * Take up to `n` received frames, in arrival order, without blocking, and
+ * keep the device's fill ring topped up.  Returns the number of frames
+ * written to out[0..] (0: none now; see gso_dev__rx_wait), or -EINVAL
+ * (NULL, n 0), -EOPNOTSUPP (the device has no receive side: an AF_XDP
+ * device created without rx_size, or another backend), -ENODEV (nothing
+ * left to read and the interface is gone; found by a probe every 64 empty
+ * calls, or at once by gso_dev__rx_wait), -ESHUTDOWN.
+ *
+ * Frames arrive only through an XDP program that redirects them to this
+ * socket's queue (gso_steer__*).  Frames longer than rx_max_frame are
+ * not delivered (rx_dropped_multi, rx_kernel_dropped).
+ */
+GSO_API int gso_dev__recv(struct gso_dev *dev, struct gso_rx_pkt *out, unsigned n);
+
+/*
+ * Give `n` frames from gso_dev__recv() back, in any order, and refill.
+ * All are checked first: a frame that is not currently handed out (twice
+ * in the list, released already, not from this device) makes the call
+ * return -EINVAL and release none.  Returns n, or -EINVAL (NULL with n >
+ * 0).  Works after gso_dev__close(): the chunks then become free.
+ */
+GSO_API int gso_dev__rx_release(struct gso_dev *dev, const struct gso_rx_pkt *pkts, unsigned n);
+
+/*
+ * Block until frames can be received, at most `timeout_ms` (< 0: no
+ * limit; 0: just check).  Returns 0 (frames ready), -ETIMEDOUT, -ENODEV
+ * (the interface went away; noticed within about 50 ms), -ENETDOWN
+ * (interface down), -EOPNOTSUPP, -ESHUTDOWN, -EINVAL, or -EINTR.
+ */
+GSO_API int gso_dev__rx_wait(struct gso_dev *dev, int timeout_ms);
 
 /*
  * Tear down the kernel side: try briefly to send and complete what is
@@ -288,14 +355,27 @@ struct gso_xsk_opts {
 	uint32_t cq_size;     /* completion ring entries, power of 2, >= tx_size; 0 = 2 * tx_size */
 	uint32_t tx_budget;   /* copy-mode descriptors per sendto (XDP_MAX_TX_SKB_BUDGET); 0 = tx_size; kernel default 32 where not settable */
 	uint32_t bind_wait_ms; /* how long EBUSY on bind is retried (queue still held by a closed socket); 0 = 2000 */
+	/*
+	 * Receive side: an RX ring of rx_size entries (power of 2, 64..32768;
+	 * 0 = none, TX only) and a fill ring of fill_size entries (power of 2,
+	 * >= rx_size, <= 65536; 0 = 2 * rx_size), fed from rx_chunks UMEM
+	 * chunks of the backend region reserved for receiving (0 = fill_size;
+	 * at least 1).  With rx_size, nchunks defaults to 4096 + rx_chunks and
+	 * buf_chunks to 3/4 of the chunks not reserved for receiving.
+	 */
+	uint32_t rx_size;
+	uint32_t fill_size;
+	uint32_t rx_chunks;
 	size_t :0;
 };
-#define gso_xsk_opts__last_field bind_wait_ms
+#define gso_xsk_opts__last_field rx_chunks
 
 /*
  * Open an AF_XDP transmit device on interface `ifindex`, queue
- * opts->queue_id, in the current network namespace.  TX only: no XDP
- * program is attached (a TX-only socket needs none).
+ * opts->queue_id, in the current network namespace.  No XDP program is
+ * attached (a TX-only socket needs none).  With opts->rx_size the device
+ * also receives (GSO_DEV_RX): the fill ring is filled at once, and frames
+ * arrive once an XDP program redirects them here (gso_steer__add_dev).
  *
  * Registers the UMEM (32-byte xdp_umem_reg with tx_metadata_len 24; the
  * registration is retried without XDP_UMEM_TX_METADATA_LEN for Linux
@@ -316,6 +396,138 @@ GSO_API int gso_xsk__create(struct gso_dev **dev, int ifindex, const struct gso_
 
 /* The AF_XDP socket's descriptor (for poll), -EINVAL if `dev` is not AF_XDP, -ESHUTDOWN after close. */
 GSO_API int gso_xsk__fd(const struct gso_dev *dev);
+
+/* ===================================================================== */
+/* ACK steering                                                           */
+/* ===================================================================== */
+
+/*
+ * An XDP program on one interface (xdp/steer.bpf.c) that redirects the
+ * frames of registered flows to the AF_XDP device bound to the queue they
+ * arrive on, and passes every other frame on (to the next XDP program, or
+ * to the kernel).  Attached through libxdp, so it joins other programs
+ * under libxdp's dispatcher where the kernel allows that; where the
+ * dispatcher cannot be loaded (EPERM on some kernels) libxdp attaches it
+ * alone, and an interface that already has a program of its own then
+ * refuses it (-EEXIST).  Flows and devices are added and removed at run
+ * time.  Not thread-safe, like a device.
+ *
+ * A registered flow's frame goes to the socket only when it arrives on
+ * that socket's queue (single-queue devices such as veth: always; NICs:
+ * steer the flow to the queue with ethtool ntuple rules).  With no device
+ * on that queue it reaches the kernel (counted in no_socket), as do IP
+ * fragments and IPv6 frames with extension headers.  A frame that the
+ * socket cannot take (RX ring full, fill ring empty) is dropped by the
+ * kernel and counted in the device's rx_* statistics.
+ */
+struct gso_steer;
+
+/* The 5-tuple of a flow's frames as they arrive here (source = the remote end). */
+struct gso_flow {
+	uint8_t l3;         /* GSO_L3_IPV4 or GSO_L3_IPV6 */
+	uint8_t l4;         /* GSO_L4_TCP or GSO_L4_UDP */
+	uint16_t sport;     /* source port (remote), host order */
+	uint16_t dport;     /* destination port (local), host order */
+	uint8_t saddr[16];  /* source address (remote), network order; IPv4 in the first 4 bytes, rest zero */
+	uint8_t daddr[16];  /* destination address (local) */
+};
+
+/*
+ * The flow of the frames that come back for what is sent with template
+ * `t` (the peer's ACKs for a TCP template): addresses and ports swapped.
+ * Returns 0, or -EINVAL (NULL, not a TCP/UDP over IPv4/IPv6 template).
+ */
+GSO_API int gso_flow__reply_of(struct gso_flow *f, const struct gso_tmpl *t);
+
+enum gso_steer_xdp_mode {
+	GSO_STEER_XDP_AUTO = 0,   /* native if the driver has it, else generic */
+	GSO_STEER_XDP_NATIVE = 1, /* driver mode or fail */
+	GSO_STEER_XDP_SKB = 2,    /* generic (skb) mode */
+};
+
+struct gso_steer_opts {
+	size_t sz;
+	/*
+	 * Path of the compiled program.  NULL: $GSO_BPF_DIR/steer.bpf.o if
+	 * GSO_BPF_DIR is set, else the first that exists of
+	 * <directory of the running program>/../bpf/steer.bpf.o,
+	 * <directory of the running program>/bpf/steer.bpf.o and
+	 * <directory of libgso-xdp.so>/bpf/steer.bpf.o (the build tree:
+	 * build/bpf/ next to build/tests/, build/bench/ and the library).
+	 */
+	const char *bpf_obj;
+	uint32_t xdp_mode;  /* enum gso_steer_xdp_mode */
+	uint32_t max_flows; /* flows registered at once; 0 = 1024 */
+	uint32_t max_queues; /* queues the socket map covers; 0 = the interface's RX queues, at least 64 */
+	size_t :0;
+};
+#define gso_steer_opts__last_field max_queues
+
+/*
+ * Load the program and attach it to interface `ifindex` of the current
+ * network namespace.  No flow and no device yet: everything passes.
+ * Returns 0 and *out, or -EINVAL (NULL, bad option), -ENOENT (no program
+ * file found), -ENODEV (no such interface), -EEXIST (another XDP program
+ * is attached and libxdp could not join it), -EOPNOTSUPP (the mode is not
+ * available), -EPERM, -ENOMEM, or another -errno from libbpf/libxdp.
+ * libbpf's and libxdp's log output is silenced during the call.
+ */
+GSO_API int gso_steer__create(struct gso_steer **out, int ifindex, const struct gso_steer_opts *opts);
+
+/*
+ * Receive the registered flows' frames that arrive on `dev`'s queue with
+ * `dev` (an AF_XDP device on this interface created with rx_size).
+ * Returns 0, or -EINVAL (NULL, not an AF_XDP device, another interface),
+ * -EOPNOTSUPP (no receive side), -EEXIST (that queue has a device
+ * already), -E2BIG (queue beyond max_queues), -ESHUTDOWN (device closed),
+ * -ENODEV (the program is gone with its interface).
+ */
+GSO_API int gso_steer__add_dev(struct gso_steer *st, struct gso_dev *dev);
+
+/* Stop receiving with `dev` (its queue's frames pass again).  0, -EINVAL, -ENOENT (not added). */
+GSO_API int gso_steer__del_dev(struct gso_steer *st, struct gso_dev *dev);
+
+/*
+ * Register a flow: from the next frame on, it goes to the socket of its
+ * queue.  Returns 0, -EINVAL (NULL, unknown l3/l4, IPv4 address with
+ * non-zero padding), -EEXIST (registered already), -ENOSPC (max_flows
+ * reached), -ENODEV.
+ */
+GSO_API int gso_steer__flow_add(struct gso_steer *st, const struct gso_flow *f);
+
+/* Unregister a flow: its frames go to the kernel again.  0, -EINVAL, -ENOENT (not registered). */
+GSO_API int gso_steer__flow_del(struct gso_steer *st, const struct gso_flow *f);
+
+/*
+ * Frames the program matched for flow `f` since it was registered.
+ * Returns 0 and fills *packets and *bytes (either may be NULL), -EINVAL,
+ * -ENOENT.
+ */
+GSO_API int gso_steer__flow_count(struct gso_steer *st, const struct gso_flow *f, uint64_t *packets,
+				  uint64_t *bytes);
+
+struct gso_steer_stats {
+	size_t sz;
+	uint64_t seen;       /* frames the program ran on */
+	uint64_t steered;    /* matched and redirected to a socket */
+	uint64_t no_socket;  /* matched, no device on their queue: passed */
+	uint64_t passed;     /* not a registered flow: passed */
+	uint32_t flows;      /* registered now */
+	uint32_t devs;       /* devices added now */
+	uint32_t xdp_mode;   /* enum gso_steer_xdp_mode as attached (NATIVE or SKB) */
+	bool multiprog;      /* attached under libxdp's dispatcher (false: alone) */
+	size_t :0;
+};
+#define gso_steer_stats__last_field multiprog
+
+/* Fill `st` up to st->sz.  Returns 0, -EINVAL (NULL, sz too small), or -errno of the map read. */
+GSO_API int gso_steer__stats(struct gso_steer *st, struct gso_steer_stats *out);
+
+/*
+ * Detach the program (if its interface still exists) and free everything.
+ * Devices added stay open; frames they hold stay valid.  NULL is a no-op.
+ */
+GSO_API void gso_steer__destroy(struct gso_steer *st);
 
 /* ===================================================================== */
 /* Interface capabilities                                                 */

@@ -1,0 +1,47 @@
+/*
+ * Map layouts shared by the steering program (steer.bpf.c, built with
+ * clang -target bpf) and its loader (steer.c).  Only fixed-width types, so
+ * both compilers lay them out the same; steer.c checks the sizes.
+ * Not installed.
+ */
+#ifndef GSO_XDP_STEER_MAP_H
+#define GSO_XDP_STEER_MAP_H
+
+#include <linux/types.h>
+
+/*
+ * Hash key of a steered flow, as its packets arrive: source = the remote
+ * end.  Zero-filled before use (padding and the unused 12 address bytes
+ * of IPv4 are part of the hash).  Ports in network byte order.
+ */
+struct steer_key {
+	__u8 l3;        /* 4 or 6 */
+	__u8 l4;        /* IPPROTO_TCP or IPPROTO_UDP */
+	__u16 sport;    /* network order */
+	__u16 dport;    /* network order */
+	__u16 pad;
+	__u8 saddr[16]; /* IPv4: first 4 bytes */
+	__u8 daddr[16];
+};
+
+/* Per-flow value: packets the program matched (redirected or not). */
+struct steer_val {
+	__u64 packets;
+	__u64 bytes;
+};
+
+/* Indices of the per-CPU counter array. */
+enum steer_counter {
+	STEER_C_SEEN = 0,    /* every frame the program ran on */
+	STEER_C_STEERED,     /* matched and handed to the socket's queue */
+	STEER_C_NO_SOCKET,   /* matched, but no socket on that queue: passed */
+	STEER_C_PASSED,      /* not a registered flow: passed */
+	STEER_C_COUNT
+};
+
+#define STEER_PROG_NAME "gso_steer"
+#define STEER_MAP_FLOWS "gso_steer_flows"
+#define STEER_MAP_XSKS "gso_steer_xsks"
+#define STEER_MAP_COUNTERS "gso_steer_cnt"
+
+#endif
