@@ -417,9 +417,13 @@ static int e1000_plan(struct gso_dev *d, const struct gso_tx *tx, struct gso_tx_
 	plan->copy = !tx->buf && tx->len;
 	plan->csum = tx->flags & GSO_TX_F_SW_CSUM ? GSO_TX_SOFTWARE : GSO_TX_DEVICE;
 	if (c.offload) {
+		uint32_t maxp = MAX_PER_DESC;
+
+		if (c.req.type != GSO_OFFLOAD_NONE && 4u * c.req.mss < maxp)
+			maxp = 4u * c.req.mss;
 		plan->seg = c.req.type == GSO_OFFLOAD_NONE ? GSO_TX_SOFTWARE : GSO_TX_DEVICE;
 		plan->frames = c.req.segs;
-		plan->descs = 2 + (tx->len + MAX_PER_DESC - 1) / MAX_PER_DESC;
+		plan->descs = 2 + (tx->len + maxp - 1) / maxp;
 		return 0;
 	}
 	if (tx->buf)

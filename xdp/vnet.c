@@ -15,6 +15,13 @@
  * AVAILABLE may be rewritten.  PACKET_LOSS makes the kernel skip a frame it
  * refuses instead of stopping the ring on it forever; everything is
  * validated before it reaches the ring, so that should never happen.
+ * TPACKET_V3 would buy nothing here: its TX ring has the same fixed-size
+ * slots (tpacket_parse_header() refuses tp_next_offset != 0).
+ *
+ * On a veth the ring is not the cheapest path: the kernel's zero-copy
+ * frags are copied at the crossing (skb_orphan_frags in
+ * __dev_forward_skb), after our copy into the ring; sendmmsg
+ * (GSO_VNET_F_NO_RING) copies once.  On a NIC the ring saves that copy.
  */
 #include "vnet_internal.h"
 
