@@ -2,9 +2,11 @@
  * Real-time pacing on this machine, side by side in one run:
  *
  *  - libgso: one flow paced by gso_sched (EDT pacer + burst sizing) and
- *    woken by gso_evloop, sending UDP bursts through a UDP socket (one
- *    sendmsg per burst, UDP_SEGMENT when it has more than one datagram,
- *    SO_TXTIME carrying the EDT stamp);
+ *    woken by gso_evloop, sending UDP bursts through the AF_XDP backend
+ *    (software GSO, copy mode on the veth) or, with --tx udp or when
+ *    AF_XDP cannot open, through a UDP socket (one sendmsg per burst,
+ *    UDP_SEGMENT when it has more than one datagram, SO_TXTIME carrying
+ *    the EDT stamp);
  *  - the kernel: one TCP connection (CUBIC) capped with SO_MAX_PACING_RATE;
  *    without sch_fq, TCP paces itself with an hrtimer per burst.
  *
@@ -17,6 +19,15 @@
  * --timers measures what the event loop is built on instead: lateness and
  * CPU cost of absolute-deadline sleeps (io_uring, epoll + timerfd,
  * clock_nanosleep) and of spinning, for 10 us, 100 us and 1 ms.
+ *
+ * What decides the results on a small shared machine: the sender's tails
+ * are preemption by other load (a spinning thread gets its CPU share, a
+ * sleeping one is woken late), which the printed load average and
+ * involuntary context switches show; --burst-us trades departure error for
+ * fewer, larger departures (more robust to a starved CPU, fewer wake-ups);
+ * --rt takes normal threads out of the picture but meets RT throttling
+ * (a thread spinning for more than 0.95 s of a second is stopped for the
+ * rest, longer than the default lookahead).
  */
 #include <arpa/inet.h>
 #include <errno.h>
