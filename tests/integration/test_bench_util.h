@@ -1,0 +1,244 @@
+/*
+ * Shared by the bench integration tests (test_bench_*.c): run the bench
+ * programs (build/bench/receiver, kernel_sender, impair) as child
+ * processes with their stdout in a temporary file, wait for them with a
+ * deadline (killed by PID past it), and read keys of their JSON lines.
+ * Every child is killed and reaped in bt_fini(), which Criterion runs even
+ * after a failed assertion, before the test-beds are removed.
+ */
+#ifndef TEST_BENCH_UTIL_H
+#define TEST_BENCH_UTIL_H
+
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <criterion/parameterized.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <inttypes.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gso_test.h"
+
+#define BT_MAX_PROCS 8
+#define BT_MAX_ARGS 48
+
+struct bt_proc {
+	pid_t pid;
+	int status; /* exit code once reaped, 128+sig if killed, -1 before */
+	char out[128], err[128];
+};
+
+static struct bt_proc bt_procs[BT_MAX_PROCS];
+static int bt_nprocs;
+static char bt_dir[64];
+
+extern char **environ;
+
+static inline double bt_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A private scratch directory for outputs and ready files. */
+static inline const char *bt_tmpdir(void)
+{
+	if (!bt_dir[0]) {
+		snprintf(bt_dir, sizeof(bt_dir), "/tmp/gso-bench-test-XXXXXX");
+		cr_assert_not_null(mkdtemp(bt_dir), "mkdtemp: %s", strerror(errno));
+	}
+	return bt_dir;
+}
+
+static inline const char *bt_path(const char *name)
+{
+	static __thread char p[8][128];
+	static __thread int k;
+	char *s = p[k++ & 7];
+
+	snprintf(s, 128, "%s/%s", bt_tmpdir(), name);
+	return s;
+}
+
+/* The bench program `name`; fails the test when it was not built. */
+static inline const char *bt_prog(const char *name)
+{
+	static __thread char p[4][4096];
+	static __thread int k;
+	char *s = p[k++ & 3];
+	char rel[64];
+
+	snprintf(rel, sizeof(rel), "bench/%s", name);
+	snprintf(s, 4096, "%s", gso_test_build_path(rel));
+	cr_assert_eq(access(s, X_OK), 0, "%s not built (make bench-progs): %s", s, strerror(errno));
+	return s;
+}
+
+/* Spawn argv (NULL-terminated); stdout/stderr go to files.  Returns the slot. */
+static inline struct bt_proc *bt_spawn(const char *const *argv)
+{
+	posix_spawn_file_actions_t fa;
+	struct bt_proc *p;
+	int err;
+
+	cr_assert_lt(bt_nprocs, BT_MAX_PROCS);
+	p = &bt_procs[bt_nprocs];
+	snprintf(p->out, sizeof(p->out), "%s/out%d", bt_tmpdir(), bt_nprocs);
+	snprintf(p->err, sizeof(p->err), "%s/err%d", bt_tmpdir(), bt_nprocs);
+	bt_nprocs++;
+	p->status = -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, p->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 2, p->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	err = posix_spawn(&p->pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	cr_assert_eq(err, 0, "spawn %s: %s", argv[0], strerror(err));
+	return p;
+}
+
+/* Wait up to timeout_s; kill it (by PID) past that.  Returns the exit code, 128+sig if killed. */
+static inline int bt_wait(struct bt_proc *p, double timeout_s)
+{
+	double end = bt_now() + timeout_s;
+	int st;
+
+	if (p->status >= 0)
+		return p->status;
+	for (;;) {
+		pid_t r = waitpid(p->pid, &st, WNOHANG);
+
+		if (r == p->pid)
+			break;
+		if (r < 0 && errno != EINTR) {
+			p->status = 255;
+			return p->status;
+		}
+		if (bt_now() > end) {
+			kill(p->pid, SIGKILL);
+			waitpid(p->pid, &st, 0);
+			break;
+		}
+		usleep(10000);
+	}
+	p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return p->status;
+}
+
+/* SIGTERM, then wait (the programs print their report on SIGTERM). */
+static inline int bt_stop(struct bt_proc *p, double timeout_s)
+{
+	if (p->status < 0)
+		kill(p->pid, SIGTERM);
+	return bt_wait(p, timeout_s);
+}
+
+/* Wait until a file exists (a --ready-file), up to timeout_s. */
+static inline void bt_wait_file(const char *path, struct bt_proc *p, double timeout_s)
+{
+	double end = bt_now() + timeout_s;
+
+	while (access(path, F_OK)) {
+		cr_assert(waitpid(p->pid, NULL, WNOHANG) == 0, "%s exited before it was ready", path);
+		cr_assert(bt_now() < end, "%s: not ready within %.0f s", path, timeout_s);
+		usleep(10000);
+	}
+}
+
+/* Whole file into a static buffer (the last JSON line is what we parse). */
+static inline const char *bt_read(const char *path)
+{
+	static __thread char buf[4][16384];
+	static __thread int k;
+	char *s = buf[k++ & 3];
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	s[0] = 0;
+	if (f) {
+		n = fread(s, 1, 16383, f);
+		fclose(f);
+	}
+	s[n] = 0;
+	return s;
+}
+
+/* Numeric value of "key": in json, or NAN when absent / null. */
+static inline double bt_num(const char *json, const char *key)
+{
+	char pat[96];
+	const char *p;
+	char *end;
+	double v;
+
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	p = strstr(json, pat);
+	if (!p)
+		return __builtin_nan("");
+	p += strlen(pat);
+	v = strtod(p, &end);
+	return end == p ? __builtin_nan("") : v;
+}
+
+/* String value of "key": in json (no escapes expected), or "" when absent. */
+static inline const char *bt_str(const char *json, const char *key)
+{
+	static __thread char out[4][256];
+	static __thread int k;
+	char *s = out[k++ & 3], pat[96];
+	const char *p, *q;
+
+	snprintf(pat, sizeof(pat), "\"%s\": \"", key);
+	s[0] = 0;
+	p = strstr(json, pat);
+	if (!p)
+		return s;
+	p += strlen(pat);
+	q = strchr(p, '"');
+	if (q && (size_t)(q - p) < 256) {
+		memcpy(s, p, (size_t)(q - p));
+		s[q - p] = 0;
+	}
+	return s;
+}
+
+/* A program's stdout and stderr, for failure messages. */
+static inline void bt_dump(const struct bt_proc *p, const char *what)
+{
+	cr_log_info("%s (exit %d) stdout: %s", what, p->status, bt_read(p->out));
+	cr_log_info("%s stderr: %s", what, bt_read(p->err));
+}
+
+/* Kill and reap every child still running, remove the scratch files. */
+static inline void bt_fini(void)
+{
+	for (int i = 0; i < bt_nprocs; i++) {
+		if (bt_procs[i].status < 0) {
+			kill(bt_procs[i].pid, SIGKILL);
+			waitpid(bt_procs[i].pid, NULL, 0);
+			bt_procs[i].status = 137;
+		}
+	}
+	if (bt_dir[0]) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", bt_dir);
+		if (system(cmd)) {
+			/* Scratch files only; nothing to undo. */
+		}
+	}
+	bt_nprocs = 0;
+	bt_dir[0] = 0;
+}
+
+#endif
