@@ -1,0 +1,97 @@
+/*
+ * Flow send queue internals shared by flowq.c (entries, append, send,
+ * teardown, checks) and flowq_ack.c (ACK, SACK and loss processing).
+ */
+#ifndef GSO_FLOWQ_INTERNAL_H
+#define GSO_FLOWQ_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <gso/flowq.h>
+
+#define FQ_NIL UINT32_MAX
+
+/* Entry flags. */
+#define FQ_SENT    (1u << 0) /* transmitted at least once */
+#define FQ_SACKED  (1u << 1) /* the peer holds it (SACK); never with LOST/RETRANS */
+#define FQ_LOST    (1u << 2) /* presumed lost: to be retransmitted */
+#define FQ_RETRANS (1u << 3) /* with LOST: retransmitted, in flight again */
+#define FQ_EVER_RT (1u << 4) /* retransmitted at some point: no RTT sample (Karn) */
+
+struct fq_ent {
+	uint64_t handle;
+	uint64_t tx_ns;  /* last transmission */
+	uint32_t seq;
+	uint32_t len;    /* > 0 */
+	uint32_t off;
+	uint32_t next, prev;
+	uint16_t mss;    /* >= 1; the entry's segment count is derived from len and mss */
+	uint8_t flags;
+};
+
+/* What an entry adds to the flow's counters; see fq_account(). */
+struct fq_count {
+	uint32_t unsent_segs;
+	uint32_t packets_out, sacked_out, lost_out, retrans_out, lost_pending;
+	uint32_t in_flight, in_flight_bytes;
+};
+
+struct gso_flowq {
+	uint32_t cap, nfree, free_head, n;
+	uint32_t head, tail;
+	uint32_t nxt_idx;   /* first unsent entry (starts at snd_nxt), or FQ_NIL */
+	uint32_t una, nxt, end;
+	uint32_t wnd, max_wnd;
+	bool wnd_known;
+	uint32_t max_bytes, dupthresh, flags;
+	uint32_t dupacks;
+	bool recovery;
+	uint32_t recovery_end;
+	bool owned;
+	struct fq_count c;
+	uint64_t sent_segs, retrans_segs, lost_marked, sack_unsplit;
+	struct fq_ent ent[];
+};
+
+static inline bool fq_before(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
+
+static inline bool fq_after(uint32_t a, uint32_t b)
+{
+	return (int32_t)(b - a) < 0;
+}
+
+static inline uint32_t fq_end(const struct fq_ent *e)
+{
+	return e->seq + e->len;
+}
+
+static inline uint32_t fq_segs(const struct fq_ent *e)
+{
+	return gso_flowq_segs(e->len, e->mss);
+}
+
+/* Add (sign +1) or remove (-1) an entry's contribution to q->c. */
+void fq_account(struct gso_flowq *q, const struct fq_ent *e, int sign);
+/* Contribution of one entry, as fq_account() applies it. */
+void fq_contrib(const struct fq_ent *e, struct fq_count *c);
+
+/* Change an entry's flags with its contribution kept exact. */
+void fq_set_flags(struct gso_flowq *q, uint32_t i, uint8_t flags);
+
+/*
+ * Split entry i so that it keeps its first `at` bytes (0 < at < len) and a
+ * new entry right after it holds the rest (same state).  Returns the new
+ * index, or FQ_NIL when no entry is free (nothing changed).
+ */
+uint32_t fq_split(struct gso_flowq *q, uint32_t i, uint32_t at);
+
+/* Unlink entry i and put it on the free list (its contribution removed). */
+void fq_remove(struct gso_flowq *q, uint32_t i);
+
+/* Peek with the window and slot rules; shared by peek and sent. */
+int fq_peek(const struct gso_flowq *q, uint32_t max_segs, struct gso_flowq_tx *tx, uint32_t *idx);
+
+#endif
