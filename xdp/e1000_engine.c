@@ -333,6 +333,9 @@ uint32_t e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *head,
 {
 	uint32_t consumed = 0, h = *head, end = 0;
 
+	/* A tail more than a ring ahead is the driver's bug; never read a slot twice in one pass. */
+	if (tail - h > e->ring_size)
+		tail = h + e->ring_size;
 	for (;;) {
 		struct e1000_pkt *p = &e->pkt;
 		enum scan_result r;

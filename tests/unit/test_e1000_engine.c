@@ -704,6 +704,20 @@ Test(e1000_engine, status_written_back_only_with_rs, .fini = fini)
 	}
 }
 
+/* A tail published more than a ring ahead: at most one ring's worth is read. */
+Test(e1000_engine, bogus_tail_reads_one_ring_at_most, .fini = fini)
+{
+	uint8_t f[60] = { 2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00 };
+	uint64_t a;
+
+	bed_init(1518);
+	a = dma_copy(f, sizeof(f), 0);
+	for (uint32_t i = 0; i < RING; i++)
+		put_data(a, sizeof(f), GSO_E1000_CMD_DEXT | GSO_E1000_CMD_EOP, 0);
+	cr_assert_eq(e1000_engine_run(&bed->e, bed->ring, &bed->head, bed->tail + 77, &bed->mw.w), RING);
+	cr_assert_eq(bed->mw.n, RING);
+}
+
 Test(e1000_engine, init_refuses_bad_arguments)
 {
 	struct e1000_engine e;
