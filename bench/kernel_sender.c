@@ -336,7 +336,7 @@ int main(int argc, char **argv)
 			.flags = o.no_verdict ? 0 : BENCH_HDR_F_VERDICT,
 			.seed = o.seed,
 			/* A time-limited run does not know its length: until FIN. */
-			.total = o.bytes == UINT64_MAX ? 0 : o.bytes,
+			.total = o.time_s > 0 ? 0 : o.bytes,
 		};
 
 		bench_hdr_encode(&h, hdr);

@@ -1,0 +1,41 @@
+# Plot of a bench/demo.sh run: goodput and sender CPU per GB per mode.
+#
+#   gnuplot -e "datafile='results.tsv'; outfile='demo.png'; term='pngcairo'" bench/plot.gp
+#
+# datafile: tab-separated, '#' comment lines skipped; columns
+#   1 index  2 label  3 goodput Gbit/s  4 sender CPU-s/GB  (5.. ignored here)
+# term: pngcairo (default), png or svg -- demo.sh picks what this gnuplot has.
+
+if (!exists("term")) term = "pngcairo"
+if (!exists("outfile")) outfile = "demo.png"
+if (!exists("title")) title = "libgso bench: all modes in one run, side by side"
+
+if (term eq "svg") {
+	set terminal svg size 1100,520 dynamic font "sans,11"
+} else {
+	if (term eq "png") {
+		set terminal png size 1100,520
+	} else {
+		set terminal pngcairo size 1100,520 font "sans,10"
+	}
+}
+set output outfile
+set datafile separator "\t"
+set datafile missing "-"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.8
+set grid ytics
+set xtics rotate by -30 nomirror
+set yrange [0:*]
+set bmargin 7
+
+set multiplot layout 1,2 title title
+set title "goodput (receiver's count, every byte verified)"
+set ylabel "Gbit/s"
+plot datafile using 3:xtic(2) notitle linecolor rgb "#4477aa"
+set title "sender CPU per GB sent (lower is better)"
+set ylabel "CPU-seconds / GB"
+plot datafile using 4:xtic(2) notitle linecolor rgb "#cc6677"
+unset multiplot
