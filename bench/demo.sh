@@ -86,7 +86,7 @@ bed() {
 	ip -n "$NS_S" addr add 10.78.0.1/24 dev dS && ip -n "$NS_R" addr add 10.78.0.2/24 dev dR &&
 	ip -n "$NS_S" addr add 10.79.0.1/24 dev rS && ip -n "$NS_R" addr add 10.79.0.2/24 dev rR || return 1
 	for i in mA mB; do
-		ip netns exec "$NS_M" sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1" 2>/dev/null
+		ip netns exec "$NS_M" sh -c "echo 1 > /proc/sys/net/ipv6/conf/$i/disable_ipv6" 2>/dev/null
 		ip -n "$NS_M" link set "$i" up || return 1
 	done
 	for i in dS rS; do ip -n "$NS_S" link set "$i" up || return 1; done

@@ -36,8 +36,8 @@ static void relay_topology(void)
 	cr_assert_eq(gso_testbed_sh(&bed[1], 0, "ip link set %s netns %s", bed[1].ifname[0], bed[0].ns[1]), 0);
 	cr_assert_eq(gso_testbed_sh(&bed[0], 1,
 				    "ip addr flush dev %s && "
-				    "sysctl -qw net.ipv6.conf.%s.disable_ipv6=1 && "
-				    "sysctl -qw net.ipv6.conf.%s.disable_ipv6=1 && "
+				    "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && "
+				    "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && "
 				    "ip link set %s up && ip link set %s up",
 				    bed[0].ifname[1], bed[0].ifname[1], bed[1].ifname[0], bed[0].ifname[1],
 				    bed[1].ifname[0]), 0);

@@ -29,6 +29,7 @@ struct xfer_case {
 static struct xfer_case xfer_cases[] = {
 	{ "header_with_length", "24M", "", "", false, 24u << 20 },
 	{ "time_limited", "", "0.5", "", false, 0 },
+	{ "time_before_bytes", "64G", "0.3", "", false, 0 },
 	{ "raw_seed", "8M", "", "", true, 8u << 20 },
 	{ "tiny_rcvbuf", "1M", "", "4K", false, 1u << 20 },
 	{ "odd_length", "1000003", "", "", false, 1000003 },
@@ -86,6 +87,8 @@ static void run_case(const struct xfer_case *c)
 		cr_assert_eq(rbytes, (double)c->expect_bytes, "%s: %s", c->name, rj);
 	else
 		cr_assert_gt(rbytes, 0, "%s: %s", c->name, rj);
+	if (c->time[0])
+		cr_assert_eq(bt_num(rj, "expected_bytes"), 0, "time-limited: open-ended header: %s", rj);
 	if (c->raw) {
 		cr_assert_str_eq(bt_str(rj, "stream"), "raw");
 		cr_assert(isnan(bt_num(sj, "verified")) && strstr(sj, "\"verified\": null"), "%s", sj);
