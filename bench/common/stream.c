@@ -5,6 +5,16 @@
 
 #define STREAM_MUL 0x9e3779b97f4a7c15ull
 
+/*
+ * gcc's -O2 cost model leaves the word loops scalar; vectorised they check
+ * about three times as fast.  clang vectorises them at -O2 already.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#define VECTORISE __attribute__((optimize("O3")))
+#else
+#define VECTORISE
+#endif
+
 uint64_t bench_splitmix64(uint64_t *state)
 {
 	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
@@ -36,6 +46,62 @@ uint8_t bench_stream_byte(const struct bench_stream *s, uint64_t off)
 	return (uint8_t)(w >> (8 * (off & 7)));
 }
 
+/*
+ * Words [i, i + n) into dst, n not crossing the end of the table.  Written
+ * with the table index and the multiplier term advancing by addition so
+ * that the compiler can vectorise it: fill and check run on every byte a
+ * bench sends or receives.
+ */
+VECTORISE static void fill_words(const struct bench_stream *s, uint64_t i, uint8_t *dst, size_t n)
+{
+	const uint64_t *t = s->tab + (i & (BENCH_STREAM_TAB - 1));
+	uint64_t m = i * STREAM_MUL;
+
+	for (size_t j = 0; j < n; j++) {
+		uint64_t w = htole64(t[j] ^ (m + j * STREAM_MUL));
+
+		memcpy(dst + 8 * j, &w, 8);
+	}
+}
+
+/* Number of leading words of [i, i + n) that match src (n within the table). */
+VECTORISE static size_t check_words(const struct bench_stream *s, uint64_t i, const uint8_t *src, size_t n)
+{
+	const uint64_t *t = s->tab + (i & (BENCH_STREAM_TAB - 1));
+	uint64_t m = i * STREAM_MUL;
+	size_t j = 0;
+
+	/* Differences are OR-ed over 64 bytes before any branch. */
+	for (; j + 8 <= n; j += 8) {
+		uint64_t acc = 0;
+
+		for (size_t q = 0; q < 8; q++) {
+			uint64_t d;
+
+			memcpy(&d, src + 8 * (j + q), 8);
+			acc |= d ^ htole64(t[j + q] ^ (m + (j + q) * STREAM_MUL));
+		}
+		if (acc)
+			break;
+	}
+	for (; j < n; j++) {
+		uint64_t d;
+
+		memcpy(&d, src + 8 * j, 8);
+		if (d != htole64(t[j] ^ (m + j * STREAM_MUL)))
+			return j;
+	}
+	return n;
+}
+
+/* Words left before the table index wraps. */
+static size_t run_len(uint64_t i, size_t words)
+{
+	size_t left = BENCH_STREAM_TAB - (size_t)(i & (BENCH_STREAM_TAB - 1));
+
+	return words < left ? words : left;
+}
+
 void bench_stream_fill(const struct bench_stream *s, uint64_t off, void *dst, size_t len)
 {
 	uint8_t *p = dst;
@@ -50,9 +116,13 @@ void bench_stream_fill(const struct bench_stream *s, uint64_t off, void *dst, si
 		p += n;
 		len -= n;
 	}
-	for (; len >= 8; len -= 8, p += 8) {
-		w = wire_word(s, i++);
-		memcpy(p, &w, 8);
+	while (len >= 8) {
+		size_t n = run_len(i, len / 8);
+
+		fill_words(s, i, p, n);
+		i += n;
+		p += 8 * n;
+		len -= 8 * n;
 	}
 	if (len) {
 		w = wire_word(s, i);
@@ -73,7 +143,7 @@ static size_t first_diff(const uint8_t *a, const uint8_t *b)
 size_t bench_stream_check(const struct bench_stream *s, uint64_t off, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
-	uint64_t i = off >> 3, w, v;
+	uint64_t i = off >> 3, w;
 	unsigned head = off & 7;
 	size_t done = 0;
 
@@ -86,32 +156,16 @@ size_t bench_stream_check(const struct bench_stream *s, uint64_t off, const void
 				return k;
 		done = n;
 	}
-	/*
-	 * Differences are OR-ed over 32 bytes before any branch: verification
-	 * runs on every received byte, so the common (all equal) case must
-	 * stay close to memory speed.
-	 */
-	while (len - done >= 32) {
-		uint64_t e[4], d[4];
+	while (len - done >= 8) {
+		size_t n = run_len(i, (len - done) / 8);
+		size_t ok = check_words(s, i, p + done, n);
 
-		for (int k = 0; k < 4; k++) {
-			e[k] = wire_word(s, i + (uint64_t)k);
-			memcpy(&d[k], p + done + 8 * k, 8);
+		if (ok < n) {
+			w = wire_word(s, i + ok);
+			return done + 8 * ok + first_diff(p + done + 8 * ok, (const uint8_t *)&w);
 		}
-		if ((e[0] ^ d[0]) | (e[1] ^ d[1]) | (e[2] ^ d[2]) | (e[3] ^ d[3])) {
-			for (int k = 0; k < 4; k++)
-				if (e[k] != d[k])
-					return done + 8 * k +
-					       first_diff(p + done + 8 * k, (const uint8_t *)&e[k]);
-		}
-		i += 4;
-		done += 32;
-	}
-	for (; len - done >= 8; done += 8) {
-		w = wire_word(s, i++);
-		memcpy(&v, p + done, 8);
-		if (v != w)
-			return done + first_diff(p + done, (const uint8_t *)&w);
+		i += n;
+		done += 8 * n;
 	}
 	if (len > done) {
 		w = wire_word(s, i);
