@@ -48,7 +48,7 @@ struct imp_case {
 	char name[32];        /* (no pointers: Criterion copies params to another process) */
 	char args[12][12];    /* relay fault options, "" ends */
 	char bytes[8];
-	char counter[16];     /* relay JSON counter that must be > 0 */
+	char counter[16];     /* relay JSON counter that must be > 0 ("rev_faults": any on ACKs) */
 	double frac_lo, frac_hi; /* counter / fwd_rx bounds (0,0: only > 0) */
 	double min_rtt_ms;    /* sender's min RTT at least this (delay cases) */
 };
@@ -60,7 +60,7 @@ static struct imp_case imp_cases[] = {
 	{ "reorder_1pct", { "--reorder", "1" }, "6M", "fwd_reordered", 0.002, 0.04, 0 },
 	{ "dup_1pct", { "--dup", "1" }, "6M", "fwd_dup", 0.002, 0.04, 0 },
 	{ "all_both_ways", { "--loss", "1", "--delay", "20", "--jitter", "5", "--reorder", "1", "--dup", "1",
-			     "--dir", "both" }, "2M", "rev_lost", 0, 0, 14 },
+			     "--dir", "both" }, "2M", "rev_faults", 0, 0, 14 },
 };
 
 ParameterizedTestParameters(bench_impair, kernel_tcp_recovers)
@@ -126,7 +126,11 @@ ParameterizedTest(struct imp_case *c, bench_impair, kernel_tcp_recovers, .fini =
 	/* The relay saw the flow and did what it was told. */
 	cr_assert_str_eq(bt_str(ij, "tool"), "impair", "relay report missing: %s", ij);
 	rx = bt_num(ij, "fwd_rx");
-	cnt = bt_num(ij, c->counter);
+	/* Few ACKs in a short run: any fault on them counts (about 20 expected). */
+	if (!strcmp(c->counter, "rev_faults"))
+		cnt = bt_num(ij, "rev_lost") + bt_num(ij, "rev_dup") + bt_num(ij, "rev_reordered");
+	else
+		cnt = bt_num(ij, c->counter);
 	cr_assert_gt(rx, 1000, "%s", ij);
 	cr_assert_gt(cnt, 0, "%s: %s is 0: %s", c->name, c->counter, ij);
 	if (c->frac_hi > 0) {
