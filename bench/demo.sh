@@ -120,7 +120,7 @@ wait_file() { # wait_file PATH PID
 RUN=0
 TSV="$OUT/results.tsv"
 JSONL="$OUT/results.jsonl"
-printf '# index\tlabel\tgoodput_gbps\tcpu_s_per_gb\tburst\tretrans\tverified\tpath\toffload\tstatus\n' >"$TSV"
+printf '# index\tlabel\tgoodput_gbps\tcpu_s_per_gb\tburst\tretrans\tverified\tpath\toffload\tstatus\trx_segs_per_pkt\n' >"$TSV"
 : >"$JSONL"
 
 # run_one LABEL PATH(direct|relay) OFFLOAD_TEXT PROG ARGS...
@@ -155,7 +155,7 @@ run_one() {
 
 	if [ $src_rc -eq 77 ]; then
 		status="not available here"
-		printf '%s\t%s\t-\t-\t-\t-\t-\t%s\t%s\t%s\n' "$RUN" "$label" "$path" "$offl" "$status" >>"$TSV"
+		printf '%s\t%s\t-\t-\t-\t-\t-\t%s\t%s\t%s\t-\n' "$RUN" "$label" "$path" "$offl" "$status" >>"$TSV"
 		return 0
 	fi
 	gp=$(jget "$rj" goodput_gbps)
@@ -174,8 +174,10 @@ run_one() {
 	fi
 	status="sender exit $src_rc, receiver $rst, $rv of $rb bytes verified"
 	[ $src_rc -ne 0 ] && [ -s "$se" ] && status="$status; $(tail -n 1 "$se")"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$RUN" "$label" "$gp" "$cpu" "$burst" "$rt" \
-		"$ver" "$path" "$offl" "$status" >>"$TSV"
+	rsp=$(jget "$rj" segments_per_packet)
+	[ "$rsp" != "-" ] && rsp=$(printf '%.1f' "$rsp")
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$RUN" "$label" "$gp" "$cpu" "$burst" "$rt" \
+		"$ver" "$path" "$offl" "$status" "$rsp" >>"$TSV"
 }
 
 set_offload() { # set_offload DEV tso gso
@@ -239,8 +241,8 @@ awk -F '\t' -v relay="$RELAY_SETTINGS" '
 	/^#/ { next }
 	{ rows[++n] = $0 }
 	END {
-		hdr = sprintf("%-28s %-22s %9s %11s %14s %8s  %s", "mode", "offload", "Gbit/s",
-			      "CPU s/GB", "burst segs", "retrans", "verified")
+		hdr = sprintf("%-28s %-22s %9s %11s %14s %10s %8s  %s", "mode", "offload", "Gbit/s",
+			      "CPU s/GB", "burst segs", "rx seg/pkt", "retrans", "verified")
 		print hdr
 		gsub(/./, "-", hdr); print hdr
 		for (i = 1; i <= n; i++) {
@@ -250,19 +252,20 @@ awk -F '\t' -v relay="$RELAY_SETTINGS" '
 				shown = 1
 			}
 			if (f[10] == "not available here") {
-				printf "%-28s %-22s %9s %11s %14s %8s  %s\n", f[2], f[9], "-", "-", "-", "-", "(not available here)"
+				printf "%-28s %-22s %9s %11s %14s %10s %8s  %s\n", f[2], f[9], "-", "-", "-", "-", "-", "(not available here)"
 				continue
 			}
-			printf "%-28s %-22s %9s %11s %14s %8s  %s\n", f[2], f[9],
+			printf "%-28s %-22s %9s %11s %14s %10s %8s  %s\n", f[2], f[9],
 			       (f[3] == "-" ? "-" : sprintf("%.3f", f[3])),
-			       (f[4] == "-" ? "-" : sprintf("%.3f", f[4])), f[5], f[6], f[7]
+			       (f[4] == "-" ? "-" : sprintf("%.3f", f[4])), f[5], f[11], f[6], f[7]
 			if (f[7] != "yes") printf "    ^ %s\n", f[10]
 		}
 	}' "$TSV"
 say ""
 say "goodput: receiver's count of verified bytes / time; CPU s/GB: sender process user+sys"
 say "(on veth part of the receiver's work runs on the sender's CPU: compare rows, not absolutes);"
-say "burst segs: mean[/p99/max] segments per packet handed down (kernel: Tcp.OutSegs/Ip.OutRequests)."
+say "burst segs: mean[/p99/max] segments per packet handed down (kernel: Tcp.OutSegs/Ip.OutRequests);"
+say "rx seg/pkt: segments per packet the receiver's IP layer got (GSO/GRO merging, receiver's view)."
 say "results: $TSV, $JSONL"
 
 # ---- plot -------------------------------------------------------------------

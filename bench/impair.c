@@ -130,8 +130,12 @@ static void settings_str(const struct relay_cfg *c, char *out, size_t n)
 {
 	char rate[32];
 
-	if (c->rate_bps > 0)
-		snprintf(rate, sizeof(rate), "%.6gbit/s", c->rate_bps);
+	if (c->rate_bps >= 1e9)
+		snprintf(rate, sizeof(rate), "%.6gGbit/s", c->rate_bps / 1e9);
+	else if (c->rate_bps >= 1e6)
+		snprintf(rate, sizeof(rate), "%.6gMbit/s", c->rate_bps / 1e6);
+	else if (c->rate_bps > 0)
+		snprintf(rate, sizeof(rate), "%.6gkbit/s", c->rate_bps / 1e3);
 	else
 		snprintf(rate, sizeof(rate), "unlimited");
 	snprintf(out, n,
