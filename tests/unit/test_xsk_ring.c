@@ -127,3 +127,48 @@ ParameterizedTest(uint32_t *start, xsk_ring, cq_peek_release)
 	xring_cons_release(&r);
 	cr_assert_eq(xring_cons_peek(&r, 1, &idx), 0);
 }
+
+/* The receive pair: fill ring (we produce addresses), RX ring (we consume descriptors). */
+ParameterizedTestParameters(xsk_ring, fill_and_rx)
+{
+	static uint32_t starts[] = { 0, 9, UINT32_MAX - 5, UINT32_MAX };
+	return cr_make_param_array(uint32_t, starts, sizeof(starts) / sizeof(starts[0]));
+}
+
+ParameterizedTest(uint32_t *start, xsk_ring, fill_and_rx)
+{
+	struct fake ff, fr;
+	struct xring fill, rx;
+	uint32_t idx = 0;
+
+	init_ring(&fill, &ff, false, *start);
+	init_ring(&rx, &fr, true, *start);
+	cr_assert_eq(xring_prod_reserve(&fill, N, &idx), N);
+	for (uint32_t i = 0; i < N; i++)
+		xring_fill_set(&fill, idx + i, (uint64_t)i * 4096);
+	xring_prod_submit(&fill);
+	cr_assert_eq(atomic_load(&ff.producer), *start + N);
+	/* Slots land at index & mask, across the wrap. */
+	for (uint32_t i = 0; i < N; i++)
+		cr_assert_eq(ff.addr[(*start + i) & (N - 1)], (uint64_t)i * 4096);
+	cr_assert_eq(xring_prod_free(&fill, 1), 0, "full until the kernel consumes");
+	atomic_store(&ff.consumer, *start + 5);
+	cr_assert_eq(xring_prod_free(&fill, 1), 5);
+
+	/* The "kernel" writes three frames into the RX ring. */
+	cr_assert_eq(xring_cons_avail(&rx), 0);
+	for (uint32_t i = 0; i < 3; i++) {
+		fr.desc[(*start + i) & (N - 1)].addr = (uint64_t)i * 4096 + 256;
+		fr.desc[(*start + i) & (N - 1)].len = 60 + i;
+	}
+	atomic_store(&fr.producer, *start + 3);
+	cr_assert_eq(xring_cons_avail(&rx), 3);
+	cr_assert_eq(xring_cons_peek(&rx, 2, &idx), 2);
+	cr_assert_eq(xring_rx_desc(&rx, idx + 1)->len, 61);
+	cr_assert_eq(xring_cons_avail(&rx), 1, "peeked entries are not available again");
+	cr_assert_eq(atomic_load(&fr.consumer), *start, "not released before release");
+	xring_cons_release(&rx);
+	cr_assert_eq(atomic_load(&fr.consumer), *start + 2);
+	cr_assert_eq(xring_cons_peek(&rx, 8, &idx), 1);
+	cr_assert_eq(xring_rx_desc(&rx, idx)->addr, 2 * 4096 + 256);
+}
