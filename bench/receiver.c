@@ -237,6 +237,25 @@ static void ts_from_s(struct __kernel_timespec *ts, double s)
 }
 
 /*
+ * Wait for a completion, returning -EINTR once a stop signal was seen: a
+ * signal landing just before io_uring_enter() would not interrupt it, so
+ * the wait wakes up now and then to look at the flag.
+ */
+static int wait_cqe(struct io_uring *ring, struct io_uring_cqe **cqe)
+{
+	for (;;) {
+		struct __kernel_timespec ts = { .tv_nsec = 200000000 };
+		int err;
+
+		if (stop_flag == 1)
+			return -EINTR;
+		err = io_uring_wait_cqe_timeout(ring, cqe, &ts);
+		if (err != -ETIME)
+			return err;
+	}
+}
+
+/*
  * Accept with a timeout.  io_uring when available (accept linked to a
  * timeout), poll otherwise.  Returns the fd, -ETIME, -EINTR or -errno.
  */
@@ -259,7 +278,7 @@ static int do_accept(struct io_uring *ring, int lfd, double timeout_s)
 		}
 		io_uring_submit(ring);
 		while (pending) {
-			int err = io_uring_wait_cqe(ring, &cqe);
+			int err = wait_cqe(ring, &cqe);
 
 			if (err == -EINTR) {
 				if (stop_flag == 1) {
@@ -317,7 +336,7 @@ static ssize_t recv_uring(struct io_uring *ring, int fd, void *buf, size_t len, 
 	sqe->user_data = UD_TIMEOUT;
 	io_uring_submit(ring);
 	while (pending) {
-		int err = io_uring_wait_cqe(ring, &cqe);
+		int err = wait_cqe(ring, &cqe);
 
 		if (err == -EINTR) {
 			if (stop_flag == 1) {
