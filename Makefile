@@ -93,14 +93,14 @@ PROG_LIBS  = $(if $(XDP_SRCS),$(LIBXDP_A)) $(LIBGSO_A) $(XDP_LIBS) $(URING_LIBS)
 # Tests find tools, BPF objects and fixtures through this define.
 TEST_DEFS := -DGSO_BUILD_DIR='"$(abspath $(B))"' -DGSO_SRC_DIR='"$(abspath .)"'
 
-.PHONY: all lib tools bench-progs tests check check-run deps install uninstall \
+.PHONY: all lib tools bench-progs tests check check-run check-install deps install uninstall \
 	clean fuzz fuzz-bin bench clang-build demo
 .DEFAULT_GOAL := all
 # Keep intermediate objects, so that a second `make` has nothing to do.
 .SECONDARY:
 
 all: lib tools bench-progs $(BPF_OBJS)
-lib: $(LIBGSO_A) $(LIBGSO_SO) $(if $(XDP_SRCS),$(LIBXDP_A) $(LIBXDP_SO)) $(B)/libgso.pc
+lib: $(LIBGSO_A) $(LIBGSO_SO) $(if $(XDP_SRCS),$(LIBXDP_A) $(LIBXDP_SO))
 tools: $(TOOLS)
 bench-progs: $(BENCHES)
 
@@ -149,10 +149,9 @@ $(LIBXDP_SO): $(XDP_OBJS) xdp/libgso-xdp.map $(LIBGSO_SO)
 	$(Q)ln -sf libgso-xdp.so.$(VERSION) $(B)/libgso-xdp.so.$(VERSION_MAJOR)
 	$(Q)ln -sf libgso-xdp.so.$(VERSION_MAJOR) $(B)/libgso-xdp.so
 
-$(B)/libgso.pc: libgso/libgso.pc.in Makefile
-	@mkdir -p $(@D)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+# pkg-config files are written at install time, for the PREFIX in force.
+pc_gen = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $(1) > $(2)
 
 # ---- programs ------------------------------------------------------------
 $(B)/tools/%: $(B)/obj/tools/%.o $(TOOLC_OBJS) $(LIBS_A)
@@ -232,8 +231,28 @@ deps:
 check: deps
 	$(Q)$(MAKE) check-run
 
-check-run: all tests fuzz-bin clang-build
+check-run: all tests fuzz-bin clang-build check-install
 	$(Q)B=$(B) sh tests/run.sh
+
+# Install into a scratch DESTDIR and build the README's API example and a
+# libgso-xdp program against what was installed, through pkg-config, with
+# the shared and with the static libraries; run them.
+LINK_ROOT = $(abspath $(B))/destdir
+LINK_PC   = PKG_CONFIG_PATH=$(LINK_ROOT)/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$(LINK_ROOT) $(PKG_CONFIG)
+check-install: lib
+	$(call msg,INSTALL,$(LINK_ROOT))
+	$(Q)rm -rf $(LINK_ROOT) && $(MAKE) -s install DESTDIR=$(LINK_ROOT) PREFIX=/usr >/dev/null
+	$(Q)$(CC) $(CFLAGS) $$($(LINK_PC) --cflags libgso) -o $(B)/api_example-so tests/link/api_example.c \
+		$$($(LINK_PC) --libs libgso) -Wl,-rpath,$(LINK_ROOT)/usr/lib
+	$(Q)$(CC) $(CFLAGS) $$($(LINK_PC) --cflags libgso) -o $(B)/api_example-a tests/link/api_example.c \
+		$(LINK_ROOT)/usr/lib/libgso.a $$($(LINK_PC) --libs-only-other --static libgso) -lm
+	$(Q)$(CC) $(CFLAGS) $$($(LINK_PC) --cflags libgso-xdp) -o $(B)/xdp_link-so tests/link/xdp_link.c \
+		$$($(LINK_PC) --libs libgso-xdp) -Wl,-rpath,$(LINK_ROOT)/usr/lib
+	$(Q)$(CC) $(CFLAGS) $$($(LINK_PC) --cflags libgso-xdp) -o $(B)/xdp_link-a tests/link/xdp_link.c \
+		$(LINK_ROOT)/usr/lib/libgso-xdp.a $(LINK_ROOT)/usr/lib/libgso.a \
+		$$($(LINK_PC) --static --libs libgso-xdp | sed 's/-lgso-xdp//; s/-lgso / /')
+	$(Q)export LD_LIBRARY_PATH=$(LINK_ROOT)/usr/lib; \
+		$(B)/api_example-so && $(B)/api_example-a && $(B)/xdp_link-so && $(B)/xdp_link-a
 
 # The main job for a newcomer.  Until the namespace bench exists this shows
 # the segmenter on generated super-packets.
@@ -263,11 +282,13 @@ install: lib tools
 	$(if $(XDP_SRCS),install -m 755 $(LIBXDP_SO) $(DESTDIR)$(LIBDIR)/ && \
 		ln -sf libgso-xdp.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libgso-xdp.so.$(VERSION_MAJOR) && \
 		ln -sf libgso-xdp.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libgso-xdp.so)
-	install -m 644 $(B)/libgso.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	$(call pc_gen,libgso/libgso.pc.in,$(DESTDIR)$(LIBDIR)/pkgconfig/libgso.pc)
+	$(if $(XDP_SRCS),$(call pc_gen,xdp/libgso-xdp.pc.in,$(DESTDIR)$(LIBDIR)/pkgconfig/libgso-xdp.pc))
 	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/)
 
 uninstall:
-	rm -rf $(DESTDIR)$(INCDIR)/gso $(DESTDIR)$(LIBDIR)/pkgconfig/libgso.pc
+	rm -rf $(DESTDIR)$(INCDIR)/gso $(DESTDIR)$(LIBDIR)/pkgconfig/libgso.pc \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/libgso-xdp.pc
 	rm -f $(DESTDIR)$(LIBDIR)/libgso.* $(DESTDIR)$(LIBDIR)/libgso-xdp.*
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS)))
 
