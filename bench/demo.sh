@@ -82,7 +82,7 @@ bed() {
 	# e1000 device model mode uses a queue of its own.
 	ip link add dS netns "$NS_S" numtxqueues 2 numrxqueues 2 type veth peer name dR netns "$NS_R" numtxqueues 2 numrxqueues 2 || return 1
 	# Relayed path: rS (10.79.0.1) -- mA | relay | mB -- rR (10.79.0.2).
-	ip link add rS netns "$NS_S" type veth peer name mA netns "$NS_M" || return 1
+	ip link add rS netns "$NS_S" numtxqueues 2 numrxqueues 2 type veth peer name mA netns "$NS_M" numtxqueues 2 numrxqueues 2 || return 1
 	ip link add mB netns "$NS_M" type veth peer name rR netns "$NS_R" || return 1
 	ip -n "$NS_S" addr add 10.78.0.1/24 dev dS && ip -n "$NS_R" addr add 10.78.0.2/24 dev dR &&
 	ip -n "$NS_S" addr add 10.79.0.1/24 dev rS && ip -n "$NS_R" addr add 10.79.0.2/24 dev rR || return 1
