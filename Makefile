@@ -190,7 +190,8 @@ $(B)/bpf/%.bpf.o: xdp/%.bpf.c
 # ---- tests ---------------------------------------------------------------
 tests: $(B)/tests/all $(B)/tests/unit-asan
 
-$(B)/tests/all: $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(LIBS_A) $(TOOLS) $(BPF_OBJS)
+# Integration tests run the tools, the bench programs and the BPF objects.
+$(B)/tests/all: $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(LIBS_A) $(TOOLS) $(BENCHES) $(BPF_OBJS)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(PROG_LIBS) $(CRIT_LIBS)
@@ -254,16 +255,13 @@ check-install: lib
 	$(Q)export LD_LIBRARY_PATH=$(LINK_ROOT)/usr/lib; \
 		$(B)/api_example-so && $(B)/api_example-a && $(B)/xdp_link-so && $(B)/xdp_link-a
 
-# The main job for a newcomer.  Until the namespace bench exists this shows
-# the segmenter on generated super-packets.
+# The main job for a newcomer: the namespace test-bed, the libgso TCP sender
+# in every mode and the kernel TCP baselines against the stock Linux
+# receiver, a side-by-side table and a plot (bench/demo.sh says more).
+# DEMO_SECONDS, DEMO_MODES and DEMO_IMPAIR (relay settings) are honoured.
 demo: deps
 	$(Q)$(MAKE) all
-	@mkdir -p $(B)/demo
-	$(B)/tools/gsogen --seed 1 --count 200 $(B)/demo/super.pcap
-	$(B)/tools/gsoseg --mss 1448 $(B)/demo/super.pcap $(B)/demo/segments.pcap
-	$(B)/tools/gsoseg --mss 1448 --csum partial $(B)/demo/super.pcap $(B)/demo/segments-partial.pcap
-	@echo "demo: super-packets in $(B)/demo/super.pcap, segments in $(B)/demo/segments.pcap"
-	@if command -v tcpdump >/dev/null; then tcpdump -nr $(B)/demo/segments.pcap -c 8 -v 2>/dev/null; fi
+	$(Q)sh bench/demo.sh $(B)
 
 # Benchmarks compare with DPDK where its -dev package is installed.
 bench:
