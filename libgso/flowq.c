@@ -133,7 +133,8 @@ static int fq_cfg(const struct gso_flowq_opts *o, struct fq_cfg *c)
 	c->dupthresh = GSO_OPTS_GET(o, dupthresh, 0) ?: GSO_FLOWQ_DEF_DUPTHRESH;
 	c->flags = GSO_OPTS_GET(o, flags, 0);
 	if (c->cap < 2 * GSO_FLOWQ_RESERVE || c->cap > GSO_FLOWQ_MAX_ENTRIES ||
-	    c->max_bytes > 65535 || c->dupthresh > 255 || (c->flags & ~GSO_FLOWQ_F_NO_SACK))
+	    c->max_bytes > 65535 || c->dupthresh > 255 ||
+	    (c->flags & ~(GSO_FLOWQ_F_NO_SACK | GSO_FLOWQ_F_NO_RACK)))
 		return -EINVAL;
 	return 0;
 }
@@ -420,6 +421,8 @@ int gso_flowq__info(const struct gso_flowq *q, struct gso_flowq_info *st)
 	f.retrans_segs = q->retrans_segs;
 	f.lost_marked = q->lost_marked;
 	f.sack_unsplit = q->sack_unsplit;
+	f.min_rtt_ns = q->min_rtt_ns;
+	f.rack_lost = q->rack_lost;
 	f.sz = st->sz < sizeof(f) ? st->sz : sizeof(f);
 	memcpy(st, &f, f.sz);
 	return 0;

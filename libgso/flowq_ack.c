@@ -1,8 +1,8 @@
 /*
  * Flow send queue: ACK processing.  Cumulative trim (whole entries and the
  * byte-exact head of a partially acknowledged one), the SACK scoreboard,
- * duplicate-ACK and SACK loss marking (RFC 5681/6582 NewReno, RFC 6675
- * IsLost), and the retransmission timeout.
+ * duplicate-ACK, SACK and time-based loss marking (RFC 5681/6582 NewReno,
+ * RFC 6675 IsLost, RFC 8985 RACK), and the retransmission timeout.
  *
  * Everything that can fail is checked before the first change, so that a
  * refused ACK leaves the queue as it was.  After that point only the
@@ -27,7 +27,7 @@ struct ack_ctx {
 static void rtt_candidate(struct ack_ctx *c, const struct fq_ent *e)
 {
 	if (e->flags & FQ_EVER_RT)
-		return;
+		return; /* Karn: whose ACK is it? */
 	if (!c->rtt_have || e->tx_ns > c->rtt_tx_ns)
 		c->rtt_tx_ns = e->tx_ns;
 	c->rtt_have = true;
@@ -76,6 +76,34 @@ static void mark_sack_lost(struct gso_flowq *q, struct ack_ctx *c)
 			above += fq_segs(e);
 		else if (!(e->flags & FQ_LOST) && above >= q->dupthresh)
 			mark_lost(q, i, c);
+	}
+}
+
+/*
+ * RACK (RFC 8985): bytes sent more than a reordering window before bytes
+ * that have been delivered are lost, retransmissions included.  Only holes
+ * can be affected (with nothing SACKed or retransmitted, every delivered
+ * byte was cumulatively acknowledged and everything left was sent after
+ * it), so the walk runs only then.
+ */
+static void mark_rack_lost(struct gso_flowq *q, struct ack_ctx *c)
+{
+	uint64_t reo = q->min_rtt_ns / 4;
+
+	if (!q->rack_xmit_ns || !q->min_rtt_ns || q->rack_xmit_ns <= reo)
+		return;
+	for (uint32_t i = q->head; i != FQ_NIL; i = q->ent[i].next) {
+		const struct fq_ent *e = &q->ent[i];
+		uint32_t before = c->res->lost_segs;
+
+		if (!(e->flags & FQ_SENT))
+			break;
+		if ((e->flags & FQ_SACKED) || (e->flags & (FQ_LOST | FQ_RETRANS)) == FQ_LOST)
+			continue;
+		if (e->tx_ns + reo < q->rack_xmit_ns) {
+			mark_lost(q, i, c);
+			q->rack_lost += c->res->lost_segs - before;
+		}
 	}
 }
 
@@ -272,6 +300,11 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 	}
 	if (res->sacked_segs)
 		merge_sacked(q);
+	if (c.rtt_have && A.now_ns > c.rtt_tx_ns) {
+		res->rtt_ns = A.now_ns - c.rtt_tx_ns;
+		if (!q->min_rtt_ns || res->rtt_ns < q->min_rtt_ns)
+			q->min_rtt_ns = res->rtt_ns;
+	}
 
 	if ((res->flags & GSO_FLOWQ_RES_DUP) && q->dupacks == q->dupthresh)
 		mark_head_lost(q, &c);
@@ -279,6 +312,10 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 		mark_head_lost(q, &c); /* NewReno: a partial ACK shows the next hole */
 	if (!(q->flags & GSO_FLOWQ_F_NO_SACK) && q->c.sacked_out >= q->dupthresh)
 		mark_sack_lost(q, &c);
+	if (c.rtt_have && c.rtt_tx_ns > q->rack_xmit_ns)
+		q->rack_xmit_ns = c.rtt_tx_ns;
+	if (!(q->flags & (GSO_FLOWQ_F_NO_SACK | GSO_FLOWQ_F_NO_RACK)) && (q->c.sacked_out || q->c.retrans_out))
+		mark_rack_lost(q, &c);
 	if (res->lost_segs) {
 		res->lost_sent_ns = c.lost_oldest;
 		if (!q->recovery) {
@@ -287,8 +324,6 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 			res->flags |= GSO_FLOWQ_RES_RECOVERY;
 		}
 	}
-	if (c.rtt_have && A.now_ns > c.rtt_tx_ns)
-		res->rtt_ns = A.now_ns - c.rtt_tx_ns;
 	res->dupacks = q->dupacks;
 	return 0;
 }

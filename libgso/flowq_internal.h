@@ -49,7 +49,9 @@ struct gso_flowq {
 	uint32_t recovery_end;
 	bool owned;
 	struct fq_count c;
-	uint64_t sent_segs, retrans_segs, lost_marked, sack_unsplit;
+	uint64_t sent_segs, retrans_segs, lost_marked, sack_unsplit, rack_lost;
+	uint64_t min_rtt_ns;   /* smallest RTT sample taken (0: none yet) */
+	uint64_t rack_xmit_ns; /* send time of the newest delivered, never retransmitted bytes */
 	struct fq_ent ent[];
 };
 

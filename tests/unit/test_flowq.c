@@ -84,7 +84,8 @@ Test(flowq, options)
 		{ "cap too big", GSO_FLOWQ_MAX_ENTRIES + 1, 0, 0, 0, -EINVAL },
 		{ "max_bytes too big", 0, 65536, 0, 0, -EINVAL },
 		{ "dupthresh too big", 0, 0, 256, 0, -EINVAL },
-		{ "unknown flag", 0, 0, 0, 2, -EINVAL },
+		{ "unknown flag", 0, 0, 0, 4, -EINVAL },
+		{ "both flags", 0, 0, 0, GSO_FLOWQ_F_NO_SACK | GSO_FLOWQ_F_NO_RACK, 0 },
 	};
 	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
 		GSO_OPTS(gso_flowq_opts, o, .max_entries = rows[r].cap, .max_bytes = rows[r].max_bytes,
@@ -634,6 +635,75 @@ Test(flowq, timeout)
 	CHECK(q, "second timeout");
 	cr_expect_eq(gso_flowq__timeout(NULL), -EINVAL);
 	gso_flowq__destroy(q);
+}
+
+/* ---- RACK: lost retransmissions ------------------------------------------ */
+
+/*
+ * Segment 1 of 10 is lost, found by the scoreboard and retransmitted at
+ * t=120; new data sent at t=130 is SACKed (within the reordering window
+ * of the retransmission: min RTT 100 / 4 = 25), then data sent at t=200:
+ * now the retransmission must be lost too, without a timeout.
+ */
+static void rack_scenario(uint32_t flags, bool expect_rack)
+{
+	struct gso_flowq *q = mkq(0, 0, 0, flags);
+	struct gso_flowq_ack_res res;
+	struct gso_flowq_rel rel[REL_MAX];
+	struct gso_flowq_tx tx;
+
+	cr_assert_eq(gso_flowq__append(q, 1, 0, 10000, 1000), 0);
+	gso_flowq__set_wnd(q, WND);
+	send_all(q, 10, 10);
+	cr_assert_eq(ack(q, 1000, WND, 110, 0, NULL, &res, rel, REL_MAX), 0);
+	cr_expect_eq(res.rtt_ns, 100);
+	struct gso_flowq_sack sk = { 2000, 10000 };
+	cr_assert_eq(ack(q, 1000, WND, 111, 1, &sk, &res, rel, REL_MAX), 0);
+	cr_expect_eq(res.lost_segs, 1);
+	cr_assert_eq(gso_flowq__peek(q, 10, &tx), 1);
+	cr_expect_eq(tx.seq, 1000);
+	cr_assert_eq(gso_flowq__sent(q, &tx, 120), 0);
+
+	cr_assert_eq(gso_flowq__append(q, 1, 10000, 4000, 1000), 0);
+	cr_assert_eq(gso_flowq__peek(q, 3, &tx), 1);
+	cr_assert_eq(gso_flowq__sent(q, &tx, 130), 0); /* 10000..13000 */
+	sk = (struct gso_flowq_sack){ 2000, 13000 };
+	cr_assert_eq(ack(q, 1000, WND, 240, 1, &sk, &res, rel, REL_MAX), 0);
+	CHECK(q, "inside reordering window");
+	cr_expect_eq(res.lost_segs, 0, "sent 10 after the retransmission: not yet");
+	cr_expect_eq(info(q).retrans_out, 1);
+
+	cr_assert_eq(gso_flowq__peek(q, 3, &tx), 1);
+	cr_assert_eq(gso_flowq__sent(q, &tx, 200), 0); /* 13000..14000 */
+	sk = (struct gso_flowq_sack){ 2000, 14000 };
+	cr_assert_eq(ack(q, 1000, WND, 300, 1, &sk, &res, rel, REL_MAX), 0);
+	CHECK(q, "after");
+	struct gso_flowq_info st = info(q);
+	cr_expect_eq(st.min_rtt_ns, 100);
+	if (expect_rack) {
+		cr_expect_eq(res.lost_segs, 1, "lost retransmission found");
+		cr_expect_eq(res.lost_sent_ns, 120);
+		cr_expect_eq(st.rack_lost, 1);
+		cr_expect_eq(st.lost_pending, 1);
+		cr_assert_eq(gso_flowq__peek(q, 10, &tx), 1);
+		cr_expect_eq(tx.seq, 1000);
+		cr_expect(tx.flags & GSO_FLOWQ_TX_RETRANS);
+	} else {
+		cr_expect_eq(res.lost_segs, 0);
+		cr_expect_eq(st.rack_lost, 0);
+		cr_expect_eq(st.retrans_out, 1);
+	}
+	gso_flowq__destroy(q);
+}
+
+Test(flowq, rack_lost_retransmission)
+{
+	rack_scenario(0, true);
+}
+
+Test(flowq, rack_off)
+{
+	rack_scenario(GSO_FLOWQ_F_NO_RACK, false);
 }
 
 /* ---- append after trim, split on send ---------------------------------- */

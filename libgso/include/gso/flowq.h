@@ -33,8 +33,12 @@
  * Loss detection: duplicate ACKs (dupthresh, NewReno partial ACKs during
  * recovery) and, unless GSO_FLOWQ_F_NO_SACK, a SACK scoreboard (RFC 6675
  * IsLost: an un-SACKed segment with dupthresh SACKed segments above it is
- * lost).  SACK blocks mark whole segments only (edges rounded inwards to
- * the entry's MSS grid, as Linux does).  Retransmission timeouts are the
+ * lost) and RACK's time rule (RFC 8985, unless GSO_FLOWQ_F_NO_RACK): an
+ * un-SACKed transmission is lost once a transmission sent more than a
+ * reordering window (min RTT / 4) after it has been delivered -- the only
+ * way short of a timeout to find a lost retransmission.  SACK blocks mark
+ * whole segments only (edges rounded inwards to the entry's MSS grid, as
+ * Linux does).  Retransmission timeouts are the
  * caller's timer: gso_flowq__timeout() marks everything outstanding lost.
  * Congestion control is not here: the results say how many segments were
  * delivered or found lost and when they were sent (gso/cc.h takes those).
@@ -97,6 +101,8 @@ struct gso_flowq_opts {
 
 /* The peer did not agree to SACK: NewReno loss recovery only. */
 #define GSO_FLOWQ_F_NO_SACK (1u << 0)
+/* No RACK time-based loss marking (duplicate ACKs and the scoreboard only). */
+#define GSO_FLOWQ_F_NO_RACK (1u << 1)
 
 struct gso_flowq;
 
@@ -313,9 +319,11 @@ struct gso_flowq_info {
 	uint64_t retrans_segs;   /* segments retransmitted */
 	uint64_t lost_marked;    /* segments marked lost (by ACKs and timeouts) */
 	uint64_t sack_unsplit;   /* SACK edges not applied for lack of a free entry */
+	uint64_t min_rtt_ns;     /* smallest RTT sample the queue took (RACK's reordering window is 1/4) */
+	uint64_t rack_lost;      /* segments marked lost by RACK (lost retransmissions among them) */
 	size_t :0;
 };
-#define gso_flowq_info__last_field sack_unsplit
+#define gso_flowq_info__last_field rack_lost
 
 /* Fill `st` up to st->sz.  Returns 0 or -EINVAL (NULL, sz too small). */
 GSO_API int gso_flowq__info(const struct gso_flowq *q, struct gso_flowq_info *st);
