@@ -270,8 +270,10 @@ bench:
 	$(Q)sh bench/run.sh $(B)
 
 # ---- install -------------------------------------------------------------
-install: lib tools
+# BPF objects go to LIBDIR/bpf, where libgso-xdp looks for them (next to itself).
+install: lib tools $(BPF_OBJS)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/gso $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR)
+	$(if $(BPF_OBJS),install -d $(DESTDIR)$(LIBDIR)/bpf && install -m 644 $(BPF_OBJS) $(DESTDIR)$(LIBDIR)/bpf/)
 	install -m 644 $(PUB_HDRS) $(DESTDIR)$(INCDIR)/gso/
 	install -m 644 $(LIBS_A) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(LIBGSO_SO) $(DESTDIR)$(LIBDIR)/
@@ -288,6 +290,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(INCDIR)/gso $(DESTDIR)$(LIBDIR)/pkgconfig/libgso.pc \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/libgso-xdp.pc
 	rm -f $(DESTDIR)$(LIBDIR)/libgso.* $(DESTDIR)$(LIBDIR)/libgso-xdp.*
+	rm -f $(addprefix $(DESTDIR)$(LIBDIR)/bpf/,$(notdir $(BPF_OBJS)))
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS)))
 
 clean:
