@@ -97,7 +97,7 @@ static void usage(FILE *f)
 		"      --no-sack           do not offer SACK (NewReno recovery)\n"
 		"      --no-ts             do not offer timestamps\n"
 		"      --queue Q           AF_XDP queue (default 0)\n"
-		"      --idle-timeout S    fail after S s without progress (default 10)\n"
+		"      --idle-timeout S    fail after S s without hearing from the peer (default 10)\n"
 		"      --check             verify the flow queue's accounting after every step\n"
 		"  -j, --json              one JSON object on stdout\n"
 		"  -n, --netns NAME        run in network namespace NAME\n"

@@ -238,7 +238,7 @@ int snd_connect(struct snd *s, uint64_t now)
 	s->syn_ns = now;
 	s->syn_tries = 1;
 	s->syn_at = now + (err ? RETRY_NS : SYN_RTO_NS);
-	s->last_progress = now;
+	s->last_heard = now;
 	return 0;
 }
 
@@ -310,7 +310,7 @@ static void establish(struct snd *s, const struct snd_seg *g, uint64_t now)
 	s->st.t_estab = now;
 	s->syn_at = 0;
 	s->backoff = 0;
-	s->last_progress = now;
+	s->last_heard = now;
 	if (s->c.duration_ns)
 		s->stop_at = now + s->c.duration_ns;
 	err = send_ctl(s, GSO_TCP_ACK, s->iss + 1, now);
@@ -414,10 +414,10 @@ static void process_ack(struct snd *s, const struct snd_seg *g, uint64_t now)
 		s->st.max_wnd = wnd;
 	if (!wnd)
 		s->st.zero_wnd++;
-	if (res.flags & GSO_FLOWQ_RES_ADVANCED) {
-		s->last_progress = now;
+	/* A peer that answers is alive, even while its window stays shut. */
+	s->last_heard = now;
+	if (res.flags & GSO_FLOWQ_RES_ADVANCED)
 		s->backoff = 0;
-	}
 	if (wnd && s->probe_at) {
 		s->probe_at = 0;
 		s->backoff = 0;
@@ -665,12 +665,11 @@ void snd_output(struct snd *s, uint64_t now)
 			s->cwnd_limited = true;
 		else if (fi.in_flight * 2 < cwnd)
 			s->cwnd_limited = false;
-		if (!segs) {
-			/* A window below one segment: the queue's SWS rule decides. */
-			if (b.limit == GSO_BURST_LIM_PEER_WND && fi.wnd_left && fi.in_flight < cwnd)
-				segs = 1;
-			else
-				return;
+		if (!segs && b.limit == GSO_BURST_LIM_PEER_WND && fi.in_flight < cwnd) {
+			/* A window below one segment: the queue's SWS rule decides (and may say probe). */
+			segs = 1;
+		} else if (!segs) {
+			return;
 		}
 		err = gso_flowq__peek(s->fq, (uint32_t)segs, &tx);
 		if (err < 0) {
@@ -764,8 +763,8 @@ void snd_timers(struct snd *s, uint64_t now)
 			s->state = SND_DONE; /* the peer's FIN is a courtesy, not a result */
 		return;
 	}
-	if (now - s->last_progress > s->c.idle_ns) {
-		fail(s, "no progress (peer silent)", -ETIMEDOUT, now);
+	if (now - s->last_heard > s->c.idle_ns) {
+		fail(s, "the peer went silent", -ETIMEDOUT, now);
 		return;
 	}
 	if (s->rto_at && now >= s->rto_at) {
@@ -816,8 +815,8 @@ uint64_t snd_deadline(const struct snd *s)
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (t[i] && t[i] < d)
 			d = t[i];
-	if (s->state != SND_SYN_SENT && s->state != SND_CLOSING && s->last_progress + s->c.idle_ns < d)
-		d = s->last_progress + s->c.idle_ns + 1;
+	if (s->state != SND_SYN_SENT && s->state != SND_CLOSING && s->last_heard + s->c.idle_ns < d)
+		d = s->last_heard + s->c.idle_ns + 1;
 	return d;
 }
 

@@ -54,7 +54,7 @@ struct snd_cfg {
 	uint32_t pacing_shift, min_segs, win_divisor; /* gso_burst_opts; 0 = defaults */
 	uint32_t cc_algo;        /* enum gso_cc_algo */
 	bool no_sack, no_ts;     /* do not offer SACK / timestamps */
-	uint64_t idle_ns;        /* fail after this long without progress; 0 = 10 s */
+	uint64_t idle_ns;        /* fail after this long without an ACK; 0 = 10 s */
 	bool check;              /* gso_flowq__check() after every ACK and send (tests) */
 };
 
@@ -118,7 +118,7 @@ struct snd {
 	struct bench_stream stream;
 	uint8_t hdr_bytes[32];
 	uint64_t syn_ns, syn_at, rto_at, probe_at, retry_at, pace_at, linger_at, stop_at;
-	uint64_t last_progress;
+	uint64_t last_heard;
 	uint32_t backoff, syn_tries;
 	bool more;               /* output stopped early with more to send */
 	bool fin_sent, fin_acked, peer_fin, cwnd_limited;

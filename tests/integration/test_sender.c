@@ -350,6 +350,46 @@ Test(sender, tiny_rcvbuf_respects_window, .fini = fini, .timeout = 120)
 	}
 }
 
+/* A receiver that stops reading: zero window, probes, and the transfer resumes intact. */
+Test(sender, zero_window_probes, .fini = fini, .timeout = 120)
+{
+	const char *ready, *mac;
+	struct bt_proc *rp, *sp;
+	int ss, rs;
+
+	bed();
+	mac = peer_mac();
+	ready = bt_path("ready");
+	const char *rargv[BT_MAX_ARGS] = { bt_prog("receiver"), "--netns", tb.ns[1], "--once", "--json",
+					   "--port", "7450", "--rcvbuf", "4K", "--idle-timeout", "30",
+					   "--accept-timeout", "30", "--ready-file", ready };
+	const char *sargv[BT_MAX_ARGS] = { bt_prog("sender"), "--netns", tb.ns[0], "--dev", IF_A,
+					   "--dst", ADDR_B, "--dst-mac", mac, "--port", "7450", "--json",
+					   "--check", "--bytes", "8M", "--rate", "50M" };
+	rp = bt_spawn(rargv);
+	bt_wait_file(ready, rp, 10);
+	sp = bt_spawn(sargv);
+	/* 8 MB at 50 Mbit/s take over a second: stop the reader well inside that. */
+	usleep(300000);
+	cr_assert_eq(kill(rp->pid, SIGSTOP), 0);
+	usleep(1500000);
+	cr_assert_eq(waitpid(sp->pid, NULL, WNOHANG), 0, "the sender finished while the reader was stopped");
+	cr_assert_eq(kill(rp->pid, SIGCONT), 0);
+	ss = bt_wait(sp, 60);
+	rs = bt_wait(rp, 30);
+	struct run r = { .mode = "software", .sender_exit = ss, .receiver_exit = rs,
+			 .sj = bt_read(sp->out), .rj = bt_read(rp->out) };
+	if (ss || rs) {
+		bt_dump(sp, "sender");
+		bt_dump(rp, "receiver");
+	}
+	expect_verified(&r, 8u << 20);
+	cr_assert_gt(bt_num(r.sj, "zero_window_acks"), 0, "%s", r.sj);
+	cr_assert_eq(bt_num(r.sj, "wnd_min"), 0, "%s", r.sj);
+	cr_assert_geq(bt_num(r.sj, "zero_window_probes"), 1, "no probe in 1.5 s of zero window: %s", r.sj);
+	cr_assert_leq(bt_num(r.sj, "max_over_wnd"), 0, "%s", r.sj);
+}
+
 /* ---- loss recovery ----------------------------------------------------------- */
 
 /* Returns the sender's JSON (a copy the caller frees). */
