@@ -163,7 +163,11 @@ struct gso_vnet_opts {
  * PACKET_QDISC_BYPASS, PACKET_LOSS (a frame the kernel refuses is skipped,
  * never stalls the ring; everything is validated before it is queued) and
  * a TPACKET_V2 TX ring of opts->frames frames of 64 KiB + headers, or
- * sendmmsg() with GSO_VNET_F_NO_RING.  Payload is copied into the ring at
+ * sendmmsg() with GSO_VNET_F_NO_RING.  Qdisc bypass cannot segment: Linux
+ * drops a GSO packet the interface cannot segment on that path (ENOBUFS),
+ * so the first ENOBUFS turns bypass off for good and the packet is sent
+ * again through the qdisc, where the stack segments it (gso_dev__name()
+ * then says "qdisc").  Payload is copied into the ring at
  * submit, so buffers (GSO_DEV_BUFS, plain memory) are free to change once
  * gso_dev__submit() returns.
  *
@@ -268,9 +272,15 @@ struct gso_e1000_opts {
  * device reads payload in place), GSO_DEV_BUFS.  IPv6 super-segments are
  * segmented in software (auto) and their checksums finished by the device.
  *
+ * Device memory: opts->nchunks driver chunks (buffers, header copies,
+ * copies of payload given as plain memory) and, with an interface,
+ * opts->wire_frames chunks of one frame each for the AF_XDP socket, whose
+ * UMEM is the whole of it; a frame must fit a chunk (MTU + 18 <= chunk).
+ *
  * Returns 0 and *dev, or -EINVAL (NULL, bad option, unknown flag, ifindex
- * 0 without wire_fn), -ENODEV, -ENOMEM, -EPERM, -EBUSY, or an errno of
- * the AF_XDP socket or of pthread_create.
+ * 0 without wire_fn), -EMSGSIZE (MTU too large for the chunk size),
+ * -ENODEV, -ENOMEM, -EPERM, -EBUSY, or an errno of the AF_XDP socket or
+ * of pthread_create.
  */
 GSO_API int gso_e1000__create(struct gso_dev **dev, int ifindex, const struct gso_e1000_opts *opts);
 
