@@ -410,8 +410,14 @@ int gso_flowq__info(const struct gso_flowq *q, struct gso_flowq_info *st)
 	f.lost_out = q->c.lost_out;
 	f.retrans_out = q->c.retrans_out;
 	f.lost_pending = q->c.lost_pending;
-	f.in_flight = q->c.in_flight;
+	/* Without SACK each duplicate ACK stands for one segment that left the network. */
+	f.in_flight = q->c.in_flight - (q->reno_dup < q->c.in_flight ? q->reno_dup : q->c.in_flight);
 	f.in_flight_bytes = q->c.in_flight_bytes;
+	if (q->reno_dup && q->head != FQ_NIL) {
+		uint64_t b = (uint64_t)q->reno_dup * q->ent[q->head].mss;
+
+		f.in_flight_bytes = b < f.in_flight_bytes ? f.in_flight_bytes - (uint32_t)b : 0;
+	}
 	f.dupacks = q->dupacks;
 	f.in_recovery = q->recovery;
 	f.recovery_end = q->recovery ? q->recovery_end : 0;
@@ -453,6 +459,7 @@ int gso_flowq__flush(struct gso_flowq *q, struct gso_flowq_rel *rel, unsigned n_
 	q->una = q->nxt = q->end;
 	q->nxt_idx = FQ_NIL;
 	q->dupacks = 0;
+	q->reno_dup = 0;
 	q->recovery = false;
 	return (int)k;
 }

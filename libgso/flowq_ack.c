@@ -277,13 +277,25 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 	if (res->acked_bytes) {
 		res->flags |= GSO_FLOWQ_RES_ADVANCED;
 		q->dupacks = 0;
+		/* The ACK covers the segment that was missing plus those the duplicates announced. */
+		if (res->acked_segs)
+			q->reno_dup -= res->acked_segs - 1 < q->reno_dup ? res->acked_segs - 1 : q->reno_dup;
 	} else if (q->nxt != q->una && !(A.flags & GSO_FLOWQ_ACK_F_DATA) && old_known &&
-		   old_wnd == A.wnd) {
+		   A.wnd <= old_wnd) {
+		/* A window that grew is an update, not a duplicate (as Linux's tcp_may_update_window). */
 		res->flags |= GSO_FLOWQ_RES_DUP;
 		q->dupacks++;
+		/*
+		 * Without SACK a duplicate is the only sign that a segment left the
+		 * network: count one out of flight (Linux's tcp_add_reno_sack), which
+		 * gives limited transmit (RFC 3042) and fast recovery room to send.
+		 */
+		if ((q->flags & GSO_FLOWQ_F_NO_SACK) && q->reno_dup < q->c.in_flight)
+			q->reno_dup++;
 	}
 	if (q->recovery && !fq_before(q->una, q->recovery_end)) {
 		q->recovery = false;
+		q->reno_dup = 0;
 		res->flags |= GSO_FLOWQ_RES_RECOVERED;
 	}
 
@@ -346,6 +358,7 @@ int gso_flowq__timeout(struct gso_flowq *q)
 	}
 	q->lost_marked += n;
 	q->dupacks = 0;
+	q->reno_dup = 0;
 	q->recovery = q->nxt != q->una;
 	q->recovery_end = q->nxt;
 	return (int)n;

@@ -45,6 +45,7 @@ struct gso_flowq {
 	bool wnd_known;
 	uint32_t max_bytes, dupthresh, flags;
 	uint32_t dupacks;
+	uint32_t reno_dup;     /* without SACK: segments the duplicate ACKs say have left (not in flight) */
 	bool recovery;
 	uint32_t recovery_end;
 	bool owned;

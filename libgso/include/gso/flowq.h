@@ -219,7 +219,12 @@ struct gso_flowq_ack {
 };
 #define gso_flowq_ack__last_field sack
 
-/* The segment carried data, SYN or FIN: never a duplicate ACK (RFC 5681). */
+/*
+ * The segment carried data, SYN or FIN: never a duplicate ACK (RFC 5681).
+ * An ACK that does not move snd_una while something is outstanding is a
+ * duplicate unless it has this flag or opens the window further (a window
+ * that only grew is an update, as in Linux's tcp_may_update_window).
+ */
 #define GSO_FLOWQ_ACK_F_DATA (1u << 0)
 
 /* gso_flowq_ack_res.flags */
@@ -308,7 +313,10 @@ struct gso_flowq_info {
 	uint32_t lost_out;       /* of those, marked lost (retransmitted or not) */
 	uint32_t retrans_out;    /* of those, lost and retransmitted, in flight again */
 	uint32_t lost_pending;   /* lost, not yet retransmitted (what peek sends first) */
-	uint32_t in_flight;      /* packets_out - sacked_out - lost_out + retrans_out (RFC 6675 pipe) */
+	uint32_t in_flight;      /* packets_out - sacked_out - lost_out + retrans_out (RFC 6675 pipe);
+				  * without SACK also minus one segment per duplicate ACK since
+				  * snd_una last moved (Linux's tcp_add_reno_sack: limited transmit
+				  * and fast recovery get room to send) */
 	uint32_t in_flight_bytes; /* the same in bytes */
 	uint32_t dupacks;
 	uint32_t in_recovery;    /* 1 during loss recovery */
