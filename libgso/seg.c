@@ -52,8 +52,8 @@ static int tmpl_check(const struct gso_tmpl *t)
 	return 0;
 }
 
-int seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
-		  const struct gso_seg_opts *o)
+int seg_check(struct seg_req *r, const struct gso_tmpl *t, size_t total,
+	      const struct gso_seg_opts *o)
 {
 	uint32_t mss, max_segs, n, limit;
 	uint8_t csum, ipid;
@@ -83,12 +83,33 @@ int seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
 	if (n > limit)
 		return -E2BIG;
 
+	if (t->l3 == GSO_L3_IPV4 && ipid == GSO_IPID_FIXED && !(t->hdr[t->l3_off + 6] & 0x40))
+		return -EINVAL;
+	/* Every segment would claim to open or reset the connection. */
+	if (t->l4 == GSO_L4_TCP && n > 1 &&
+	    (t->hdr[t->l4_off + SEG_TCP_FLAGS] & (GSO_TCP_SYN | GSO_TCP_RST)))
+		return -EINVAL;
+
+	r->t = t;
+	r->total = (uint32_t)total;
+	r->mss = mss;
+	r->n = n;
+	r->csum = csum;
+	r->ipid = ipid;
+	return (int)n;
+}
+
+void seg_plan_fill(struct seg_plan *p, const struct seg_req *r)
+{
+	const struct gso_tmpl *t = r->t;
+	uint32_t mss = r->mss, n = r->n;
+
 	p->t = t;
-	p->total = (uint32_t)total;
+	p->total = r->total;
 	p->mss = mss;
 	p->n = n;
-	p->last_pay = (uint32_t)total - (n - 1) * mss;
-	p->csum = csum;
+	p->last_pay = r->total - (n - 1) * mss;
+	p->csum = r->csum;
 	p->v4 = t->l3 == GSO_L3_IPV4;
 	p->tcp = t->l4 == GSO_L4_TCP;
 	p->ipid_inc = false;
@@ -123,13 +144,24 @@ int seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
 	if (p->v4) {
 		const uint8_t *ip = t->hdr + t->l3_off;
 
-		if (ipid == GSO_IPID_FIXED && !(ip[6] & 0x40))
-			return -EINVAL;
-		p->ipid_inc = ipid == GSO_IPID_INC;
+		p->ipid_inc = r->ipid == GSO_IPID_INC;
 		p->ip_id0 = (uint16_t)(ip[4] << 8 | ip[5]);
 	}
-	err = p->tcp ? seg_tcp_plan(p) : seg_udp_plan(p);
-	return err ? err : (int)n;
+	if (p->tcp)
+		seg_tcp_plan(p);
+	else
+		seg_udp_plan(p);
+}
+
+int seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
+		  const struct gso_seg_opts *o)
+{
+	struct seg_req r;
+	int n = seg_check(&r, t, total, o);
+
+	if (n > 0)
+		seg_plan_fill(p, &r);
+	return n;
 }
 
 /* ---- payload extents ---- */
@@ -256,7 +288,7 @@ static void ext_skip(struct ext_pos *c, uint32_t len)
 
 /* ---- front door ---- */
 
-static int plan_super(struct seg_plan *p, const struct gso_super *s, const struct gso_seg_opts *o)
+static int check_super(struct seg_req *r, const struct gso_super *s, const struct gso_seg_opts *o)
 {
 	size_t total;
 	int err;
@@ -266,23 +298,48 @@ static int plan_super(struct seg_plan *p, const struct gso_super *s, const struc
 	err = ext_total(s, &total);
 	if (err)
 		return err;
-	return seg_plan_init(p, s->tmpl, total, o);
+	return seg_check(r, s->tmpl, total, o);
 }
 
 int gso_seg_count(const struct gso_super *s, const struct gso_seg_opts *o)
 {
-	struct seg_plan p;
+	struct seg_req r;
 
-	return plan_super(&p, s, o);
+	return check_super(&r, s, o);
+}
+
+/* gso_segment() of a super-segment that makes one frame: no plan needed. */
+static int segment_one(const struct seg_req *r, const struct gso_super *s, struct gso_frame *out)
+{
+	const struct gso_tmpl *t = r->t;
+	struct ext_pos c;
+	uint8_t *f = out->buf;
+	bool full = r->csum == GSO_CSUM_FULL;
+	uint32_t sum;
+
+	if (!f)
+		return -EINVAL;
+	if (out->cap < t->hdr_len + r->total)
+		return -ENOBUFS;
+	sum = seg_one_hdr(r, f);
+	ext_pos_init(&c, s);
+	sum = ext_copy(&c, f + t->hdr_len, r->total, full, sum);
+	if (full)
+		seg_one_csum_store(r, f, sum);
+	out->len = t->hdr_len + r->total;
+	out->csum_start = t->l4_off;
+	out->csum_offset = t->l4 == GSO_L4_TCP ? SEG_TCP_CHECK : SEG_UDP_CHECK;
+	return 1;
 }
 
 int gso_segment(const struct gso_super *s, const struct gso_seg_opts *o,
 		struct gso_frame *out, unsigned n_out)
 {
+	struct seg_req r;
 	struct seg_plan p;
 	struct ext_pos c;
 	bool full;
-	int n = plan_super(&p, s, o);
+	int n = check_super(&r, s, o);
 
 	if (n < 0)
 		return n;
@@ -290,6 +347,9 @@ int gso_segment(const struct gso_super *s, const struct gso_seg_opts *o,
 		return -EINVAL;
 	if ((unsigned)n > n_out)
 		return -ENOSPC;
+	if (n == 1)
+		return segment_one(&r, s, out);
+	seg_plan_fill(&p, &r);
 	for (uint32_t i = 0; i < (uint32_t)n; i++) {
 		if (!out[i].buf)
 			return -EINVAL;
@@ -314,13 +374,51 @@ int gso_segment(const struct gso_super *s, const struct gso_seg_opts *o,
 	return n;
 }
 
+/* gso_segment_ref() of a super-segment that makes one frame. */
+static int segment_ref_one(const struct seg_req *r, const struct gso_super *s,
+			   struct gso_seg_ref *out)
+{
+	const struct gso_tmpl *t = r->t;
+	bool full = r->csum == GSO_CSUM_FULL;
+	uint32_t sum;
+
+	if (!out->hdr)
+		return -EINVAL;
+	if (out->hdr_cap < t->hdr_len)
+		return -ENOBUFS;
+	sum = seg_one_hdr(r, out->hdr);
+	out->hdr_len = t->hdr_len;
+	out->pay_off = 0;
+	out->pay_len = r->total;
+	out->ext_idx = 0;
+	out->ext_off = 0;
+	if (s->n_ext == 1) {
+		if (full)
+			sum = gso_csum_partial(s->ext[0].base, r->total, sum);
+	} else if (r->total) {
+		struct ext_pos c;
+
+		ext_pos_init(&c, s);
+		ext_pos_settle(&c);
+		out->ext_idx = c.idx;
+		if (full)
+			sum = ext_sum(&c, r->total, sum);
+	}
+	if (full)
+		seg_one_csum_store(r, out->hdr, sum);
+	out->csum_start = t->l4_off;
+	out->csum_offset = t->l4 == GSO_L4_TCP ? SEG_TCP_CHECK : SEG_UDP_CHECK;
+	return 1;
+}
+
 int gso_segment_ref(const struct gso_super *s, const struct gso_seg_opts *o,
 		    struct gso_seg_ref *out, unsigned n_out)
 {
+	struct seg_req q;
 	struct seg_plan p;
 	struct ext_pos c;
 	bool full, single;
-	int n = plan_super(&p, s, o);
+	int n = check_super(&q, s, o);
 
 	if (n < 0)
 		return n;
@@ -328,6 +426,9 @@ int gso_segment_ref(const struct gso_super *s, const struct gso_seg_opts *o,
 		return -EINVAL;
 	if ((unsigned)n > n_out)
 		return -ENOSPC;
+	if (n == 1)
+		return segment_ref_one(&q, s, out);
+	seg_plan_fill(&p, &q);
 	for (uint32_t i = 0; i < (uint32_t)n; i++) {
 		if (!out[i].hdr)
 			return -EINVAL;

@@ -63,10 +63,30 @@ struct seg_plan {
 	uint8_t img[2][GSO_MAX_HDR_LEN + 1];
 };
 
+/* A request that passed seg_check(): what the plan is built from. */
+struct seg_req {
+	const struct gso_tmpl *t;
+	uint32_t total;
+	uint32_t mss;
+	uint32_t n;
+	uint8_t csum;  /* enum gso_csum_mode */
+	uint8_t ipid;  /* enum gso_ipid_mode */
+};
+
 /*
  * Validate tmpl + payload length + options (everything gso_seg_count()
- * checks) and fill `p`.  Returns the segment count or -errno; `p` is
- * undefined on error.  `p` keeps a pointer to `t`.
+ * checks) and fill `r`.  Returns the segment count or -errno; `r` is
+ * undefined on error.
+ */
+int seg_check(struct seg_req *r, const struct gso_tmpl *t, size_t total,
+	      const struct gso_seg_opts *o);
+
+/* Build the plan of a checked request.  `p` keeps a pointer to r->t. */
+void seg_plan_fill(struct seg_plan *p, const struct seg_req *r);
+
+/*
+ * seg_check() + seg_plan_fill().  Returns the segment count or -errno;
+ * `p` is undefined on error.
  */
 int seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
 		  const struct gso_seg_opts *o);
@@ -208,6 +228,94 @@ static inline void seg_csum_store(const struct seg_plan *p, void *hdr, uint32_t 
 	memcpy((uint8_t *)hdr + p->l4_off + p->csum_off, &c, 2);
 }
 
+/* ---- a super-segment that makes one segment ---- */
+
+/*
+ * Sum of `len` bytes at `p`, len a multiple of 4 and at most 60 (IPv4
+ * header, TCP header, IPv6 addresses): congruent to the sum of its 16-bit
+ * words and zero only when the bytes are.
+ */
+static inline uint32_t seg_sum32(const uint8_t *p, unsigned len)
+{
+	uint64_t s = 0;
+
+	for (unsigned k = 0; k < len; k += 4) {
+		uint32_t w;
+
+		memcpy(&w, p + k, 4);
+		s += w;
+	}
+	s = (s & 0xffffffffu) + (s >> 32);
+	s = (s & 0xffffffffu) + (s >> 32);
+	return (uint32_t)s;
+}
+
+/* A host-order 16-bit value as the memory-order word it becomes on the wire. */
+static inline uint32_t seg_be16_word(uint16_t v)
+{
+	uint8_t b[2];
+
+	seg_put_be16(b, v);
+	return seg_word(b);
+}
+
+/*
+ * Headers of the only segment of a checked request (r->n == 1) at `dst`:
+ * what seg_hdr_write() writes for segment 0 of 1, without a plan.  The
+ * template's ID, seq and flags stand as they are (CWR is on the first
+ * segment, FIN/PSH on the last: both are this one), so only lengths and
+ * checksums change.  Returns as seg_hdr_write(); finish a FULL checksum
+ * with seg_one_csum_store().  For small frames the plan (two header images,
+ * four checksum calls) costs more than everything else together.
+ */
+static inline uint32_t seg_one_hdr(const struct seg_req *r, void *dst)
+{
+	const struct gso_tmpl *t = r->t;
+	uint8_t *h = dst, *ip = h + t->l3_off, *l4 = h + t->l4_off;
+	uint16_t l4_len = (uint16_t)(t->l4_len + r->total);
+	bool tcp = t->l4 == GSO_L4_TCP;
+	unsigned coff = tcp ? SEG_TCP_CHECK : SEG_UDP_CHECK;
+	uint32_t ph;
+
+	seg_copy_hdr(h, t->hdr, t->hdr_len);
+	if (t->l3 == GSO_L3_IPV4) {
+		unsigned ihl = (unsigned)t->l4_off - t->l3_off;
+		uint16_t c;
+
+		seg_put_be16(ip + 2, (uint16_t)(ihl + l4_len));
+		memset(ip + 10, 0, 2);
+		c = gso_csum_finish(seg_sum32(ip, ihl));
+		memcpy(ip + 10, &c, 2);
+		ph = seg_sum32(ip + 12, 8);
+	} else {
+		seg_put_be16(ip + 4, l4_len);
+		ph = seg_sum32(ip + 8, 32);
+	}
+	ph = gso_csum_add(ph, seg_be16_word(t->l4) + seg_be16_word(l4_len));
+	if (!tcp)
+		seg_put_be16(l4 + SEG_UDP_LEN, l4_len);
+	if (r->csum == GSO_CSUM_PARTIAL) {
+		uint16_t seed = gso_csum_fold(ph);
+
+		memcpy(l4 + coff, &seed, 2);
+		return 0;
+	}
+	memset(l4 + coff, 0, 2);
+	return gso_csum_add(ph, seg_sum32(l4, t->l4_len));
+}
+
+/* seg_csum_store() for the only segment: a computed 0 is sent as 0xffff. */
+static inline void seg_one_csum_store(const struct seg_req *r, void *hdr, uint32_t sum)
+{
+	uint16_t c = gso_csum_finish(sum);
+
+	if (c == 0)
+		c = 0xffff;
+	memcpy((uint8_t *)hdr + r->t->l4_off +
+		       (r->t->l4 == GSO_L4_TCP ? SEG_TCP_CHECK : SEG_UDP_CHECK),
+	       &c, 2);
+}
+
 /* ---- once per super-segment ---- */
 
 /* Pseudo-header partial sum of the template's addresses with `l4_len`. */
@@ -223,10 +331,10 @@ static inline uint32_t seg_pseudo(const struct seg_plan *p, uint32_t l4_len)
 
 /*
  * Per protocol (seg_tcp.c, seg_udp.c): fill csum_off, the L4 fields and
- * l4_sum[] of a plan whose generic part is set; may refuse the
- * super-segment (-EINVAL).
+ * l4_sum[] of a plan whose generic part is set (seg_check() has refused
+ * what cannot be segmented).
  */
-int seg_tcp_plan(struct seg_plan *p);
-int seg_udp_plan(struct seg_plan *p);
+void seg_tcp_plan(struct seg_plan *p);
+void seg_udp_plan(struct seg_plan *p);
 
 #endif

@@ -10,11 +10,9 @@
  * sequence number and the doff/flags word are added (the kernel swaps the
  * length term with ~L + (thlen + mss) for the same reason).
  */
-#include <errno.h>
-
 #include "seg_internal.h"
 
-int seg_tcp_plan(struct seg_plan *p)
+void seg_tcp_plan(struct seg_plan *p)
 {
 	const uint8_t *th = p->t->hdr + p->l4_off;
 	unsigned thlen = p->t->l4_len;
@@ -23,9 +21,6 @@ int seg_tcp_plan(struct seg_plan *p)
 	p->seq0 = (uint32_t)th[SEG_TCP_SEQ] << 24 | (uint32_t)th[SEG_TCP_SEQ + 1] << 16 |
 		  (uint32_t)th[SEG_TCP_SEQ + 2] << 8 | th[SEG_TCP_SEQ + 3];
 	p->tcp_flags = th[SEG_TCP_FLAGS];
-	/* Every segment would claim to open or reset the connection. */
-	if (p->n > 1 && (p->tcp_flags & (GSO_TCP_SYN | GSO_TCP_RST)))
-		return -EINVAL;
 
 	for (int k = 0; k < 2; k++) {
 		uint8_t *l4 = p->img[k] + p->l4_off;
@@ -54,5 +49,4 @@ int seg_tcp_plan(struct seg_plan *p)
 			memcpy(l4 + SEG_TCP_FLAGS_WORD, w, 2);
 		}
 	}
-	return 0;
 }

@@ -8,7 +8,7 @@
  */
 #include "seg_internal.h"
 
-int seg_udp_plan(struct seg_plan *p)
+void seg_udp_plan(struct seg_plan *p)
 {
 	p->csum_off = SEG_UDP_CHECK;
 	for (int k = 0; k < 2; k++) {
@@ -26,5 +26,4 @@ int seg_udp_plan(struct seg_plan *p)
 			p->l4_sum[k] = gso_csum_partial(uh, 8, pseudo);
 		}
 	}
-	return 0;
 }
