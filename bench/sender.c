@@ -346,6 +346,8 @@ static void report(const struct opts *o, const struct snd *s, const struct snd_d
 	bench_json_u64(&j, "max_outstanding", st->max_outstanding);
 	bench_json_u64(&j, "backpressure", st->backpressure);
 	bench_json_u64(&j, "umem_waits", st->umem_waits);
+	bench_json_u64(&j, "tsq_waits", st->tsq_waits);
+	bench_json_u64(&j, "burst_descs", s->burst_descs);
 	bench_json_u64(&j, "tx_frames", ds->tx_frames);
 	bench_json_u64(&j, "tx_kicks", ds->kicks);
 	bench_json_u64(&j, "tx_csum_offload", ds->tx_csum_offload);

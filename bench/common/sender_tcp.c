@@ -21,6 +21,8 @@
 #define FQ_ENTRIES 8192u
 #define OUTPUT_ROUNDS 32               /* bursts per snd_output() before input is looked at */
 #define SLOTS 4096u
+#define TSQ_MAX_BYTES (256u << 10)     /* device queue limit (tcp_limit_output_bytes, 2012-2018) */
+#define TSQ_RETRY_NS 200000ull
 
 static void fail(struct snd *s, const char *why, int err, uint64_t now)
 {
@@ -280,6 +282,18 @@ static void establish(struct snd *s, const struct snd_seg *g, uint64_t now)
 	if (!s->seg_limit) {
 		fail(s, "segment size larger than a device buffer", -EMSGSIZE, now);
 		return;
+	}
+
+	/* What one full super-segment costs the device, for the small-queue limit. */
+	if (!refresh_tmpl(s, now)) {
+		struct gso_tx_plan plan;
+		struct gso_tx ptx = { .tmpl = &s->tmpl, .len = s->seg_limit, .mss = s->mss,
+				      .flags = s->c.tx_flags };
+		static uint8_t zeros[65536];
+
+		ptx.data = zeros;
+		if (!gso_dev__plan(s->c.dev, &ptx, &plan))
+			s->burst_descs = plan.descs;
 	}
 
 	GSO_OPTS(gso_flowq_opts, fo, .max_entries = FQ_ENTRIES, .max_bytes = s->seg_limit,
@@ -612,6 +626,32 @@ static void maybe_fin(struct snd *s, const struct gso_flowq_info *fi, uint64_t n
 	s->rto_at = now + rto_ns(s);
 }
 
+/*
+ * TCP Small Queues for a device: hold back while it still has about 1 ms
+ * of data (at least two super-segments, at most TSQ_MAX_BYTES as Linux's
+ * tcp_limit_output_bytes once was) posted and not completed, so that
+ * an asynchronous device (the e1000 model's thread) does not build a deep
+ * queue that only inflates the RTT.  Devices that complete inside the
+ * submit call (AF_XDP copy mode, the AF_PACKET ring) never hit it.
+ */
+static bool tsq_full(struct snd *s, uint64_t rate)
+{
+	GSO_OPTS(gso_dev_stats, ds);
+	uint64_t bytes = rate == GSO_RATE_UNPACED ? 0 : rate >> 10, bursts;
+
+	if (!s->burst_descs)
+		return false;
+	gso_dev__reap(s->c.dev, 0);
+	if (gso_dev__stats(s->c.dev, &ds))
+		return false;
+	if (bytes > TSQ_MAX_BYTES)
+		bytes = TSQ_MAX_BYTES;
+	bursts = bytes / s->seg_limit;
+	if (bursts < 2)
+		bursts = 2;
+	return ds.inflight_descs >= bursts * s->burst_descs;
+}
+
 void snd_output(struct snd *s, uint64_t now)
 {
 	s->more = false;
@@ -669,6 +709,12 @@ void snd_output(struct snd *s, uint64_t now)
 			/* A window below one segment: the queue's SWS rule decides (and may say probe). */
 			segs = 1;
 		} else if (!segs) {
+			return;
+		}
+		if (tsq_full(s, rate)) {
+			/* Sleep, not spin: the queue holds more than this wait drains. */
+			s->st.tsq_waits++;
+			s->retry_at = now + TSQ_RETRY_NS;
 			return;
 		}
 		err = gso_flowq__peek(s->fq, (uint32_t)segs, &tx);

@@ -78,6 +78,7 @@ struct snd_stats {
 	uint32_t max_outstanding, min_wnd, max_wnd;
 	uint64_t zero_wnd;       /* ACKs announcing a zero window */
 	uint64_t backpressure, umem_waits, slot_waits;
+	uint64_t tsq_waits;      /* sends held back: the device still had enough queued */
 	uint64_t gen_ns;         /* time spent generating the stream */
 	uint32_t max_cwnd;
 	uint64_t rtt_samples;
@@ -104,6 +105,7 @@ struct snd {
 	uint32_t ts_recent, ts_off;
 	uint32_t mss, hdr_len, ip_hdr, seg_limit; /* seg_limit: payload per super-segment */
 	uint32_t dev_max_segs;
+	uint32_t burst_descs;    /* device descriptors of one full super-segment (gso_dev__plan) */
 	struct gso_flowq *fq;
 	struct gso_flowq_rel *rel;
 	unsigned nrel;
