@@ -277,7 +277,7 @@ static void progress(const struct snd *s, uint64_t now, uint64_t *last_ns, uint6
 
 static void report(const struct opts *o, const struct snd *s, const struct snd_dev *d,
 		   const struct bench_cpu *cpu, const struct gso_dev_stats *ds, bool umem_ok,
-		   const char *status)
+		   const struct gso_evloop_stats *ls, const char *status)
 {
 	struct bench_json j;
 	const struct snd_stats *st = &s->st;
@@ -354,6 +354,19 @@ static void report(const struct opts *o, const struct snd *s, const struct snd_d
 	bench_json_u64(&j, "tx_sg_frames", ds->tx_sg_frames);
 	bench_json_u64(&j, "offloaded", s->tso.offloaded);
 	bench_json_u64(&j, "software_segmented", s->tso.software);
+	bench_json_str(&j, "evloop", gso_evloop_backend_name(ls->backend));
+	bench_json_u64(&j, "evloop_sleeps", ls->sleeps);
+	bench_json_u64(&j, "evloop_spins", ls->spins);
+	bench_json_dbl(&j, "wake_late_p50_us", (double)ls->late_sleep_p50_ns * 1e-3);
+	bench_json_dbl(&j, "wake_late_p99_us", (double)ls->late_sleep_p99_ns * 1e-3);
+	bench_json_dbl(&j, "wake_late_max_us", (double)ls->late_sleep_max_ns * 1e-3);
+	if (o->rate_bps > 0) {
+		/* What the rate cap asked for and what went out (payload + headers of what was acknowledged). */
+		double wire = secs > 0 ? (double)s->st.acked_bytes * (1.0 + (double)s->hdr_len / s->mss) * 8 / secs : 0;
+
+		bench_json_dbl(&j, "rate_cap_gbps", o->rate_bps * 1e-9);
+		bench_json_dbl(&j, "wire_gbps", wire * 1e-9);
+	}
 	bench_json_u64(&j, "umem_chunks", ds->chunks_total);
 	bench_json_u64(&j, "umem_free_at_end", ds->chunks_free);
 	bench_json_bool(&j, "umem_balanced", umem_ok);
@@ -524,6 +537,8 @@ int main(int argc, char **argv)
 	}
 	ok = s.state == SND_DONE;
 
+	GSO_OPTS(gso_evloop_stats, ls);
+	gso_evloop__stats(loop, &ls);
 	gso_evloop__destroy(loop);
 	snd_fini(&s);
 	snd_dev_close(&d);
@@ -532,7 +547,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sender: %s: %s\n", s.st.fail ? s.st.fail : "interrupted",
 			s.st.fail ? strerror(-s.st.fail_err) : "signal");
 	if (o.json)
-		report(&o, &s, &d, &cpu, &ds, umem_ok, ok ? "ok" : s.st.fail ? s.st.fail : "interrupted");
+		report(&o, &s, &d, &cpu, &ds, umem_ok, &ls, ok ? "ok" : s.st.fail ? s.st.fail : "interrupted");
 	else if (!o.quiet)
 		fprintf(stderr, "sender: %s %s: %.3f Gbit/s, %" PRIu64 " bytes in %.3f s, %.3f CPU-s/GB, "
 			"retrans %" PRIu64 ", UMEM %s\n", snd_mode_name((unsigned)o.mode), ok ? "ok" : "FAILED",

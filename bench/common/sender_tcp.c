@@ -210,8 +210,12 @@ void snd_fini(struct snd *s)
 	if (s->fq) {
 		int n = gso_flowq__flush(s->fq, s->rel, s->nrel);
 
-		for (int i = 0; i < n; i++)
-			s->slots[s->rel[i].handle].used = false, gso_dev__buf_free(s->c.dev, &s->slots[s->rel[i].handle].buf);
+		for (int i = 0; i < n; i++) {
+			struct snd_slot *sl = &s->slots[s->rel[i].handle];
+
+			gso_dev__buf_free(s->c.dev, &sl->buf);
+			sl->used = false;
+		}
 		gso_flowq__destroy(s->fq);
 		s->fq = NULL;
 	}
@@ -474,7 +478,9 @@ void snd_input(struct snd *s, const uint8_t *frame, uint32_t len, uint64_t now)
 		return;
 	if (g.flags & GSO_TCP_RST) {
 		/* In SYN-SENT only an RST acknowledging our SYN counts (RFC 793). */
-		if (s->state != SND_SYN_SENT || g.ack == s->iss + 1)
+		if (s->state == SND_CLOSING)
+			s->state = SND_DONE; /* everything, FIN included, was acknowledged already */
+		else if (s->state != SND_SYN_SENT || g.ack == s->iss + 1)
 			fail(s, "connection reset by the peer", -ECONNRESET, now);
 		return;
 	}
@@ -788,7 +794,7 @@ void snd_timers(struct snd *s, uint64_t now)
 	if (s->state == SND_SYN_SENT) {
 		if (now < s->syn_at)
 			return;
-		if (s->syn_tries >= SYN_TRIES) {
+		if (s->syn_tries >= SYN_TRIES || now - s->syn_ns > s->c.idle_ns) {
 			fail(s, "no SYN-ACK", -ETIMEDOUT, now);
 			return;
 		}

@@ -197,6 +197,26 @@ Test(sender, unavailable_mode_exit_77, .fini = fini, .timeout = 60)
 	cr_assert_neq(gso_testbed_sh(&tb, 0, "%s", cmd), 0, "an XDP program was left attached");
 }
 
+/* Nobody listening: the peer's RST ends it at once, with everything given back. */
+Test(sender, refused_connection, .fini = fini, .timeout = 60)
+{
+	const char *mac;
+
+	bed();
+	mac = peer_mac();
+	const char *sargv[BT_MAX_ARGS] = { bt_prog("sender"), "--netns", tb.ns[0], "--dev", IF_A,
+					   "--dst", ADDR_B, "--dst-mac", mac, "--port", "7411", "--json",
+					   "--idle-timeout", "5" };
+	struct bt_proc *sp = bt_spawn(sargv);
+	const char *sj;
+
+	cr_assert_eq(bt_wait(sp, 30), 1, "exit %d: %s", sp->status, bt_read(sp->err));
+	sj = bt_read(sp->out);
+	cr_assert_str_eq(bt_str(sj, "status"), "connection reset by the peer", "%s", sj);
+	cr_assert(strstr(sj, "\"umem_balanced\": true"), "%s", sj);
+	cr_assert_eq(bt_num(sj, "bytes"), 0, "%s", sj);
+}
+
 /* ---- the tiny receive buffer (2004) --------------------------------------- */
 
 /*
