@@ -129,12 +129,12 @@ void seg_plan_fill(struct seg_plan *p, const struct seg_req *r)
 
 		p->l4_len[k] = (uint16_t)(t->l4_len + pay);
 		p->l3_len[k] = (uint16_t)(t->hdr_len - t->l3_off + pay - (p->v4 ? 0 : IP6_HLEN));
-		memcpy(p->img[k], t->hdr, t->hdr_len);
+		seg_copy_hdr(p->img[k], t->hdr, t->hdr_len);
 		if (p->v4) {
 			seg_put_be16(ip + 2, p->l3_len[k]);
 			memset(ip + 4, 0, 2);
 			memset(ip + 10, 0, 2);
-			p->ip_sum[k] = gso_csum_partial(ip, t->l4_off - t->l3_off, 0);
+			p->ip_sum[k] = seg_sum32(ip, (unsigned)t->l4_off - t->l3_off);
 		} else {
 			seg_put_be16(ip + 4, p->l3_len[k]);
 			p->ip_sum[k] = 0;
@@ -322,8 +322,16 @@ static int segment_one(const struct seg_req *r, const struct gso_super *s, struc
 	if (out->cap < t->hdr_len + r->total)
 		return -ENOBUFS;
 	sum = seg_one_hdr(r, f);
-	ext_pos_init(&c, s);
-	sum = ext_copy(&c, f + t->hdr_len, r->total, full, sum);
+	if (!r->total) {
+		/* nothing to copy; an empty extent may have a NULL base */
+	} else if (s->n_ext == 1 && full) {
+		sum = gso_csum_copy(f + t->hdr_len, s->ext[0].base, r->total, sum);
+	} else if (s->n_ext == 1) {
+		memcpy(f + t->hdr_len, s->ext[0].base, r->total);
+	} else {
+		ext_pos_init(&c, s);
+		sum = ext_copy(&c, f + t->hdr_len, r->total, full, sum);
+	}
 	if (full)
 		seg_one_csum_store(r, f, sum);
 	out->len = t->hdr_len + r->total;
@@ -392,10 +400,12 @@ static int segment_ref_one(const struct seg_req *r, const struct gso_super *s,
 	out->pay_len = r->total;
 	out->ext_idx = 0;
 	out->ext_off = 0;
-	if (s->n_ext == 1) {
+	if (!r->total) {
+		/* no payload: the extents are not read */
+	} else if (s->n_ext == 1) {
 		if (full)
 			sum = gso_csum_partial(s->ext[0].base, r->total, sum);
-	} else if (r->total) {
+	} else {
 		struct ext_pos c;
 
 		ext_pos_init(&c, s);

@@ -259,6 +259,14 @@ static inline uint32_t seg_be16_word(uint16_t v)
 	return seg_word(b);
 }
 
+/* Pseudo-header partial sum for the IP header at `ip` and `l4_len`. */
+static inline uint32_t seg_pseudo_ip(const uint8_t *ip, bool v4, uint8_t proto, uint16_t l4_len)
+{
+	uint32_t s = v4 ? seg_sum32(ip + 12, 8) : seg_sum32(ip + 8, 32);
+
+	return gso_csum_add(s, seg_be16_word(proto) + seg_be16_word(l4_len));
+}
+
 /*
  * Headers of the only segment of a checked request (r->n == 1) at `dst`:
  * what seg_hdr_write() writes for segment 0 of 1, without a plan.  The
@@ -286,12 +294,10 @@ static inline uint32_t seg_one_hdr(const struct seg_req *r, void *dst)
 		memset(ip + 10, 0, 2);
 		c = gso_csum_finish(seg_sum32(ip, ihl));
 		memcpy(ip + 10, &c, 2);
-		ph = seg_sum32(ip + 12, 8);
 	} else {
 		seg_put_be16(ip + 4, l4_len);
-		ph = seg_sum32(ip + 8, 32);
 	}
-	ph = gso_csum_add(ph, seg_be16_word(t->l4) + seg_be16_word(l4_len));
+	ph = seg_pseudo_ip(ip, t->l3 == GSO_L3_IPV4, t->l4, l4_len);
 	if (!tcp)
 		seg_put_be16(l4 + SEG_UDP_LEN, l4_len);
 	if (r->csum == GSO_CSUM_PARTIAL) {
@@ -321,12 +327,8 @@ static inline void seg_one_csum_store(const struct seg_req *r, void *hdr, uint32
 /* Pseudo-header partial sum of the template's addresses with `l4_len`. */
 static inline uint32_t seg_pseudo(const struct seg_plan *p, uint32_t l4_len)
 {
-	const uint8_t *ip = p->t->hdr + p->l3_off;
-	uint8_t proto = p->tcp ? GSO_L4_TCP : GSO_L4_UDP;
-
-	if (p->v4)
-		return gso_csum_pseudo4(ip + 12, ip + 16, proto, l4_len);
-	return gso_csum_pseudo6(ip + 8, ip + 24, proto, l4_len);
+	return seg_pseudo_ip(p->t->hdr + p->l3_off, p->v4, p->tcp ? GSO_L4_TCP : GSO_L4_UDP,
+			     (uint16_t)l4_len);
 }
 
 /*

@@ -45,7 +45,7 @@ void seg_tcp_plan(struct seg_plan *p)
 
 			memcpy(w, l4 + SEG_TCP_FLAGS_WORD, 2);
 			memset(l4 + SEG_TCP_FLAGS_WORD, 0, 2);
-			p->l4_sum[k] = gso_csum_partial(l4, thlen, seg_pseudo(p, p->l4_len[k]));
+			p->l4_sum[k] = gso_csum_add(seg_pseudo(p, p->l4_len[k]), seg_sum32(l4, thlen));
 			memcpy(l4 + SEG_TCP_FLAGS_WORD, w, 2);
 		}
 	}

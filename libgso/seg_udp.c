@@ -23,7 +23,7 @@ void seg_udp_plan(struct seg_plan *p)
 			memcpy(uh + SEG_UDP_CHECK, &seed, 2);
 			p->l4_sum[k] = 0;
 		} else {
-			p->l4_sum[k] = gso_csum_partial(uh, 8, pseudo);
+			p->l4_sum[k] = gso_csum_add(pseudo, seg_sum32(uh, 8));
 		}
 	}
 }
