@@ -17,9 +17,12 @@ static const char *const mode_names[SND_MODE_COUNT] = {
 	[SND_MODE_AUTO] = "auto",
 };
 
-/* Receive ring sizes: ACKs are small and come at most one per two segments. */
+/* Receive rings: ACKs are small and come at most one per two segments. */
 #define RX_SIZE 1024u
 #define RX_CHUNKS 2048u
+/* A queue only the transmit side uses, or a spare one: less memory. */
+#define RX_SMALL_SIZE 256u
+#define RX_SMALL_CHUNKS 512u
 
 const char *snd_mode_name(unsigned m)
 {
@@ -47,16 +50,21 @@ static int fail(char *err, size_t len, int e, const char *fmt, ...)
 	return e;
 }
 
-static int open_xsk(struct gso_dev **dev, int ifindex, uint32_t queue, uint32_t flags, bool tx_too)
+/* An AF_XDP socket that transmits (and receives) on `queue`. */
+static int open_xsk_tx(struct gso_dev **dev, int ifindex, uint32_t queue, uint32_t flags)
 {
 	GSO_OPTS(gso_xsk_opts, o, .queue_id = queue, .mode = GSO_XSK_MODE_AUTO, .flags = flags,
 		 .rx_size = RX_SIZE, .rx_chunks = RX_CHUNKS);
-	if (!tx_too) {
-		/* Receive only: a few chunks for the (unused) transmit side. */
-		o.nchunks = RX_CHUNKS + 64;
-		o.buf_chunks = 16;
-		o.flags |= GSO_XSK_F_NO_CSUM | GSO_XSK_F_NO_SG;
-	}
+	return gso_xsk__create(dev, ifindex, &o);
+}
+
+/* A receive socket: a few chunks for its transmit side (SYN and ACKs in offload-e1000 mode). */
+static int open_xsk_rx(struct gso_dev **dev, int ifindex, uint32_t queue, bool small)
+{
+	uint32_t rx = small ? RX_SMALL_SIZE : RX_SIZE, chunks = small ? RX_SMALL_CHUNKS : RX_CHUNKS;
+	GSO_OPTS(gso_xsk_opts, o, .queue_id = queue, .mode = GSO_XSK_MODE_AUTO,
+		 .flags = GSO_XSK_F_NO_CSUM | GSO_XSK_F_NO_SG, .rx_size = rx, .rx_chunks = chunks,
+		 .nchunks = chunks + 64, .buf_chunks = 16, .tx_size = 64);
 	return gso_xsk__create(dev, ifindex, &o);
 }
 
@@ -67,23 +75,47 @@ static uint32_t dev_flags(struct gso_dev *dev)
 	return gso_dev__caps(dev, &c) ? 0 : c.flags;
 }
 
+static int probe(int ifindex, struct gso_ifcaps *ic, char *name)
+{
+	if (!if_indextoname((unsigned)ifindex, name))
+		return -errno;
+	return gso_ifcaps__probe(name, GSO_IFCAPS_NO_XSK, ic);
+}
+
+static void describe(struct snd_dev *d)
+{
+	unsigned n = 0;
+
+	for (unsigned q = 0; q < d->nrxq; q++)
+		n += d->rx[q] && d->rx[q] != d->tx && (int)q != d->wire_queue;
+	snprintf(d->desc, sizeof(d->desc), "%s%s + %u rx queue%s", d->tx ? gso_dev__name(d->tx) : "?",
+		 d->wire_queue >= 0 ? " (wire on its own queue)" : "", n, n == 1 ? "" : "s");
+}
+
 int snd_dev_open(struct snd_dev *d, int mode, int ifindex, uint32_t queue, char *err, size_t errlen)
 {
+	GSO_OPTS(gso_ifcaps, ic);
+	char name[IF_NAMESIZE] = "";
 	uint32_t flags = 0;
-	int e;
+	int kind = mode, e;
 
 	memset(d, 0, sizeof(*d));
 	d->mode = mode;
+	d->ifindex = ifindex;
+	d->wire_queue = -1;
 	err[0] = 0;
-	if (mode == SND_MODE_AUTO) {
-		GSO_OPTS(gso_ifcaps, ic);
-		char name[16];
-
-		e = gso_ifcaps__probe(if_indextoname((unsigned)ifindex, name) ? name : "", GSO_IFCAPS_NO_XSK,
-				      &ic);
-		mode = !e && (ic.features & GSO_IF_TSO4) ? SND_MODE_VNET : SND_MODE_AUTO;
-	}
-	switch (mode) {
+	e = probe(ifindex, &ic, name);
+	if (e)
+		return fail(err, errlen, e, "interface capabilities");
+	d->nrxq = ic.rx_queues ? ic.rx_queues : 1;
+	if (d->nrxq > SND_MAX_RXQ)
+		d->nrxq = SND_MAX_RXQ;
+	if (queue >= d->nrxq)
+		return fail(err, errlen, -EINVAL, "queue %u (%s has %u)", queue, name, d->nrxq);
+	if (mode == SND_MODE_AUTO)
+		kind = (ic.features & GSO_IF_TSO4) ? SND_MODE_VNET : SND_MODE_AUTO;
+	d->kind = kind;
+	switch (kind) {
 	case SND_MODE_SOFTWARE:
 		flags = GSO_XSK_F_NO_SG | GSO_XSK_F_NO_CSUM;
 		d->tx_flags = GSO_TX_F_SW_CSUM | GSO_TX_F_COPY;
@@ -96,7 +128,7 @@ int snd_dev_open(struct snd_dev *d, int mode, int ifindex, uint32_t queue, char 
 	case SND_MODE_AUTO:
 		break;
 	case SND_MODE_VNET: {
-		GSO_OPTS(gso_vnet_opts, vo, .mode = d->mode == SND_MODE_AUTO ? GSO_TSO_AUTO : GSO_TSO_OFFLOAD);
+		GSO_OPTS(gso_vnet_opts, vo, .mode = mode == SND_MODE_AUTO ? GSO_TSO_AUTO : GSO_TSO_OFFLOAD);
 
 		e = gso_vnet__create(&d->tx, ifindex, &vo);
 		if (e)
@@ -104,75 +136,102 @@ int snd_dev_open(struct snd_dev *d, int mode, int ifindex, uint32_t queue, char 
 		d->tso = true;
 		break;
 	}
-	case SND_MODE_E1000: {
-		GSO_OPTS(gso_ifcaps, ic);
-		char name[16];
-
-		e = gso_ifcaps__probe(if_indextoname((unsigned)ifindex, name) ? name : "", GSO_IFCAPS_NO_XSK,
-				      &ic);
-		if (e)
-			return fail(err, errlen, e, "interface capabilities");
-		if (ic.tx_queues < 2 || ic.rx_queues < 2)
+	case SND_MODE_E1000:
+		if (ic.tx_queues < 2 || d->nrxq < 2)
 			return fail(err, errlen, -EOPNOTSUPP,
-				    "offload-e1000 needs 2 queues on %s (the model's wire on queue 1, ACKs on 0); "
+				    "offload-e1000 needs 2 queues on %s (the model's wire needs one of its own); "
 				    "it has %u/%u", name, ic.rx_queues, ic.tx_queues);
-		GSO_OPTS(gso_e1000_opts, eo, .mode = GSO_TSO_OFFLOAD, .queue_id = 1,
-			 .xsk_mode = GSO_XSK_MODE_AUTO);
-		e = gso_e1000__create(&d->tx, ifindex, &eo);
-		if (e)
-			return fail(err, errlen, e, "e1000 device model");
-		d->tso = true;
 		break;
-	}
 	default:
 		return fail(err, errlen, -EINVAL, "mode %d", mode);
 	}
 
-	if (!d->tx) {
-		e = open_xsk(&d->tx, ifindex, queue, flags, true);
+	if (kind != SND_MODE_VNET && kind != SND_MODE_E1000) {
+		uint32_t f;
+
+		e = open_xsk_tx(&d->tx, ifindex, queue, flags);
 		if (e) {
 			fail(err, errlen, e, "AF_XDP device on queue %u", queue);
-			return e == -EOPNOTSUPP ? -EOPNOTSUPP : e;
-		}
-		d->rx = d->tx;
-		uint32_t f = dev_flags(d->tx);
-		if (mode == SND_MODE_CSUM && !(f & GSO_DEV_CSUM)) {
-			e = fail(err, errlen, -EOPNOTSUPP, "AF_XDP checksum metadata not available");
 			goto out;
 		}
-		if (mode == SND_MODE_MULTIBUF && !(f & GSO_DEV_SG)) {
-			e = fail(err, errlen, -EOPNOTSUPP, "AF_XDP multi-buffer not available");
+		d->rx[queue] = d->tx;
+		f = dev_flags(d->tx);
+		if (kind == SND_MODE_CSUM && !(f & GSO_DEV_CSUM)) {
+			e = fail(err, errlen, -EOPNOTSUPP, "AF_XDP checksum metadata");
 			goto out;
 		}
-	} else {
-		e = open_xsk(&d->rx, ifindex, 0, 0, false);
+		if (kind == SND_MODE_MULTIBUF && !(f & GSO_DEV_SG)) {
+			e = fail(err, errlen, -EOPNOTSUPP, "AF_XDP multi-buffer");
+			goto out;
+		}
+	}
+	for (unsigned q = 0; q < d->nrxq; q++) {
+		if (d->rx[q])
+			continue;
+		e = open_xsk_rx(&d->rx[q], ifindex, q, q != 0);
 		if (e) {
-			fail(err, errlen, e, "AF_XDP receive socket on queue 0");
+			fail(err, errlen, e, "AF_XDP receive socket on queue %u", q);
+			goto out;
+		}
+		if (!(dev_flags(d->rx[q]) & GSO_DEV_RX)) {
+			e = fail(err, errlen, -EOPNOTSUPP, "no AF_XDP receive side");
 			goto out;
 		}
 	}
-	if (!(dev_flags(d->rx) & GSO_DEV_RX)) {
-		e = fail(err, errlen, -EOPNOTSUPP, "no AF_XDP receive side");
-		goto out;
-	}
+	/* offload-e1000: SYN and handshake ACK leave through queue 0's socket until snd_dev_wire(). */
+	if (!d->tx)
+		d->tx = d->rx[0];
 	e = gso_steer__create(&d->steer, ifindex, NULL);
 	if (e) {
 		fail(err, errlen, e, "XDP steering program");
 		goto out;
 	}
-	e = gso_steer__add_dev(d->steer, d->rx);
-	if (e) {
-		fail(err, errlen, e, "steering to the receive socket");
-		goto out;
+	for (unsigned q = 0; q < d->nrxq; q++) {
+		e = gso_steer__add_dev(d->steer, d->rx[q]);
+		if (e) {
+			fail(err, errlen, e, "steering queue %u to its receive socket", q);
+			goto out;
+		}
 	}
-	snprintf(d->desc, sizeof(d->desc), "%s%s%s", gso_dev__name(d->tx), d->rx != d->tx ? " + rx " : "",
-		 d->rx != d->tx ? gso_dev__name(d->rx) : "");
+	describe(d);
 	return 0;
 out:
 	snd_dev_close(d);
 	snd_dev_destroy(d);
 	d->mode = mode;
-	return e;
+	return e == -EOPNOTSUPP ? -EOPNOTSUPP : e;
+}
+
+int snd_dev_wire_pick(const struct snd_dev *d, unsigned ack_queue)
+{
+	if (d->kind != SND_MODE_E1000 || d->wire_queue >= 0)
+		return -ENOENT;
+	for (int q = (int)d->nrxq - 1; q >= 0; q--)
+		if ((unsigned)q != ack_queue)
+			return q;
+	return -EOPNOTSUPP;
+}
+
+int snd_dev_wire(struct snd_dev *d, int w, char *err, size_t errlen)
+{
+	int e;
+
+	if (w < 0 || (unsigned)w >= d->nrxq || d->kind != SND_MODE_E1000)
+		return fail(err, errlen, -EINVAL, "wire queue %d", w);
+	/* The wire needs that queue's socket gone (the kernel allows one per queue). */
+	gso_steer__del_dev(d->steer, d->rx[w]);
+	gso_dev__close(d->rx[w]);
+	GSO_OPTS(gso_e1000_opts, eo, .mode = GSO_TSO_OFFLOAD, .queue_id = (uint32_t)w,
+		 .xsk_mode = GSO_XSK_MODE_AUTO);
+	e = gso_e1000__create(&d->tx, d->ifindex, &eo);
+	if (e) {
+		d->tx = d->rx[0];
+		return fail(err, errlen, e, "e1000 device model on queue %d", w);
+	}
+	d->wire_queue = w;
+	d->tso = true;
+	describe(d);
+	return 0;
 }
 
 int snd_dev_steer(struct snd_dev *d, int l3, const uint8_t peer_addr[16], const uint8_t our_addr[16],
@@ -193,11 +252,6 @@ int snd_dev_steer(struct snd_dev *d, int l3, const uint8_t peer_addr[16], const 
 	return e;
 }
 
-int snd_dev_rx_fd(const struct snd_dev *d)
-{
-	return gso_xsk__fd(d->rx);
-}
-
 void snd_dev_close(struct snd_dev *d)
 {
 	if (d->steer && d->flow_added)
@@ -205,16 +259,42 @@ void snd_dev_close(struct snd_dev *d)
 	d->flow_added = false;
 	gso_steer__destroy(d->steer);
 	d->steer = NULL;
-	if (d->rx && d->rx != d->tx)
-		gso_dev__close(d->rx);
+	for (unsigned q = 0; q < SND_MAX_RXQ; q++)
+		if (d->rx[q] && d->rx[q] != d->tx)
+			gso_dev__close(d->rx[q]);
 	if (d->tx)
 		gso_dev__close(d->tx);
 }
 
 void snd_dev_destroy(struct snd_dev *d)
 {
-	if (d->rx && d->rx != d->tx)
-		gso_dev__destroy(d->rx);
+	for (unsigned q = 0; q < SND_MAX_RXQ; q++) {
+		if (d->rx[q] && d->rx[q] != d->tx)
+			gso_dev__destroy(d->rx[q]);
+		d->rx[q] = NULL;
+	}
 	gso_dev__destroy(d->tx);
-	d->rx = d->tx = NULL;
+	d->tx = NULL;
+}
+
+static bool balanced(struct gso_dev *dev, struct gso_dev_stats *out)
+{
+	GSO_OPTS(gso_dev_stats, st);
+
+	if (gso_dev__stats(dev, &st))
+		return false;
+	if (out)
+		*out = st;
+	return st.chunks_free == st.chunks_total && !st.chunks_queued && !st.chunks_inflight &&
+	       !st.chunks_held;
+}
+
+bool snd_dev_umem_balanced(struct snd_dev *d, struct gso_dev_stats *tx_st)
+{
+	bool ok = d->tx && balanced(d->tx, tx_st);
+
+	for (unsigned q = 0; q < SND_MAX_RXQ; q++)
+		if (d->rx[q] && d->rx[q] != d->tx)
+			ok = balanced(d->rx[q], NULL) && ok;
+	return ok;
 }

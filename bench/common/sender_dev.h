@@ -1,21 +1,25 @@
 /*
  * bench/sender's devices: the transmit backend of each --mode, the AF_XDP
- * receive side that the peer's ACKs arrive on, and the XDP steering
- * program that takes those ACKs away from the kernel (which would answer
- * a SYN-ACK for a connection it does not know with a RST).
+ * receive sockets the peer's ACKs arrive on, and the XDP steering program
+ * that takes those ACKs away from the kernel (which would answer a
+ * SYN-ACK for a connection it does not know with a RST).
  *
  *   mode           transmit                                   receive
- *   software       AF_XDP, whole frames, software checksums   same socket
- *   csum           AF_XDP, whole frames, checksum metadata    same socket
- *   multibuf       AF_XDP, header + payload reference (+csum) same socket
- *   offload-vnet   AF_PACKET + virtio_net_hdr, kernel/NIC TSO AF_XDP queue 0
- *   offload-e1000  e1000 TSO device model, wire on queue 1    AF_XDP queue 0
+ *   software       AF_XDP, whole frames, software checksums   AF_XDP, every queue
+ *   csum           AF_XDP, whole frames, checksum metadata    (the transmit
+ *   multibuf       AF_XDP, header + payload reference (+csum)  socket on its own)
+ *   offload-vnet   AF_PACKET + virtio_net_hdr, kernel/NIC TSO
+ *   offload-e1000  e1000 TSO device model, wire on a queue the ACKs do not use
  *   auto           offload-vnet in auto mode when the interface does TSO,
  *                  else AF_XDP with the library's defaults
  *
- * offload-e1000 needs an interface with at least two queues (the model's
- * AF_XDP wire socket and the receive socket cannot share one), and the
- * ACKs must arrive on queue 0 (a veth whose peer has one TX queue).
+ * An AF_XDP socket only sees its own queue, and the peer picks the queue
+ * our ACKs arrive on (its transmit hash), so there is a receive socket on
+ * every receive queue.  The e1000 model's wire is an AF_XDP socket of its
+ * own, which needs a queue to itself: it is opened once the SYN-ACK has
+ * shown which queue the connection's segments arrive on (they all take
+ * that one: the peer hashes the 4-tuple), on another queue, whose receive
+ * socket gives way.  So offload-e1000 needs an interface with two queues.
  */
 #ifndef BENCH_SENDER_DEV_H
 #define BENCH_SENDER_DEV_H
@@ -37,40 +41,58 @@ enum snd_mode {
 	SND_MODE_COUNT
 };
 
+#define SND_MAX_RXQ 16
+
 /* "software", "csum", ... or NULL. */
 const char *snd_mode_name(unsigned m);
 /* The mode named `s`, or -EINVAL. */
 int snd_mode_parse(const char *s);
 
 struct snd_dev {
-	int mode;              /* enum snd_mode */
-	struct gso_dev *tx;    /* transmit backend */
-	struct gso_dev *rx;    /* receive side (== tx for the AF_XDP modes) */
+	int mode;              /* enum snd_mode as asked */
+	int kind;              /* enum snd_mode that runs (auto resolved) */
+	int ifindex;
+	struct gso_dev *tx;    /* transmit backend (offload-e1000: an AF_XDP socket until snd_dev_wire()) */
+	struct gso_dev *rx[SND_MAX_RXQ]; /* receive socket of queue i, or NULL */
+	unsigned nrxq;         /* receive queues of the interface (covered up to SND_MAX_RXQ) */
 	struct gso_steer *steer;
 	struct gso_flow flow;  /* the ACKs' flow, once steered */
 	bool flow_added;
 	bool tso;              /* a <gso/tso.h> backend: submit with gso_tso__submit */
 	uint8_t tx_flags;      /* GSO_TX_F_* for every request */
-	char desc[96];         /* what runs, for people */
+	int wire_queue;        /* offload-e1000: the model's queue, -1 before snd_dev_wire() */
+	char desc[128];        /* what runs, for people */
 };
 
 /*
- * Open mode `mode` on interface `ifindex` (AF_XDP queue `queue` for the
- * AF_XDP modes).  Returns 0, -EOPNOTSUPP when the mode is not available
+ * Open mode `mode` on interface `ifindex` (AF_XDP modes: transmit on
+ * queue `queue`).  Returns 0, -EOPNOTSUPP when the mode is not available
  * here (exit 77), or another -errno; `err` then says what failed.
  */
 int snd_dev_open(struct snd_dev *d, int mode, int ifindex, uint32_t queue, char *err, size_t errlen);
 
 /*
  * Steer the peer's TCP segments (from peer_addr:peer_port to
- * our_addr:our_port, ports in host order) to the receive socket, away from
- * the kernel.  0 or -errno.
+ * our_addr:our_port, ports in host order) to the receive sockets, away
+ * from the kernel.  0 or -errno.
  */
 int snd_dev_steer(struct snd_dev *d, int l3, const uint8_t peer_addr[16], const uint8_t our_addr[16],
 		  uint16_t peer_port, uint16_t our_port);
 
-/* The receive socket's file descriptor, for the event loop. */
-int snd_dev_rx_fd(const struct snd_dev *d);
+/*
+ * offload-e1000 only: the connection's segments arrive on queue
+ * `ack_queue`; which queue the model's wire should take (the highest
+ * other one).  Returns it, -ENOENT for the other modes (nothing to do) or
+ * when the wire runs already, -EOPNOTSUPP when there is no other queue.
+ */
+int snd_dev_wire_pick(const struct snd_dev *d, unsigned ack_queue);
+
+/*
+ * Open the e1000 model with its wire on queue `w` (from snd_dev_wire_pick;
+ * that queue's receive socket closes: stop watching its descriptor first)
+ * and make it d->tx.  0 or -errno; `err` says what failed.
+ */
+int snd_dev_wire(struct snd_dev *d, int w, char *err, size_t errlen);
 
 /*
  * Stop steering and close the devices' kernel side (statistics and buffer
@@ -78,5 +100,8 @@ int snd_dev_rx_fd(const struct snd_dev *d);
  */
 void snd_dev_close(struct snd_dev *d);
 void snd_dev_destroy(struct snd_dev *d);
+
+/* Every chunk of every (closed) device back to free; the transmit device's statistics in *tx_st. */
+bool snd_dev_umem_balanced(struct snd_dev *d, struct gso_dev_stats *tx_st);
 
 #endif

@@ -201,6 +201,7 @@ int snd_init(struct snd *s, const struct snd_cfg *c, uint64_t now)
 		return -ENOMEM;
 	}
 	s->st.min_wnd = UINT32_MAX;
+	s->st.ack_queue = -1;
 	s->st.t_start = now;
 	return 0;
 }
@@ -249,12 +250,17 @@ int snd_connect(struct snd *s, uint64_t now)
 }
 
 /* SYN-ACK: agree on options, size segments, build the queue, CC and pacer. */
-static void establish(struct snd *s, const struct snd_seg *g, uint64_t now)
+static void establish(struct snd *s, const struct snd_seg *g, unsigned rxq, uint64_t now)
 {
 	uint32_t peer_mss = g->has_mss ? g->mss : 536, max_ip = GSO_MAX_IP_LEN - s->ip_hdr;
 	GSO_OPTS(gso_dev_caps, caps);
 	int err;
 
+	s->st.ack_queue = (int)rxq;
+	if (s->c.on_estab && (err = s->c.on_estab(s->c.ctx, rxq, &s->c))) {
+		fail(s, "setting up the transmit device", err, now);
+		return;
+	}
 	s->irs = g->seq;
 	s->rcv_nxt = g->seq + 1;
 	s->ts_ok = !s->c.no_ts && g->has_ts;
@@ -462,7 +468,7 @@ static void process_ack(struct snd *s, const struct snd_seg *g, uint64_t now)
 	check_fq(s, now);
 }
 
-void snd_input(struct snd *s, const uint8_t *frame, uint32_t len, uint64_t now)
+void snd_input(struct snd *s, const uint8_t *frame, uint32_t len, unsigned rxq, uint64_t now)
 {
 	struct snd_seg g;
 	int err = snd_parse(frame, len, &s->flow, &g);
@@ -487,7 +493,7 @@ void snd_input(struct snd *s, const uint8_t *frame, uint32_t len, uint64_t now)
 	if (s->state == SND_SYN_SENT) {
 		if ((g.flags & (GSO_TCP_SYN | GSO_TCP_ACK)) == (GSO_TCP_SYN | GSO_TCP_ACK) &&
 		    g.ack == s->iss + 1)
-			establish(s, &g, now);
+			establish(s, &g, rxq, now);
 		return;
 	}
 	if (g.flags & GSO_TCP_SYN) {

@@ -56,6 +56,14 @@ struct snd_cfg {
 	bool no_sack, no_ts;     /* do not offer SACK / timestamps */
 	uint64_t idle_ns;        /* fail after this long without an ACK; 0 = 10 s */
 	bool check;              /* gso_flowq__check() after every ACK and send (tests) */
+	/*
+	 * Called when the SYN-ACK is in, with the receive queue it arrived on,
+	 * before anything is sized on the device: may replace dev, tso and
+	 * tx_flags (the e1000 model's wire takes a queue the ACKs do not use).
+	 * Returns 0 or -errno (the connection fails).  NULL: nothing to do.
+	 */
+	int (*on_estab)(void *ctx, unsigned rxq, struct snd_cfg *c);
+	void *ctx;
 };
 
 enum snd_state { SND_SYN_SENT, SND_ESTAB, SND_FIN_SENT, SND_CLOSING, SND_DONE, SND_FAILED };
@@ -83,6 +91,7 @@ struct snd_stats {
 	uint32_t max_cwnd;
 	uint64_t rtt_samples;
 	struct gso_cc_state cc_end; /* congestion control when the connection ended */
+	int ack_queue;           /* receive queue the SYN-ACK arrived on (-1: none) */
 	const char *fail;        /* why it failed */
 	int fail_err;
 };
@@ -135,8 +144,8 @@ void snd_fini(struct snd *s);
 
 /* Send the SYN.  0 or -errno (the connection failed). */
 int snd_connect(struct snd *s, uint64_t now);
-/* One received frame (any traffic; others are counted and ignored). */
-void snd_input(struct snd *s, const uint8_t *frame, uint32_t len, uint64_t now);
+/* One received frame (any traffic; others are counted and ignored), from receive queue `rxq`. */
+void snd_input(struct snd *s, const uint8_t *frame, uint32_t len, unsigned rxq, uint64_t now);
 /* Expire timers (SYN and data retransmission, probes, linger). */
 void snd_timers(struct snd *s, uint64_t now);
 /* Send what cwnd, the window and pacing allow. */

@@ -8,8 +8,11 @@
  * NewReno through an XDP loss program at the receiver.
  *
  * The test-bed's own veth has one queue; the e1000 model needs a second
- * (its wire socket and the ACK socket cannot share one), so the tests add
+ * (its wire socket and an ACK socket cannot share one), so the tests add
  * a 2-queue veth pair inside the test's namespaces and use it throughout.
+ * The peer has two transmit queues as well: which one carries a
+ * connection's ACKs depends on its 4-tuple's hash, so the sender must
+ * listen on both (different ports land on different queues).
  */
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
@@ -36,14 +39,14 @@ static void fini(void)
 	gso_testbed_destroy(&tb);
 }
 
-/* The test-bed plus a veth pair with 2 queues on the sender's side, 1 TX queue on the receiver's. */
+/* The test-bed plus a veth pair with 2 queues on each side. */
 static void bed(void)
 {
 	gso_test_require_root();
 	cr_assert_eq(gso_testbed_create(&tb), 0);
 	cr_assert_eq(gso_testbed_sh(&tb, 0,
 				    "ip link add " IF_A " numtxqueues 2 numrxqueues 2 type veth peer name " IF_B
-				    " netns %s numtxqueues 1 numrxqueues 1", tb.ns[1]), 0);
+				    " netns %s numtxqueues 2 numrxqueues 2", tb.ns[1]), 0);
 	cr_assert_eq(gso_testbed_sh(&tb, 0, "ip addr add " ADDR_A "/24 dev " IF_A " && ip link set " IF_A " up"), 0);
 	cr_assert_eq(gso_testbed_sh(&tb, 1, "ip addr add " ADDR_B "/24 dev " IF_B " && ip link set " IF_B " up"), 0);
 }
@@ -147,7 +150,7 @@ Test(sender, every_mode, .fini = fini, .timeout = 240)
 	static const char *const modes[] = { "software", "csum", "multibuf", "offload-vnet",
 					     "offload-e1000", "auto" };
 	const char *mac;
-	int skipped = 0;
+	int skipped = 0, on_queue[2] = { 0, 0 };
 
 	bed();
 	mac = peer_mac();
@@ -164,6 +167,12 @@ Test(sender, every_mode, .fini = fini, .timeout = 240)
 			continue;
 		}
 		expect_verified(&r, 16u << 20);
+		double q = bt_num(r.sj, "ack_queue");
+		cr_assert(q == 0 || q == 1, "%s: ACKs on queue %g: %s", r.mode, q, r.sj);
+		on_queue[(int)q]++;
+		if (!strcmp(r.mode, "offload-e1000"))
+			cr_assert_eq(bt_num(r.sj, "wire_queue"), 1 - q, "%s: wire shares the ACKs' queue: %s",
+				     r.mode, r.sj);
 		/* Super-segments, not packets: the burst sizing let them grow. */
 		cr_assert_gt(bt_num(r.sj, "burst_max_segs"), 8, "%s: %s", r.mode, r.sj);
 		if (!strcmp(r.mode, "offload-vnet") || !strcmp(r.mode, "offload-e1000"))
@@ -176,7 +185,8 @@ Test(sender, every_mode, .fini = fini, .timeout = 240)
 			cr_assert_eq(bt_num(r.sj, "tx_csum_offload"), 0, "%s", r.sj);
 		bt_fini();
 	}
-	cr_log_info("sender: %zu modes, %d not available here", sizeof(modes) / sizeof(modes[0]), skipped);
+	cr_log_info("sender: %zu modes, %d not available here; ACKs arrived on queue 0 in %d runs, queue 1 in %d",
+		    sizeof(modes) / sizeof(modes[0]), skipped, on_queue[0], on_queue[1]);
 }
 
 /* A mode that cannot run here says so with exit 77 and never connects. */
