@@ -23,6 +23,7 @@
 #define SLOTS 4096u
 #define TSQ_MAX_BYTES (256u << 10)     /* device queue limit (tcp_limit_output_bytes, 2012-2018) */
 #define TSQ_RETRY_NS 200000ull
+#define PACE_SLACK_NS 50000ull         /* about the wake-up lateness measured here (evloop.h) */
 
 static void fail(struct snd *s, const char *why, int err, uint64_t now)
 {
@@ -690,9 +691,14 @@ void snd_output(struct snd *s, uint64_t now)
 			maybe_fin(s, &fi, now);
 			return;
 		}
+		/*
+		 * A burst due within the slack leaves now (sch_fq's timer slack):
+		 * its departure stamp is still the pacer's, so the rate holds,
+		 * and no timer is armed for a wait shorter than a wake-up is late.
+		 */
 		next = gso_pacer__next(&s->pacer);
-		if (next > now) {
-			s->pace_at = next;
+		if (next > now + PACE_SLACK_NS) {
+			s->pace_at = next - PACE_SLACK_NS;
 			return;
 		}
 		cwnd = gso_cc__cwnd(s->cc);
