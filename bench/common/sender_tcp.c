@@ -188,7 +188,7 @@ int snd_init(struct snd *s, const struct snd_cfg *c, uint64_t now)
 	bench_stream_init(&s->stream, c->seed);
 	if (!c->raw) {
 		struct bench_hdr h = { .flags = 0, .seed = c->seed,
-				       .total = c->bytes == UINT64_MAX ? 0 : c->bytes };
+				       .total = c->bytes == UINT64_MAX || c->duration_ns ? 0 : c->bytes };
 		bench_hdr_encode(&h, s->hdr_bytes);
 	}
 	s->tcp_total = c->bytes == UINT64_MAX ? UINT64_MAX : c->bytes + (c->raw ? 0 : BENCH_HDR_LEN);

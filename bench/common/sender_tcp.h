@@ -47,7 +47,8 @@ struct snd_cfg {
 	uint32_t mtu;            /* L3 MTU of the interface */
 	uint32_t mss_cap;        /* 0: from the MTU and the peer's MSS */
 	uint64_t bytes;          /* stream bytes to send; UINT64_MAX: until duration_ns */
-	uint64_t duration_ns;    /* stop queueing new data after this; 0 = no limit */
+	uint64_t duration_ns;    /* stop queueing new data after this (whichever of bytes and
+				  * duration comes first; the header then says "until FIN"); 0 = no limit */
 	uint64_t seed;
 	bool raw;                /* no bench header: the receiver runs with --seed */
 	uint64_t max_rate;       /* pacing rate cap, wire bytes/s; 0 = none */
