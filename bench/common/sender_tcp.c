@@ -250,6 +250,41 @@ int snd_connect(struct snd *s, uint64_t now)
 	return 0;
 }
 
+static uint8_t zeros[65536];
+
+/*
+ * The largest segment the device can put on the wire with these headers:
+ * the MTU says one thing, but a device that copies whole frames into its
+ * memory chunks (AF_XDP without multi-buffer) holds less with a jumbo MTU.
+ */
+static uint32_t dev_mss(struct snd *s, uint32_t mss)
+{
+	struct gso_tx_plan plan;
+	struct gso_tx t = { .tmpl = &s->tmpl, .data = zeros, .len = mss, .mss = mss, .flags = s->c.tx_flags };
+	struct gso_buf buf = { 0 };
+	uint32_t lo = 64, hi = mss;
+
+	/* Plan with a device buffer, as the data will go (a multi-buffer device references it). */
+	if (!gso_dev__buf_alloc(s->c.dev, mss, &buf)) {
+		t.buf = &buf;
+		t.data = NULL;
+	}
+	if (gso_dev__plan(s->c.dev, &t, &plan)) {
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo + 1) / 2;
+
+			t.len = t.mss = mid;
+			if (!gso_dev__plan(s->c.dev, &t, &plan))
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		mss = lo;
+	}
+	gso_dev__buf_free(s->c.dev, &buf);
+	return mss;
+}
+
 /* SYN-ACK: agree on options, size segments, build the queue, CC and pacer. */
 static void establish(struct snd *s, const struct snd_seg *g, unsigned rxq, uint64_t now)
 {
@@ -275,12 +310,22 @@ static void establish(struct snd *s, const struct snd_seg *g, unsigned rxq, uint
 	s->mss = s->c.mtu - s->ip_hdr - 20;
 	if (peer_mss < s->mss)
 		s->mss = peer_mss;
-	if (s->ts_ok)
-		s->mss -= SND_TS_OPTS_LEN;
 	if (s->c.mss_cap && s->c.mss_cap < s->mss)
 		s->mss = s->c.mss_cap;
+	/* Linux's floor (TCP_MIN_MSS 88) less the options: anything smaller is a broken peer or MTU. */
+	if (s->mss < 64 + (s->ts_ok ? SND_TS_OPTS_LEN : 0)) {
+		fail(s, "segment size too small (peer MSS or MTU)", -EINVAL, now);
+		return;
+	}
+	if (s->ts_ok)
+		s->mss -= SND_TS_OPTS_LEN;
 	s->hdr_len = 14 + s->ip_hdr + 20 + (s->ts_ok ? SND_TS_OPTS_LEN : 0);
 
+	if (refresh_tmpl(s, now)) {
+		fail(s, "building the header", -EINVAL, now);
+		return;
+	}
+	s->mss = dev_mss(s, s->mss);
 	gso_dev__caps(s->c.dev, &caps);
 	s->dev_max_segs = caps.max_segs;
 	/* Payload per super-segment: an IP datagram of at most 64 KiB, within one device buffer. */
@@ -296,13 +341,11 @@ static void establish(struct snd *s, const struct snd_seg *g, unsigned rxq, uint
 	}
 
 	/* What one full super-segment costs the device, for the small-queue limit. */
-	if (!refresh_tmpl(s, now)) {
+	{
 		struct gso_tx_plan plan;
-		struct gso_tx ptx = { .tmpl = &s->tmpl, .len = s->seg_limit, .mss = s->mss,
+		struct gso_tx ptx = { .tmpl = &s->tmpl, .data = zeros, .len = s->seg_limit, .mss = s->mss,
 				      .flags = s->c.tx_flags };
-		static uint8_t zeros[65536];
 
-		ptx.data = zeros;
 		if (!gso_dev__plan(s->c.dev, &ptx, &plan))
 			s->burst_descs = plan.descs;
 	}
