@@ -60,12 +60,30 @@ int seg_check(struct seg_req *r, const struct gso_tmpl *t, size_t total,
 	size_t ip_len;
 	int err;
 
-	if (!t || !o || !GSO_OPTS_VALID(gso_seg_opts, o))
+	if (!t || !o)
 		return -EINVAL;
-	mss = GSO_OPTS_GET(o, mss, 0);
-	csum = GSO_OPTS_GET(o, csum, GSO_CSUM_FULL);
-	ipid = GSO_OPTS_GET(o, ipid, GSO_IPID_INC);
-	max_segs = GSO_OPTS_GET(o, max_segs, 0);
+	if (o->sz == sizeof(*o)) {
+		/* The usual caller, built against this header: one load for the tail. */
+		uint32_t tail;
+
+		_Static_assert(sizeof(struct gso_seg_opts) - GSO_OPTS_KNOWN(gso_seg_opts) ==
+				       sizeof(tail),
+			       "gso_seg_opts tail");
+		memcpy(&tail, (const uint8_t *)o + GSO_OPTS_KNOWN(gso_seg_opts), sizeof(tail));
+		if (tail)
+			return -EINVAL;
+		mss = o->mss;
+		csum = o->csum;
+		ipid = o->ipid;
+		max_segs = o->max_segs;
+	} else {
+		if (!GSO_OPTS_VALID(gso_seg_opts, o))
+			return -EINVAL;
+		mss = GSO_OPTS_GET(o, mss, 0);
+		csum = GSO_OPTS_GET(o, csum, GSO_CSUM_FULL);
+		ipid = GSO_OPTS_GET(o, ipid, GSO_IPID_INC);
+		max_segs = GSO_OPTS_GET(o, max_segs, 0);
+	}
 	if (mss == 0 || mss > 65535 || csum > GSO_CSUM_PARTIAL || ipid > GSO_IPID_FIXED ||
 	    max_segs > GSO_MAX_SEGS)
 		return -EINVAL;
