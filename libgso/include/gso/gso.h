@@ -38,5 +38,6 @@
 #include <gso/offload.h>
 #include <gso/pacer.h>
 #include <gso/cc.h>
+#include <gso/flowq.h>
 
 #endif
