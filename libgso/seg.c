@@ -96,7 +96,8 @@ int seg_check(struct seg_req *r, const struct gso_tmpl *t, size_t total,
 	if (total > GSO_MAX_IP_LEN || ip_len + total > GSO_MAX_IP_LEN)
 		return -EMSGSIZE;
 
-	n = total ? (uint32_t)((total + mss - 1) / mss) : 1;
+	/* Small frames are one segment: no division (tens of cycles) for them. */
+	n = total <= mss ? 1 : (uint32_t)((total + mss - 1) / mss);
 	limit = max_segs ? max_segs : t->l4 == GSO_L4_TCP ? GSO_MAX_SEGS : GSO_UDP_MAX_SEGS;
 	if (n > limit)
 		return -E2BIG;
