@@ -120,7 +120,7 @@ static void probe_xsk(int ifindex, unsigned flags, struct gso_ifcaps *c)
 	} else if (!s.meta_len) {
 		r = 0;
 	} else {
-		xsk_if_mac(ifindex, mac);
+		link_mac(ifindex, NULL, mac);
 		r = xsk_probe_csum(&s, area, PROBE_CHUNK + s.meta_len, mac, &completed);
 		/* A kernel that refuses the metadata at send has no checksum offload to offer. */
 		if (r == -EINVAL)

@@ -11,6 +11,7 @@
  * reference on the chunks it points into until then.
  */
 #include "e1000_internal.h"
+#include "link_internal.h"
 
 #include <errno.h>
 #include <net/if.h>
@@ -629,25 +630,6 @@ static int read_opts(const struct gso_e1000_opts *o, int ifindex, struct ecfg *c
 	return 0;
 }
 
-static int if_mtu(int ifindex, uint32_t *mtu)
-{
-	struct ifreq ifr;
-	int fd, err = 0;
-
-	memset(&ifr, 0, sizeof(ifr));
-	if (!if_indextoname((unsigned)ifindex, ifr.ifr_name))
-		return -ENODEV;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (ioctl(fd, SIOCGIFMTU, &ifr))
-		err = -errno;
-	else
-		*mtu = (uint32_t)ifr.ifr_mtu;
-	close(fd);
-	return err;
-}
-
 static void set_limits(struct e1000_dev *x, const struct ecfg *c)
 {
 	struct tso_limits *l = &x->t.lim;
@@ -690,7 +672,7 @@ int gso_e1000__create(struct gso_dev **out, int ifindex, const struct gso_e1000_
 	x->threaded = !(c.flags & GSO_E1000_F_NO_THREAD);
 	x->mtu = c.mtu ?: DEF_MTU;
 	if (ifindex) {
-		err = if_mtu(ifindex, &x->mtu);
+		err = link_mtu(ifindex, NULL, &x->mtu);
 		/* A frame must fit one chunk of the wire. */
 		if (!err && x->mtu + 18 > c.cs)
 			err = -EMSGSIZE;

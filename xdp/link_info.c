@@ -191,3 +191,45 @@ int link_ethtool(const char *ifname, struct link_info *li)
 	close(fd);
 	return err;
 }
+
+/* One SIOCGIF* request; fills ifr (its name included). */
+static int link_ifreq(int ifindex, const char *ifname, unsigned long req, struct ifreq *ifr)
+{
+	int fd, err = 0;
+
+	memset(ifr, 0, sizeof(*ifr));
+	if (ifname) {
+		if (strlen(ifname) >= sizeof(ifr->ifr_name))
+			return -ENODEV;
+		memcpy(ifr->ifr_name, ifname, strlen(ifname) + 1);
+	} else if (!if_indextoname((unsigned)ifindex, ifr->ifr_name)) {
+		return -ENODEV;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, req, ifr))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int link_mtu(int ifindex, const char *ifname, uint32_t *mtu)
+{
+	struct ifreq ifr;
+	int err = link_ifreq(ifindex, ifname, SIOCGIFMTU, &ifr);
+
+	if (!err)
+		*mtu = (uint32_t)ifr.ifr_mtu;
+	return err;
+}
+
+int link_mac(int ifindex, const char *ifname, uint8_t mac[6])
+{
+	struct ifreq ifr;
+	int err = link_ifreq(ifindex, ifname, SIOCGIFHWADDR, &ifr);
+
+	if (!err)
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	return err;
+}

@@ -20,4 +20,13 @@ int link_ethtool(const char *ifname, struct link_info *li);
 /* ethtool name of GSO_IF_* bit i, or NULL. */
 const char *link_feature_name(unsigned i);
 
+/*
+ * The backends' one-off interface questions, asked with an ioctl on a
+ * throw-away socket: the interface is named by `ifname`, or by `ifindex`
+ * when ifname is NULL.  0 or -errno (-ENODEV when there is no such
+ * interface).
+ */
+int link_mtu(int ifindex, const char *ifname, uint32_t *mtu);
+int link_mac(int ifindex, const char *ifname, uint8_t mac[6]);
+
 #endif

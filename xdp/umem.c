@@ -161,21 +161,3 @@ uint32_t xsk_copy_max_descs(void)
 	return v ? v + 1 : COMPAT_XSK_COPY_MAX_DESCS;
 }
 
-int xsk_if_mac(int ifindex, uint8_t mac[6])
-{
-	struct ifreq ifr;
-	int fd, err = 0;
-
-	memset(&ifr, 0, sizeof(ifr));
-	if (!if_indextoname((unsigned)ifindex, ifr.ifr_name))
-		return -ENODEV;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (ioctl(fd, SIOCGIFHWADDR, &ifr))
-		err = -errno;
-	else
-		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
-	close(fd);
-	return err;
-}

@@ -24,6 +24,7 @@
  * (GSO_VNET_F_NO_RING) copies once.  On a NIC the ring saves that copy.
  */
 #include "vnet_internal.h"
+#include "link_internal.h"
 
 #include <errno.h>
 #include <net/if.h>
@@ -762,24 +763,6 @@ void vnet_free(struct vnet_dev *v)
 	free(v);
 }
 
-int vnet_if_mtu(const char *ifname, uint32_t *mtu)
-{
-	struct ifreq ifr;
-	int fd, err = 0;
-
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (ioctl(fd, SIOCGIFMTU, &ifr))
-		err = errno == ENODEV ? -ENODEV : -errno;
-	else
-		*mtu = (uint32_t)ifr.ifr_mtu;
-	close(fd);
-	return err;
-}
-
 static int set_int(int fd, int level, int opt, int val)
 {
 	return setsockopt(fd, level, opt, &val, sizeof(val)) ? -errno : 0;
@@ -839,7 +822,7 @@ int gso_vnet__create(struct gso_dev **out, int ifindex, const struct gso_vnet_op
 	v->fd = -1;
 	v->ifindex = ifindex;
 	v->ring = !(flags & GSO_VNET_F_NO_RING);
-	err = vnet_if_mtu(name, &v->mtu);
+	err = link_mtu(0, name, &v->mtu);
 	if (!err)
 		err = vnet_init(v, o, v->ring ? (frames + FRAMES_PER_BLOCK - 1) / FRAMES_PER_BLOCK *
 						  FRAMES_PER_BLOCK : IOV_SCRATCH);

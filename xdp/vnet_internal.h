@@ -130,7 +130,5 @@ int vnet_init(struct vnet_dev *v, const struct gso_vnet_opts *o, uint32_t scratc
 void vnet_free(struct vnet_dev *v);
 /* Read and check the options shared by both constructors. */
 int vnet_read_opts(const struct gso_vnet_opts *o);
-/* MTU of an interface by name, in the current namespace. */
-int vnet_if_mtu(const char *ifname, uint32_t *mtu);
 
 #endif

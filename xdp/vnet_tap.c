@@ -5,6 +5,7 @@
  * if the packet is forwarded, or delivers it whole to a local socket).
  */
 #include "vnet_internal.h"
+#include "link_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,7 +63,7 @@ int gso_vnet__create_tap(struct gso_dev **out, const char *ifname, const struct 
 		v->fd = -1;
 		goto fail;
 	}
-	err = vnet_if_mtu(ifname, &v->mtu);
+	err = link_mtu(0, ifname, &v->mtu);
 	if (!err)
 		err = vnet_init(v, o, TAP_SCRATCH);
 	if (err)

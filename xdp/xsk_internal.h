@@ -83,9 +83,6 @@ struct gso_dev;
  */
 int xsk_dev_info(const struct gso_dev *d, int *ifindex, uint32_t *queue_id, int *fd, bool *rx);
 
-/* MAC address of an interface (zeros for loopback); 0 or -errno. */
-int xsk_if_mac(int ifindex, uint8_t mac[6]);
-
 /*
  * The netdev generic netlink answer for `ifindex` (Linux 6.3+).  Returns
  * 0, -ENOENT (no such family: older kernel), or another -errno.  Fields the

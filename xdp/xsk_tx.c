@@ -12,6 +12,7 @@
  * reference it drops.
  */
 #include "dev_internal.h"
+#include "link_internal.h"
 #include "xsk_internal.h"
 #include "xsk_rx_internal.h"
 
@@ -751,25 +752,6 @@ static int read_opts(const struct gso_xsk_opts *o, struct xcfg *c)
 	return 0;
 }
 
-static int if_mtu(int ifindex, uint32_t *mtu)
-{
-	struct ifreq ifr;
-	int fd, err = 0;
-
-	memset(&ifr, 0, sizeof(ifr));
-	if (!if_indextoname((unsigned)ifindex, ifr.ifr_name))
-		return -ENODEV;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (ioctl(fd, SIOCGIFMTU, &ifr))
-		err = -errno;
-	else
-		*mtu = (uint32_t)ifr.ifr_mtu;
-	close(fd);
-	return err;
-}
-
 /* Open the socket, retrying what older kernels and a just-closed queue need. */
 static int open_sock(struct xsk_dev *x, const struct xcfg *c, bool want_meta)
 {
@@ -840,7 +822,7 @@ static int setup_csum(struct xsk_dev *x)
 		x->csum = !xsk_netdev_get(x->ifindex, &xf, &zc, &kf) && (kf & NETDEV_XSK_FLAGS_TX_CHECKSUM);
 		return 0;
 	}
-	if (xsk_if_mac(x->ifindex, mac) || ua_alloc_one(&x->mem.ua, &chunk))
+	if (link_mac(x->ifindex, NULL, mac) || ua_alloc_one(&x->mem.ua, &chunk))
 		return 0;
 	ua_get(&x->mem.ua, chunk);
 	r = xsk_probe_csum(&x->sk, x->mem.base, (uint64_t)chunk * x->mem.chunk_size + x->meta, mac,
@@ -883,7 +865,7 @@ int gso_xsk__create(struct gso_dev **out, int ifindex, const struct gso_xsk_opts
 	x->queue_id = c.queue_id;
 	x->dev.ops = &xsk_ops;
 	x->dev.mem = &x->mem;
-	err = if_mtu(ifindex, &x->mtu);
+	err = link_mtu(ifindex, NULL, &x->mtu);
 	if (err)
 		goto fail;
 	x->mem.chunk_size = c.chunk_size;
