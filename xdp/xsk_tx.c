@@ -16,6 +16,7 @@
 #include "xsk_internal.h"
 #include "xsk_rx_internal.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -99,7 +100,8 @@ static int xsk_reap(struct gso_dev *d, unsigned max)
 		uint64_t a = xring_cq_addr(&x->sk.cq, idx + i);
 		/* Unaligned mode may carry an offset in the top bits; we never set one. */
 		a = (a & XSK_UNALIGNED_BUF_ADDR_MASK) + (a >> XSK_UNALIGNED_BUF_OFFSET_SHIFT);
-		if (a / cs > UINT32_MAX || ua_put(&x->mem.ua, (uint32_t)(a / cs))) {
+		uint64_t c = a / cs;
+		if (c > UINT32_MAX || ua_put(&x->mem.ua, (uint32_t)c)) {
 			x->st.bad_completions++;
 			continue;
 		}
@@ -182,9 +184,13 @@ static int xsk_kick(struct gso_dev *d)
 /* Backend chunks that `n` more slots of `slot` bytes would take. */
 static uint32_t slab_need(const struct xsk_dev *x, uint32_t slot, uint32_t n)
 {
-	uint32_t cs = x->mem.chunk_size, per = cs / slot;
-	uint32_t left = x->slab.valid ? (cs - x->slab.off) / slot : 0;
+	uint32_t cs = x->mem.chunk_size, per, left;
 
+	/* The usual case, a few slots that fit the current chunk, without dividing. */
+	if (x->slab.valid && (uint64_t)n * slot <= cs - x->slab.off)
+		return 0;
+	per = cs / slot;
+	left = x->slab.valid ? (cs - x->slab.off) / slot : 0;
 	return n <= left ? 0 : (n - left + per - 1) / per;
 }
 
@@ -334,15 +340,21 @@ static int xplan_make(struct xsk_dev *x, const struct gso_tx *tx, struct xplan *
 	return 0;
 }
 
+/*
+ * Only flags and the checksum request are written: the kernel reads
+ * launch_time only under its flag, and the reserved bytes are padding it
+ * never looks at.  Stored directly rather than through
+ * gso_xsk_txmd_encode(): the constant flags need no validation, and this
+ * runs once per frame.
+ */
 static void put_meta(struct xsk_dev *x, uint64_t addr, uint16_t start, uint16_t off)
 {
-	struct gso_xsk_txmd m = {
-		.flags = GSO_XSK_TXMD_CHECKSUM,
-		.csum_start = start,
-		.csum_offset = off,
-	};
+	uint8_t *md = x->mem.base + addr - x->meta;
+	uint64_t flags = htole64(GSO_XSK_TXMD_CHECKSUM);
+	uint16_t req[2] = { htole16(start), htole16(off) };
 
-	gso_xsk_txmd_encode(&m, x->mem.base + addr - x->meta);
+	memcpy(md, &flags, sizeof(flags));
+	memcpy(md + 8, req, sizeof(req));
 }
 
 /* Chunk of a UMEM offset. */
