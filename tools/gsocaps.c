@@ -3,7 +3,10 @@
  * ethtool offloads, GSO/TSO limits, XDP features from netlink, and AF_XDP
  * as measured by binding sockets (copy, zero-copy, multi-buffer, TX
  * metadata, checksum requests).  All the probing is in libgso-xdp
- * (gso_ifcaps__probe); this program only prints.
+ * (gso_ifcaps__probe); this program only prints, plus what auto TSO
+ * selection would do per backend, asked of gso_tso__choice() on a vnet
+ * device opened on the interface and an e1000 model without a wire, so
+ * the answer is the library's own decision and nothing new is sent.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gso/tmpl.h>
+#include <gso/tso.h>
 #include <gso/xdp.h>
 
 
@@ -31,6 +36,16 @@ static void usage(FILE *f)
 		"  --no-send   do not send the checksum probe frame (60 bytes, ethertype\n"
 		"              0x88b5, to the interface's own MAC)\n"
 		"  -h, --help  this text\n"
+		"\n"
+		"The \"auto selection\" section asks libgso (gso_tso__choice, the code\n"
+		"gso_tso__submit runs) what mode auto would do with an example\n"
+		"super-segment of each kind (TCPv4, TCPv6, UDPv4, UDPv6, TCPv4 with CWR;\n"
+		"8 segments of an MSS that fits the MTU) on each backend: AF_XDP (always\n"
+		"software GSO), virtio_net_hdr over AF_PACKET (a device is opened on IFACE,\n"
+		"nothing is sent; what libgso hands over whole, the kernel gives to the\n"
+		"device's TSO/USO when that ethtool feature is on, else segments in\n"
+		"software) and the e1000 device model (TCPv4/UDPv4 only; CWR only with\n"
+		"GSO_TSO_F_ECN_EVERY).  Each answer names its reason (gso_tso_why_name).\n"
 		"\n"
 		"Exit status: 0 done, 1 no such interface or probing failed, 2 usage.\n");
 }
@@ -85,7 +100,175 @@ static const char *bits(uint64_t v, const char *(*name)(unsigned), char *buf, si
 	return buf;
 }
 
-static void print_text(const struct gso_ifcaps *c)
+
+/* ---- auto selection: what gso_tso__choice() says per super-segment type ---- */
+
+enum { K_TCP4, K_TCP6, K_UDP4, K_UDP6, K_CWR, K_CWR_EVERY, NKINDS };
+static const char *const kind_name[NKINDS] = { "tcp4", "tcp6", "udp4", "udp6", "tcp4_cwr", "tcp4_cwr_ecn_every" };
+enum { B_XSK, B_VNET, B_E1000, NBACK };
+static const char *const back_name[NBACK] = { "af_xdp", "vnet", "e1000" };
+
+#define SEL_SEGS 8
+
+struct sel {
+	uint32_t mss[NKINDS];
+	int why[NBACK][NKINDS]; /* enum gso_tso_why, or -errno */
+	int kernel[NKINDS];     /* vnet offload: 1 the device's TSO/USO, 0 the kernel's software GSO */
+	int vnet_err, e1000_err;
+};
+
+static void noop_wire(void *ctx, const void *frame, uint32_t len)
+{
+	(void)ctx, (void)frame, (void)len;
+}
+
+static int kind_tmpl(unsigned k, struct gso_tmpl *t)
+{
+	GSO_OPTS(gso_tmpl_fields, f);
+	bool v6 = k == K_TCP6 || k == K_UDP6;
+	bool udp = k == K_UDP4 || k == K_UDP6;
+
+	f.l3 = v6 ? GSO_L3_IPV6 : GSO_L3_IPV4;
+	f.l4 = udp ? GSO_L4_UDP : GSO_L4_TCP;
+	f.saddr[0] = v6 ? 0xfd : 10;
+	f.daddr[0] = v6 ? 0xfd : 10;
+	f.saddr[15] = 1, f.daddr[15] = 2;
+	f.saddr[3] = v6 ? 0 : 1, f.daddr[3] = v6 ? 0 : 2;
+	f.sport = 9001, f.dport = 9000;
+	if (!v6)
+		f.df = true;
+	if (!udp) {
+		f.tcp_flags = GSO_TCP_ACK | (k == K_CWR || k == K_CWR_EVERY ? GSO_TCP_CWR : 0);
+		f.window = 512;
+	}
+	return gso_tmpl_build(t, &f);
+}
+
+/* Ask `dev` (NULL: failed to open, err) about every kind. */
+static void ask(struct sel *s, unsigned b, struct gso_dev *dev, int err)
+{
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct gso_tso_flow flow = { .flags = k == K_CWR_EVERY ? GSO_TSO_F_ECN_EVERY : 0 };
+		struct gso_tmpl t;
+		struct gso_tx tx = { .tmpl = &t, .mss = s->mss[k], .len = s->mss[k] * SEL_SEGS };
+
+		if (!dev) {
+			s->why[b][k] = err;
+			continue;
+		}
+		s->why[b][k] = kind_tmpl(k, &t);
+		if (!s->why[b][k])
+			s->why[b][k] = gso_tso__choice(dev, &flow, &tx);
+	}
+}
+
+static void selection(const struct gso_ifcaps *c, struct sel *s)
+{
+	struct gso_dev *dev = NULL;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	for (unsigned k = 0; k < NKINDS; k++) {
+		bool v6 = k == K_TCP6 || k == K_UDP6, udp = k == K_UDP4 || k == K_UDP6;
+		uint32_t hdr = (v6 ? 40 : 20) + (udp ? 8 : 20), m = c->mtu > hdr ? c->mtu - hdr : 1;
+
+		s->mss[k] = m < 1400 ? m : 1400;
+	}
+	/* AF_XDP: opening a device would send its checksum probe; no AF_XDP device has TSO. */
+	for (unsigned k = 0; k < NKINDS; k++)
+		s->why[B_XSK][k] = GSO_TSO_WHY_PROTO;
+
+	GSO_OPTS(gso_vnet_opts, vo);
+	vo.frames = 8;
+	vo.nchunks = 16;
+	err = gso_vnet__create(&dev, c->ifindex, &vo);
+	s->vnet_err = err;
+	ask(s, B_VNET, err ? NULL : dev, err);
+	gso_dev__destroy(err ? NULL : dev);
+	dev = NULL;
+
+	/* The model without a wire: only its limits matter, the MTU is the interface's. */
+	GSO_OPTS(gso_e1000_opts, eo);
+	eo.flags = GSO_E1000_F_NO_THREAD;
+	eo.ring_size = 64;
+	eo.nchunks = 16;
+	eo.mtu = c->mtu;
+	eo.wire_fn = noop_wire;
+	err = gso_e1000__create(&dev, 0, &eo);
+	s->e1000_err = err;
+	ask(s, B_E1000, err ? NULL : dev, err);
+	gso_dev__destroy(err ? NULL : dev);
+
+	for (unsigned k = 0; k < NKINDS; k++) {
+		uint64_t need = k == K_TCP4 ? GSO_IF_TSO4 : k == K_TCP6 ? GSO_IF_TSO6 :
+				k == K_UDP4 || k == K_UDP6 ? GSO_IF_USO : GSO_IF_TSO4 | GSO_IF_TSO_ECN;
+
+		s->kernel[k] = (c->features & need) == need;
+	}
+}
+
+/* "offload", "software (proto)", "error: ..." */
+static const char *verdict(int why, char *buf, size_t cap)
+{
+	if (why < 0)
+		snprintf(buf, cap, "error: %s", strerror(-why));
+	else if (why == GSO_TSO_WHY_OFFLOAD)
+		snprintf(buf, cap, "offload");
+	else if (why == GSO_TSO_WHY_SINGLE)
+		snprintf(buf, cap, "single packet");
+	else
+		snprintf(buf, cap, "software (%s)", gso_tso_why_name((unsigned)why));
+	return buf;
+}
+
+static void print_sel_text(const struct sel *s)
+{
+	char b[96];
+
+	printf("\nAuto selection (gso_tso__choice, %u-segment super-segments, MSS tcp4 %u):\n", SEL_SEGS,
+	       s->mss[K_TCP4]);
+	printf("  %-20s %-18s %-40s %s\n", "super-segment", "af_xdp", "vnet (AF_PACKET)", "e1000 model");
+	for (unsigned k = 0; k < NKINDS; k++) {
+		char vn[128];
+		int w = s->why[B_VNET][k];
+
+		printf("  %-20s %-18s ", kind_name[k], verdict(s->why[B_XSK][k], b, sizeof(b)));
+		verdict(w, b, sizeof(b));
+		if (w == GSO_TSO_WHY_OFFLOAD)
+			snprintf(vn, sizeof(vn), "offload -> %s", s->kernel[k] ? "device TSO/USO" : "kernel software GSO");
+		else
+			snprintf(vn, sizeof(vn), "%s", b);
+		printf("%-40s %s\n", vn, verdict(s->why[B_E1000][k], b, sizeof(b)));
+	}
+}
+
+static void print_sel_json(const struct sel *s)
+{
+	printf(",\"auto_selection\":{\"segs\":%u,\"mss\":{", SEL_SEGS);
+	for (unsigned k = 0; k < NKINDS; k++)
+		printf("%s\"%s\":%u", k ? "," : "", kind_name[k], s->mss[k]);
+	printf("},\"vnet_error\":%d,\"e1000_error\":%d", s->vnet_err, s->e1000_err);
+	for (unsigned bk = 0; bk < NBACK; bk++) {
+		printf(",\"%s\":{", back_name[bk]);
+		for (unsigned k = 0; k < NKINDS; k++) {
+			int w = s->why[bk][k];
+
+			printf("%s\"%s\":{\"offload\":%s,\"why\":", k ? "," : "", kind_name[k],
+			       w == GSO_TSO_WHY_OFFLOAD ? "true" : "false");
+			if (w >= 0)
+				printf("\"%s\"", gso_tso_why_name((unsigned)w));
+			else
+				printf("null,\"error\":%d", w);
+			if (bk == B_VNET && w == GSO_TSO_WHY_OFFLOAD)
+				printf(",\"kernel\":\"%s\"", s->kernel[k] ? "device" : "software");
+			printf("}");
+		}
+		printf("}");
+	}
+	printf("}");
+}
+
+static void print_text(const struct gso_ifcaps *c, const struct sel *s)
 {
 	char b1[128], b2[256];
 
@@ -131,9 +314,10 @@ static void print_text(const struct gso_ifcaps *c)
 	printf("payload %s.\n", c->xsk_sg == 1 ? "referenced, not copied (multi-buffer)" : "copied into whole frames");
 	if (c->features & (GSO_IF_TSO4 | GSO_IF_TSO6 | GSO_IF_USO))
 		printf("The kernel path (AF_PACKET + virtio_net_hdr) can hand super-segments to the device's TSO/USO.\n");
+	print_sel_text(s);
 }
 
-static void print_json(const struct gso_ifcaps *c)
+static void print_json(const struct gso_ifcaps *c, const struct sel *s)
 {
 	char b[512];
 
@@ -150,9 +334,11 @@ static void print_json(const struct gso_ifcaps *c)
 	printf("\"xdp_zc_max_segs\":%u,", c->xdp_zc_max_segs);
 	printf("\"xsk_features\":[%s],", bits(c->xsk_features, xsk_feat_name, b, sizeof(b), true));
 	printf("\"xsk\":{\"copy\":%d,\"zerocopy\":%d,\"multi_buffer\":%d,\"copy_max_descs\":%u,"
-	       "\"unaligned\":%d,\"tx_metadata\":%d,\"checksum\":%d,\"tx_budget\":%d}}\n",
+	       "\"unaligned\":%d,\"tx_metadata\":%d,\"checksum\":%d,\"tx_budget\":%d}",
 	       c->xsk_copy, c->xsk_zerocopy, c->xsk_sg, c->xsk_copy_max_descs, c->xsk_unaligned,
 	       c->xsk_tx_metadata, c->xsk_csum, c->xsk_tx_budget);
+	print_sel_json(s);
+	printf("}\n");
 }
 
 int main(int argc, char **argv)
@@ -187,9 +373,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gsocaps: %s: %s\n", argv[optind], strerror(-err));
 		return 1;
 	}
+	struct sel sel;
+	selection(&c, &sel);
 	if (json)
-		print_json(&c);
+		print_json(&c, &sel);
 	else
-		print_text(&c);
+		print_text(&c, &sel);
 	return 0;
 }

@@ -258,3 +258,31 @@ int gso_tso__stats(struct gso_dev *dev, struct gso_tso_stats *st)
 	memcpy(st, &full, full.sz);
 	return 0;
 }
+
+int gso_tso__choice(struct gso_dev *dev, const struct gso_tso_flow *flow, const struct gso_tx *tx)
+{
+	struct tso_dev *t = tso_of(dev);
+	unsigned mode, flags;
+	struct tso_choice c;
+	int err;
+
+	if (!dev || !tx || !tx->tmpl)
+		return -EINVAL;
+	if (dev->closed)
+		return -ESHUTDOWN;
+	if (!t) {
+		/* As submit_plain() counts it. */
+		if (!flow)
+			return tx->len <= tx->mss ? GSO_TSO_WHY_SINGLE : GSO_TSO_WHY_PROTO;
+		if (flow->mode > GSO_TSO_OFFLOAD || (flow->flags & ~GSO_TSO_F_KNOWN))
+			return -EINVAL;
+		if (flow->mode == GSO_TSO_OFFLOAD)
+			return -EOPNOTSUPP;
+		return tx->len <= tx->mss ? GSO_TSO_WHY_SINGLE :
+		       flow->mode == GSO_TSO_SOFTWARE ? GSO_TSO_WHY_MODE : GSO_TSO_WHY_PROTO;
+	}
+	mode = flow ? flow->mode : t->mode;
+	flags = flow ? flow->flags : t->flags;
+	err = tso_choose(&t->lim, tx, mode, flags, &c);
+	return err ? err : c.why;
+}

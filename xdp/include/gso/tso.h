@@ -109,6 +109,23 @@ GSO_API int gso_tso__submit(struct gso_dev *dev, struct gso_tso_flow *flow,
  */
 GSO_API int gso_tso__set_mode(struct gso_dev *dev, enum gso_tso_mode mode, unsigned flags);
 
+/*
+ * What gso_tso__submit() would do with `tx` on `dev` under `flow`'s mode
+ * and flags (NULL: the device's defaults), decided by the same code and
+ * without queueing, sending or counting anything (gsocaps asks it about
+ * example super-segments).  On a device without TSO (AF_XDP) the answer
+ * is what gso_tso__submit() counts there: everything is software.
+ * `tx` payload (buf/data) is not read.
+ *
+ * Returns the enum gso_tso_why it would count (>= 0: GSO_TSO_WHY_OFFLOAD
+ * means the device gets it whole), or -EINVAL (NULL, bad tx, unknown mode
+ * or flag), -EOPNOTSUPP (mode GSO_TSO_OFFLOAD and the device cannot
+ * segment it), -ESHUTDOWN, or an error of gso_offload_describe() for a
+ * super-segment no path can send.
+ */
+GSO_API int gso_tso__choice(struct gso_dev *dev, const struct gso_tso_flow *flow,
+			    const struct gso_tx *tx);
+
 /* Limits a TSO backend applies in auto mode (struct gso_tso_stats.lim_*). */
 struct gso_tso_stats {
 	size_t sz;
