@@ -1,0 +1,168 @@
+/*
+ * bench/sender (TCP over libgso) through the impair relay: loss, delay with
+ * jitter, reordering and duplication between the sender and the stock
+ * Linux receiver.  Every byte must be verified by the receiver, the
+ * sender's UMEM accounting balanced at the end, all within a bounded time,
+ * and the relay's counters must show the fault happened (so the test fails
+ * when the relay silently forwards everything).
+ *
+ * Topology as in test_bench_impair.c (bed 1's side-a veth moved into b0,
+ * the relay namespace), except that the sender's link is a veth pair with
+ * 2 queues on each side, as in test_sender.c: the relay transmits the ACKs
+ * on whichever of its 2 queues the flow hashes to, and the sender listens
+ * on both.  The sender (a0, 10.77.0.1 on sq0) addresses the receiver's MAC
+ * directly (b1, 10.77.0.2): the relay is a transparent L2 hop.
+ */
+#include <math.h>
+
+#include "test_bench_util.h"
+
+#define IF_S "sq0"  /* sender's side, in bed 0 side a */
+#define IF_R "sq1"  /* relay's side, in bed 0 side b */
+
+static struct gso_testbed bed[2];
+
+static void fini(void)
+{
+	bt_fini();
+	gso_testbed_destroy(&bed[0]);
+	gso_testbed_destroy(&bed[1]);
+}
+
+static void relay_topology(void)
+{
+	int err = gso_testbed_create(&bed[0]);
+
+	cr_assert_eq(err, 0, "test-bed 0: %s", strerror(-err));
+	err = gso_testbed_create(&bed[1]);
+	cr_assert_eq(err, 0, "test-bed 1: %s", strerror(-err));
+	cr_assert_eq(gso_testbed_sh(&bed[1], 0, "ip link set %s netns %s", bed[1].ifname[0], bed[0].ns[1]), 0);
+	/* Bed 0's own veth is left unused and without addresses: sq0 alone reaches 10.77.0.0/24. */
+	cr_assert_eq(gso_testbed_sh(&bed[0], 0,
+				    "ip addr flush dev %s && ip link set %s down && "
+				    "ip link add " IF_S " numtxqueues 2 numrxqueues 2 type veth peer name " IF_R
+				    " netns %s numtxqueues 2 numrxqueues 2 && "
+				    "ip addr add 10.77.0.1/24 dev " IF_S " && ip link set " IF_S " up",
+				    bed[0].ifname[0], bed[0].ifname[0], bed[0].ns[1]), 0);
+	cr_assert_eq(gso_testbed_sh(&bed[0], 1,
+				    "ip addr flush dev %s && "
+				    "echo 1 > /proc/sys/net/ipv6/conf/" IF_R "/disable_ipv6 && "
+				    "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && "
+				    "ip link set " IF_R " up && ip link set %s up",
+				    bed[0].ifname[1], bed[1].ifname[0], bed[1].ifname[0]), 0);
+}
+
+struct simp_case {
+	char name[32];        /* (no pointers: Criterion copies params to another process) */
+	char args[6][12];     /* relay fault options, "" ends */
+	char mode[12];
+	char port[8];
+	char counter[16];     /* relay JSON counter that must be > 0 */
+	double frac_lo, frac_hi; /* counter / fwd_rx bounds (0,0: only > 0) */
+	double min_rtt_ms;    /* sender's min RTT at least this (delay cases) */
+};
+
+static struct simp_case simp_cases[] = {
+	{ "loss_1pct", { "--loss", "1" }, "software", "7501", "fwd_lost", 0.002, 0.04, 0 },
+	{ "loss_5pct", { "--loss", "5" }, "software", "7502", "fwd_lost", 0.02, 0.12, 0 },
+	{ "delay_20ms_jitter_5ms", { "--delay", "20", "--jitter", "5" }, "software", "7503", "fwd_tx", 0, 0, 14 },
+	{ "reorder_1pct", { "--reorder", "1" }, "software", "7504", "fwd_reordered", 0.002, 0.04, 0 },
+	{ "dup_1pct", { "--dup", "1" }, "software", "7505", "fwd_dup", 0.002, 0.04, 0 },
+	{ "csum_loss_1pct", { "--loss", "1" }, "csum", "7506", "fwd_lost", 0.002, 0.04, 0 },
+};
+
+ParameterizedTestParameters(sender_impair, verified_through_relay)
+{
+	return cr_make_param_array(struct simp_case, simp_cases, sizeof(simp_cases) / sizeof(simp_cases[0]));
+}
+
+ParameterizedTest(struct simp_case *c, sender_impair, verified_through_relay, .fini = fini, .timeout = 60)
+{
+	const char *rready = bt_path("rready"), *iready = bt_path("iready");
+	const char *iargv[BT_MAX_ARGS] = { NULL };
+	struct bt_proc *ip, *rp, *sp;
+	const char *ij, *rj, *sj;
+	char mac[32];
+	int n = 0, rs, ss;
+	double t0, secs, cnt, rx;
+	const uint8_t *m;
+
+	gso_test_require_root();
+	relay_topology();
+	m = bed[1].mac[1];
+	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+	iargv[n++] = bt_prog("impair");
+	iargv[n++] = "relay";
+	iargv[n++] = "--netns";
+	iargv[n++] = bed[0].ns[1];
+	iargv[n++] = "--a";
+	iargv[n++] = IF_R;
+	iargv[n++] = "--b";
+	iargv[n++] = bed[1].ifname[0];
+	iargv[n++] = "--seed";
+	iargv[n++] = "11";
+	iargv[n++] = "--json";
+	iargv[n++] = "--ready-file";
+	iargv[n++] = iready;
+	for (int i = 0; i < 6 && c->args[i][0]; i++)
+		iargv[n++] = c->args[i];
+	ip = bt_spawn(iargv);
+	bt_wait_file(iready, ip, 10);
+
+	const char *rargv[] = { bt_prog("receiver"), "--netns", bed[1].ns[1], "--once", "--json",
+				"--port", c->port, "--idle-timeout", "10", "--accept-timeout", "15",
+				"--ready-file", rready, NULL };
+	rp = bt_spawn(rargv);
+	bt_wait_file(rready, rp, 10);
+	const char *sargv[] = { bt_prog("sender"), "--netns", bed[0].ns[0], "--dev", IF_S, "--dst", "10.77.0.2",
+				"--dst-mac", mac, "--port", c->port, "--mode", c->mode, "--bytes", "3M",
+				"--seed", "5", "--json", "--check", "--idle-timeout", "5", NULL };
+	t0 = bt_now();
+	sp = bt_spawn(sargv);
+	ss = bt_wait(sp, 25);
+	secs = bt_now() - t0;
+	if (ss)
+		bt_stop(rp, 5); /* a sender that failed may never have connected */
+	rs = bt_wait(rp, 10);
+	bt_stop(ip, 10);
+	ij = bt_read(ip->out);
+	rj = bt_read(rp->out);
+	sj = bt_read(sp->out);
+	cr_log_info("%s: %.2f s; relay: %s", c->name, secs, ij);
+	if (rs || ss) {
+		bt_dump(sp, "sender");
+		bt_dump(rp, "receiver");
+		bt_dump(ip, "impair");
+	}
+	cr_assert_eq(ss, 0, "%s: sender exit %d: %s", c->name, ss, sj);
+	cr_assert_eq(rs, 0, "%s: receiver exit %d: %s", c->name, rs, rj);
+	cr_assert_lt(secs, 20, "%s: transfer took %.1f s", c->name, secs);
+	/* Every byte verified by the receiver, and all of them were the whole stream. */
+	cr_assert_str_eq(bt_str(rj, "status"), "ok", "%s", rj);
+	cr_assert_eq(bt_num(rj, "bytes"), 3u << 20, "%s", rj);
+	cr_assert_eq(bt_num(rj, "bytes_verified"), bt_num(rj, "bytes"), "%s", rj);
+	cr_assert_eq(bt_num(rj, "expected_bytes"), bt_num(rj, "bytes"), "%s", rj);
+	cr_assert_str_eq(bt_str(sj, "status"), "ok", "%s", sj);
+	cr_assert_eq(bt_num(sj, "bytes"), bt_num(rj, "bytes"), "%s", sj);
+	cr_assert(strstr(sj, "\"umem_balanced\": true"), "%s: UMEM not balanced: %s", c->name, sj);
+	cr_assert_eq(bt_num(sj, "umem_free_at_end"), bt_num(sj, "umem_chunks"), "%s", sj);
+	cr_assert_eq(bt_num(sj, "wnd_violations"), 0, "%s", sj);
+	/* The relay saw the flow and did what it was told. */
+	cr_assert_str_eq(bt_str(ij, "tool"), "impair", "relay report missing: %s", ij);
+	rx = bt_num(ij, "fwd_rx");
+	cnt = bt_num(ij, c->counter);
+	cr_assert_gt(rx, 1000, "%s", ij);
+	cr_assert_gt(cnt, 0, "%s: %s is 0: %s", c->name, c->counter, ij);
+	if (c->frac_hi > 0) {
+		cr_assert_geq(cnt / rx, c->frac_lo, "%s: %s/fwd_rx = %g: %s", c->name, c->counter, cnt / rx, ij);
+		cr_assert_leq(cnt / rx, c->frac_hi, "%s: %s/fwd_rx = %g: %s", c->name, c->counter, cnt / rx, ij);
+	}
+	if (strstr(c->counter, "lost"))
+		cr_assert_gt(bt_num(sj, "retrans"), 0, "losses but no retransmissions: %s", sj);
+	/* A lower bound only: the relay never releases a frame early. */
+	if (c->min_rtt_ms > 0)
+		cr_assert_geq(bt_num(sj, "min_rtt_us"), c->min_rtt_ms * 1000, "%s", sj);
+	if (!strcmp(c->mode, "csum"))
+		cr_assert_gt(bt_num(sj, "tx_csum_offload"), 0, "%s", sj);
+	cr_assert_eq(bt_num(ij, "fwd_queue_drops"), 0, "%s", ij);
+}
