@@ -66,6 +66,13 @@ static unsigned device_refuses(const struct tso_limits *l, const struct gso_offl
 		return GSO_TSO_WHY_HDR_LEN;
 	if (r->mss > l->max_mss)
 		return GSO_TSO_WHY_MSS;
+	/*
+	 * Each segment is a frame of hdr_len + mss bytes; one that does not
+	 * fit the wire would be dropped by the device (e1000: bad length)
+	 * or the peer.  An 802.1Q tag is not counted in the MTU.
+	 */
+	if (r->segs > 1 && (uint32_t)r->hdr_len + r->mss > l->max_frame + (r->l2_len > 14 ? 4u : 0u))
+		return GSO_TSO_WHY_MSS;
 	if (r->segs > (r->type == GSO_OFFLOAD_UDP_L4 ? l->udp_max_segs : l->max_segs))
 		return GSO_TSO_WHY_SEGS;
 	/* Neither backend can keep IDs fixed: virtio has no such request, e1000 always steps. */
