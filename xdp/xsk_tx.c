@@ -279,7 +279,10 @@ static int xplan_make(struct xsk_dev *x, const struct gso_tx *tx, struct xplan *
 	uint32_t first_len, frame;
 	int n, err;
 
-	memset(p, 0, sizeof(*p));
+	/* Only the options need zeroing (their padding tail is checked); the rest is set below. */
+	memset(&p->o, 0, sizeof(p->o));
+	p->ndescs = 0;
+	p->pay_addr = 0;
 	if (!t || (tx->flags & ~(GSO_TX_F_SW_CSUM | GSO_TX_F_COPY)))
 		return -EINVAL;
 	if (tx->buf) {
@@ -455,7 +458,7 @@ static int build_sg(struct xsk_dev *x, struct xplan *p, uint32_t idx)
 static int queue_one(struct xsk_dev *x, const struct gso_tx *tx)
 {
 	struct xplan p;
-	uint32_t idx = 0;
+	uint32_t idx;
 	int err;
 
 	err = xplan_make(x, tx, &p, false);
@@ -465,7 +468,9 @@ static int queue_one(struct xsk_dev *x, const struct gso_tx *tx)
 		return -EAGAIN;
 	if (slab_need(x, p.slot, p.nseg) > ua_free_backend(&x->mem.ua))
 		return -ENOBUFS;
-	xring_prod_reserve(&x->sk.tx, p.ndescs, &idx);
+	/* Room was checked just above. */
+	idx = x->sk.tx.cached_prod;
+	x->sk.tx.cached_prod += p.ndescs;
 	err = p.sg ? build_sg(x, &p, idx) : build_copy(x, &p, idx);
 	if (err) {
 		/* Found by the segmenter (see quick_count): nothing was published. */
