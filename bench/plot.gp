@@ -9,6 +9,7 @@
 if (!exists("term")) term = "pngcairo"
 if (!exists("outfile")) outfile = "demo.png"
 if (!exists("title")) title = "libgso bench: all modes in one run, side by side"
+if (!exists("gtitle")) gtitle = "goodput (receiver's count, every byte verified)"
 
 if (term eq "svg") {
 	set terminal svg size 1100,520 dynamic font "sans,11"
@@ -20,6 +21,8 @@ if (term eq "svg") {
 	}
 }
 set output outfile
+# Mode names carry underscores (af_xdp): print them as they are.
+set termoption noenhanced
 set datafile separator "\t"
 set datafile missing "-"
 set style data histograms
@@ -32,7 +35,7 @@ set yrange [0:*]
 set bmargin 7
 
 set multiplot layout 1,2 title title
-set title "goodput (receiver's count, every byte verified)"
+set title gtitle
 set ylabel "Gbit/s"
 plot datafile using 3:xtic(2) notitle linecolor rgb "#4477aa"
 set title "sender CPU per GB sent (lower is better)"

@@ -10,7 +10,10 @@ for b in "$B"/bench/bench_*; do
 	[ -x "$b" ] || continue
 	echo "==== $(basename "$b") ${BENCH_ARGS:-}"
 	# shellcheck disable=SC2086
-	"$b" ${BENCH_ARGS:-} || { echo "==== $(basename "$b") failed (exit $?)"; status=1; }
+	case "$(basename "$b")" in
+	bench_tso) sh bench/tso_plot.sh "$B" ${BENCH_ARGS:-} ;; # table and plot
+	*) "$b" ${BENCH_ARGS:-} ;;
+	esac || { echo "==== $(basename "$b") failed (exit $?)"; status=1; }
 	echo
 done
 exit $status
