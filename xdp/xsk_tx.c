@@ -55,6 +55,7 @@ struct xsk_dev {
 	uint32_t meta;      /* metadata room before every descriptor (the registered tx_metadata_len) */
 	uint32_t max_descs; /* descriptors per packet */
 	uint32_t budget;    /* copy-mode descriptors per sendto */
+	uint32_t cs_shift;  /* log2(chunk_size) when a power of 2, else 0: a 64-bit divide per completion is dozens of cycles */
 	bool csum;          /* frames may carry checksum requests */
 	bool sg;            /* frames may be header + payload references */
 	bool dead;          /* the interface went away */
@@ -100,7 +101,7 @@ static int xsk_reap(struct gso_dev *d, unsigned max)
 		uint64_t a = xring_cq_addr(&x->sk.cq, idx + i);
 		/* Unaligned mode may carry an offset in the top bits; we never set one. */
 		a = (a & XSK_UNALIGNED_BUF_ADDR_MASK) + (a >> XSK_UNALIGNED_BUF_OFFSET_SHIFT);
-		uint64_t c = a / cs;
+		uint64_t c = x->cs_shift ? a >> x->cs_shift : a / cs;
 		if (c > UINT32_MAX || ua_put(&x->mem.ua, (uint32_t)c)) {
 			x->st.bad_completions++;
 			continue;
@@ -886,6 +887,7 @@ int gso_xsk__create(struct gso_dev **out, int ifindex, const struct gso_xsk_opts
 	if (err)
 		goto fail;
 	x->mem.chunk_size = c.chunk_size;
+	x->cs_shift = pow2(c.chunk_size) ? (uint32_t)__builtin_ctz(c.chunk_size) : 0;
 	x->mem.len = (uint64_t)c.nchunks * c.chunk_size;
 	x->mem.base = mmap(NULL, x->mem.len, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
