@@ -5,7 +5,7 @@ set -eu
 
 PKGS="gcc make clang llvm pkg-config libc6-dev linux-libc-dev
 libcriterion-dev libpcap-dev libxdp-dev libbpf-dev libelf-dev zlib1g-dev
-liburing-dev libclang-rt-14-dev iproute2 ethtool gnuplot-nox"
+liburing-dev libclang-rt-14-dev iproute2 ethtool procps gnuplot-nox"
 PKGS="$PKGS ${GSO_EXTRA_PKGS:-}"
 
 missing=""
