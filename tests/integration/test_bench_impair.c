@@ -16,32 +16,17 @@
 
 #include "test_bench_util.h"
 
-static struct gso_testbed bed[2];
-
-static void fini(void)
-{
-	bt_fini();
-	gso_testbed_destroy(&bed[0]);
-	gso_testbed_destroy(&bed[1]);
-}
-
 static void relay_topology(void)
 {
-	int err = gso_testbed_create(&bed[0]);
-
-	cr_assert_eq(err, 0, "test-bed 0: %s", strerror(-err));
-	err = gso_testbed_create(&bed[1]);
-	cr_assert_eq(err, 0, "test-bed 1: %s", strerror(-err));
-	/* Same veth names in both beds: b0 has gvb, and gets bed 1's gva. */
-	cr_assert_eq(gso_testbed_sh(&bed[1], 0, "ip link set %s netns %s", bed[1].ifname[0], bed[0].ns[1]), 0);
-	cr_assert_eq(gso_testbed_sh(&bed[0], 1,
+	bt_relay_beds();
+	cr_assert_eq(gso_testbed_sh(&bt_bed[0], 1,
 				    "ip addr flush dev %s && "
 				    "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && "
 				    "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && "
 				    "ip link set %s up && ip link set %s up",
-				    bed[0].ifname[1], bed[0].ifname[1], bed[1].ifname[0], bed[0].ifname[1],
-				    bed[1].ifname[0]), 0);
-	cr_assert_eq(gso_testbed_sh(&bed[0], 0, "ethtool -K %s tso off gso off >/dev/null", bed[0].ifname[0]), 0);
+				    bt_bed[0].ifname[1], bt_bed[0].ifname[1], bt_bed[1].ifname[0], bt_bed[0].ifname[1],
+				    bt_bed[1].ifname[0]), 0);
+	cr_assert_eq(gso_testbed_sh(&bt_bed[0], 0, "ethtool -K %s tso off gso off >/dev/null", bt_bed[0].ifname[0]), 0);
 }
 
 struct imp_case {
@@ -68,7 +53,7 @@ ParameterizedTestParameters(bench_impair, kernel_tcp_recovers)
 	return cr_make_param_array(struct imp_case, imp_cases, sizeof(imp_cases) / sizeof(imp_cases[0]));
 }
 
-ParameterizedTest(struct imp_case *c, bench_impair, kernel_tcp_recovers, .fini = fini, .timeout = 120)
+ParameterizedTest(struct imp_case *c, bench_impair, kernel_tcp_recovers, .fini = bt_relay_fini, .timeout = 120)
 {
 	const char *rready = bt_path("rready"), *iready = bt_path("iready");
 	const char *iargv[BT_MAX_ARGS] = { NULL };
@@ -82,11 +67,11 @@ ParameterizedTest(struct imp_case *c, bench_impair, kernel_tcp_recovers, .fini =
 	iargv[n++] = bt_prog("impair");
 	iargv[n++] = "relay";
 	iargv[n++] = "--netns";
-	iargv[n++] = bed[0].ns[1];
+	iargv[n++] = bt_bed[0].ns[1];
 	iargv[n++] = "--a";
-	iargv[n++] = bed[0].ifname[1];
+	iargv[n++] = bt_bed[0].ifname[1];
 	iargv[n++] = "--b";
-	iargv[n++] = bed[1].ifname[0];
+	iargv[n++] = bt_bed[1].ifname[0];
 	iargv[n++] = "--seed";
 	iargv[n++] = "11";
 	iargv[n++] = "--json";
@@ -97,12 +82,12 @@ ParameterizedTest(struct imp_case *c, bench_impair, kernel_tcp_recovers, .fini =
 	ip = bt_spawn(iargv);
 	bt_wait_file(iready, ip, 10);
 
-	const char *rargv[] = { bt_prog("receiver"), "--netns", bed[1].ns[1], "--once", "--json",
+	const char *rargv[] = { bt_prog("receiver"), "--netns", bt_bed[1].ns[1], "--once", "--json",
 				"--port", "7321", "--idle-timeout", "20", "--accept-timeout", "30",
 				"--ready-file", rready, NULL };
 	rp = bt_spawn(rargv);
 	bt_wait_file(rready, rp, 10);
-	const char *sargv[] = { bt_prog("kernel_sender"), "--netns", bed[0].ns[0], "--dst", "10.77.0.2",
+	const char *sargv[] = { bt_prog("kernel_sender"), "--netns", bt_bed[0].ns[0], "--dst", "10.77.0.2",
 				"--port", "7321", "--bytes", c->bytes, "--seed", "3", "--json",
 				"--connect-timeout", "10", "--verdict-timeout", "60", NULL };
 	sp = bt_spawn(sargv);

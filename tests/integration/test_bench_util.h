@@ -241,4 +241,31 @@ static inline void bt_fini(void)
 	bt_dir[0] = 0;
 }
 
+/*
+ * Three namespaces for relay tests, from two test-beds: bed[0] side a (the
+ * sender), bed[0] side b (the relay, which also gets bed[1]'s side-a veth)
+ * and bed[1] side b (the receiver).  Each test then sets the relay's links
+ * up as it needs; bt_relay_fini() kills the children and removes the beds.
+ */
+static struct gso_testbed bt_bed[2];
+
+static inline void bt_relay_beds(void)
+{
+	int err = gso_testbed_create(&bt_bed[0]);
+
+	cr_assert_eq(err, 0, "test-bed 0: %s", strerror(-err));
+	err = gso_testbed_create(&bt_bed[1]);
+	cr_assert_eq(err, 0, "test-bed 1: %s", strerror(-err));
+	/* Same veth names in both beds: the relay has gvb, and gets bed 1's gva. */
+	cr_assert_eq(gso_testbed_sh(&bt_bed[1], 0, "ip link set %s netns %s", bt_bed[1].ifname[0],
+				    bt_bed[0].ns[1]), 0);
+}
+
+static inline void bt_relay_fini(void)
+{
+	bt_fini();
+	gso_testbed_destroy(&bt_bed[0]);
+	gso_testbed_destroy(&bt_bed[1]);
+}
+
 #endif

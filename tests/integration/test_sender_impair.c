@@ -20,36 +20,22 @@
 #define IF_S "sq0"  /* sender's side, in bed 0 side a */
 #define IF_R "sq1"  /* relay's side, in bed 0 side b */
 
-static struct gso_testbed bed[2];
-
-static void fini(void)
-{
-	bt_fini();
-	gso_testbed_destroy(&bed[0]);
-	gso_testbed_destroy(&bed[1]);
-}
-
 static void relay_topology(void)
 {
-	int err = gso_testbed_create(&bed[0]);
-
-	cr_assert_eq(err, 0, "test-bed 0: %s", strerror(-err));
-	err = gso_testbed_create(&bed[1]);
-	cr_assert_eq(err, 0, "test-bed 1: %s", strerror(-err));
-	cr_assert_eq(gso_testbed_sh(&bed[1], 0, "ip link set %s netns %s", bed[1].ifname[0], bed[0].ns[1]), 0);
+	bt_relay_beds();
 	/* Bed 0's own veth is left unused and without addresses: sq0 alone reaches 10.77.0.0/24. */
-	cr_assert_eq(gso_testbed_sh(&bed[0], 0,
+	cr_assert_eq(gso_testbed_sh(&bt_bed[0], 0,
 				    "ip addr flush dev %s && ip link set %s down && "
 				    "ip link add " IF_S " numtxqueues 2 numrxqueues 2 type veth peer name " IF_R
 				    " netns %s numtxqueues 2 numrxqueues 2 && "
 				    "ip addr add 10.77.0.1/24 dev " IF_S " && ip link set " IF_S " up",
-				    bed[0].ifname[0], bed[0].ifname[0], bed[0].ns[1]), 0);
-	cr_assert_eq(gso_testbed_sh(&bed[0], 1,
+				    bt_bed[0].ifname[0], bt_bed[0].ifname[0], bt_bed[0].ns[1]), 0);
+	cr_assert_eq(gso_testbed_sh(&bt_bed[0], 1,
 				    "ip addr flush dev %s && "
 				    "echo 1 > /proc/sys/net/ipv6/conf/" IF_R "/disable_ipv6 && "
 				    "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && "
 				    "ip link set " IF_R " up && ip link set %s up",
-				    bed[0].ifname[1], bed[1].ifname[0], bed[1].ifname[0]), 0);
+				    bt_bed[0].ifname[1], bt_bed[1].ifname[0], bt_bed[1].ifname[0]), 0);
 }
 
 struct simp_case {
@@ -76,7 +62,7 @@ ParameterizedTestParameters(sender_impair, verified_through_relay)
 	return cr_make_param_array(struct simp_case, simp_cases, sizeof(simp_cases) / sizeof(simp_cases[0]));
 }
 
-ParameterizedTest(struct simp_case *c, sender_impair, verified_through_relay, .fini = fini, .timeout = 60)
+ParameterizedTest(struct simp_case *c, sender_impair, verified_through_relay, .fini = bt_relay_fini, .timeout = 60)
 {
 	const char *rready = bt_path("rready"), *iready = bt_path("iready");
 	const char *iargv[BT_MAX_ARGS] = { NULL };
@@ -89,16 +75,16 @@ ParameterizedTest(struct simp_case *c, sender_impair, verified_through_relay, .f
 
 	gso_test_require_root();
 	relay_topology();
-	m = bed[1].mac[1];
+	m = bt_bed[1].mac[1];
 	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
 	iargv[n++] = bt_prog("impair");
 	iargv[n++] = "relay";
 	iargv[n++] = "--netns";
-	iargv[n++] = bed[0].ns[1];
+	iargv[n++] = bt_bed[0].ns[1];
 	iargv[n++] = "--a";
 	iargv[n++] = IF_R;
 	iargv[n++] = "--b";
-	iargv[n++] = bed[1].ifname[0];
+	iargv[n++] = bt_bed[1].ifname[0];
 	iargv[n++] = "--seed";
 	iargv[n++] = "11";
 	iargv[n++] = "--json";
@@ -109,12 +95,12 @@ ParameterizedTest(struct simp_case *c, sender_impair, verified_through_relay, .f
 	ip = bt_spawn(iargv);
 	bt_wait_file(iready, ip, 10);
 
-	const char *rargv[] = { bt_prog("receiver"), "--netns", bed[1].ns[1], "--once", "--json",
+	const char *rargv[] = { bt_prog("receiver"), "--netns", bt_bed[1].ns[1], "--once", "--json",
 				"--port", c->port, "--idle-timeout", "10", "--accept-timeout", "15",
 				"--ready-file", rready, NULL };
 	rp = bt_spawn(rargv);
 	bt_wait_file(rready, rp, 10);
-	const char *sargv[] = { bt_prog("sender"), "--netns", bed[0].ns[0], "--dev", IF_S, "--dst", "10.77.0.2",
+	const char *sargv[] = { bt_prog("sender"), "--netns", bt_bed[0].ns[0], "--dev", IF_S, "--dst", "10.77.0.2",
 				"--dst-mac", mac, "--port", c->port, "--mode", c->mode, "--bytes", "3M",
 				"--seed", "5", "--json", "--check", "--idle-timeout", "5", NULL };
 	t0 = bt_now();
