@@ -19,6 +19,10 @@ int gso_dev__caps(const struct gso_dev *dev, struct gso_dev_caps *caps)
 		return -EINVAL;
 	memset(&full, 0, sizeof(full));
 	dev->ops->caps(dev, &full);
+	if (!full.max_segs_tcp)
+		full.max_segs_tcp = full.max_segs;
+	if (!full.max_segs_udp)
+		full.max_segs_udp = full.max_segs < GSO_UDP_MAX_SEGS ? full.max_segs : GSO_UDP_MAX_SEGS;
 	if (dev->mem) {
 		full.flags |= GSO_DEV_BUFS;
 		full.buf_chunk = dev->mem->chunk_size;
@@ -33,6 +37,55 @@ int gso_dev__caps(const struct gso_dev *dev, struct gso_dev_caps *caps)
 const char *gso_dev__name(const struct gso_dev *dev)
 {
 	return dev ? dev->name : "(null)";
+}
+
+int gso_dev__max_payload(struct gso_dev *dev, const struct gso_tmpl *t, uint32_t tx_flags)
+{
+	struct gso_dev_caps c;
+	uint32_t l3_hdrs, room, max;
+
+	if (!dev || !t || (tx_flags & ~(GSO_TX_F_SW_CSUM | GSO_TX_F_COPY)) || t->hdr_len <= t->l3_off)
+		return -EINVAL;
+	if (dev->closed)
+		return -ESHUTDOWN;
+	memset(&c, 0, sizeof(c));
+	dev->ops->caps(dev, &c);
+	/* The MTU counts from the IP header on: IP and L4 headers, then payload. */
+	l3_hdrs = (uint32_t)(t->hdr_len - t->l3_off);
+	if (c.mtu <= l3_hdrs)
+		return -EMSGSIZE;
+	max = c.mtu - l3_hdrs;
+	room = dev->ops->frame_room ? dev->ops->frame_room(dev, t, tx_flags) : UINT32_MAX;
+	if (room < max)
+		max = room;
+	if (!max)
+		return -EMSGSIZE;
+	return (int)(max > 65535 ? 65535 : max);
+}
+
+int gso_dev__inflight(const struct gso_dev *dev)
+{
+	if (!dev)
+		return -EINVAL;
+	if (dev->closed)
+		return 0;
+	return (int)dev->ops->inflight(dev);
+}
+
+int gso_dev__ifindex(const struct gso_dev *dev)
+{
+	if (!dev)
+		return -EINVAL;
+	return dev->ifindex > 0 ? dev->ifindex : -ENODEV;
+}
+
+int gso_dev__probe(struct gso_dev *dev)
+{
+	if (!dev)
+		return -EINVAL;
+	if (dev->closed)
+		return -ESHUTDOWN;
+	return dev->ops->probe ? dev->ops->probe(dev) : 0;
 }
 
 /* ---- buffers ---- */

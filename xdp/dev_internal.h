@@ -20,6 +20,11 @@
 #include <gso/xdp.h>
 #include "umem_alloc_internal.h"
 
+/* Only on clear hot/cold splits (a fault on the data path). */
+#ifndef unlikely
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#endif
+
 struct gso_dev_ops {
 	const char *kind; /* "af_xdp", "af_packet", "e1000" */
 	/* Fill every field of a full-size struct (dev.c copies caps->sz bytes). */
@@ -43,6 +48,18 @@ struct gso_dev_ops {
 	int (*recv)(struct gso_dev *dev, struct gso_rx_pkt *out, unsigned n);
 	int (*rx_release)(struct gso_dev *dev, const struct gso_rx_pkt *pkts, unsigned n);
 	int (*rx_wait)(struct gso_dev *dev, int timeout_ms);
+	/* Descriptors posted, not completed (called while open). */
+	uint32_t (*inflight)(const struct gso_dev *dev);
+	/*
+	 * Optional: the largest payload a whole-frame copy of a segment with
+	 * template `t` holds (AF_XDP: a chunk less metadata and headers), when
+	 * `tx_flags` (GSO_TX_F_COPY) or the device copies frames whole; return
+	 * UINT32_MAX when frames are not limited by device memory.  dev.c
+	 * applies the MTU itself.
+	 */
+	uint32_t (*frame_room)(const struct gso_dev *dev, const struct gso_tmpl *t, uint32_t tx_flags);
+	/* Optional: run a pending probe (GSO_DEV_PROBE_PENDING); as gso_dev__probe(). */
+	int (*probe)(struct gso_dev *dev);
 };
 
 /*
@@ -63,6 +80,7 @@ struct gso_dev {
 	const struct gso_dev_ops *ops;
 	struct dev_mem *mem;  /* NULL: the backend offers no buffers */
 	bool closed;
+	int ifindex;          /* the interface sent on; 0: none (callback wire) */
 	char name[32];
 	uint64_t buf_nobufs;  /* buffer allocations refused for lack of memory */
 };

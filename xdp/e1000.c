@@ -447,7 +447,15 @@ static void e1000_caps(const struct gso_dev *d, struct gso_dev_caps *c)
 	c->mtu = x->mtu;
 	c->max_frame = x->mtu + 14;
 	c->max_segs = x->t.lim.max_segs;
+	c->max_segs_udp = x->t.lim.udp_max_segs;
 	c->max_frags = 1 + (x->mtu + MAX_PER_DESC - 1) / MAX_PER_DESC;
+}
+
+static uint32_t e1000_inflight(const struct gso_dev *d)
+{
+	const struct e1000_dev *x = (const struct e1000_dev *)d;
+
+	return x->next - x->clean;
 }
 
 static void e1000_stats(struct gso_dev *d, struct gso_dev_stats *st)
@@ -515,6 +523,7 @@ static const struct gso_dev_ops e1000_ops = {
 	.stats = e1000_stats,
 	.close = e1000_close,
 	.destroy = e1000_destroy,
+	.inflight = e1000_inflight,
 };
 
 /* ---- public extras ---- */
@@ -670,6 +679,7 @@ int gso_e1000__create(struct gso_dev **out, int ifindex, const struct gso_e1000_
 	x->cpu = c.cpu;
 	x->spin_us = c.spin_us;
 	x->threaded = !(c.flags & GSO_E1000_F_NO_THREAD);
+	x->t.dev.ifindex = ifindex;
 	x->mtu = c.mtu ?: DEF_MTU;
 	if (ifindex) {
 		err = link_mtu(ifindex, NULL, &x->mtu);

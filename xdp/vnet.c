@@ -205,8 +205,10 @@ static int vnet_push(struct vnet_dev *v)
 
 	if (v->dead)
 		return -ENODEV;
-	if (!v->ring || !v->pending)
+	if (!v->ring || !v->pending) {
+		v->t.link_down = false;
 		return 0;
+	}
 	for (int tries = 0; tries < 2; tries++) {
 		int e = 0;
 
@@ -223,6 +225,8 @@ static int vnet_push(struct vnet_dev *v)
 		if (!bypass_off(v, e))
 			break;
 	}
+	/* Admin down: tpacket_snd() takes nothing and the frames keep SEND_REQUEST. */
+	v->t.link_down = err == -ENETDOWN;
 	return err;
 }
 
@@ -594,7 +598,13 @@ static void vnet_caps(const struct gso_dev *d, struct gso_dev_caps *c)
 	c->mtu = v->mtu;
 	c->max_frame = v->mtu + 14;
 	c->max_segs = v->t.lim.max_segs;
+	c->max_segs_udp = v->t.lim.udp_max_segs;
 	c->max_frags = 1;
+}
+
+static uint32_t vnet_inflight(const struct gso_dev *d)
+{
+	return ((const struct vnet_dev *)d)->inflight;
 }
 
 static void vnet_stats(struct gso_dev *d, struct gso_dev_stats *st)
@@ -648,6 +658,7 @@ const struct gso_dev_ops vnet_ops = {
 	.stats = vnet_stats,
 	.close = vnet_close,
 	.destroy = vnet_destroy,
+	.inflight = vnet_inflight,
 };
 
 int gso_vnet__fd(const struct gso_dev *d)
@@ -821,6 +832,7 @@ int gso_vnet__create(struct gso_dev **out, int ifindex, const struct gso_vnet_op
 		return -ENOMEM;
 	v->fd = -1;
 	v->ifindex = ifindex;
+	v->t.dev.ifindex = ifindex;
 	v->ring = !(flags & GSO_VNET_F_NO_RING);
 	err = link_mtu(0, name, &v->mtu);
 	if (!err)

@@ -63,6 +63,7 @@ struct tso_dev {
 	uint8_t flags;       /* device default GSO_TSO_F_* */
 	struct gso_tso_stats st; /* counters (sz unused) */
 	uint64_t ring_full, umem_full, invalid; /* submit refusals, for struct gso_dev_stats */
+	bool link_down;      /* the last push said -ENETDOWN: what is queued waits */
 };
 
 /* The TSO device behind `dev` (its ops.submit is tso_dev_submit), or NULL. */

@@ -162,6 +162,9 @@ static int submit(struct tso_dev *t, struct gso_tso_flow *flow, const struct gso
 	unsigned mode = flow ? flow->mode : t->mode, flags = flow ? flow->flags : t->flags, done = 0;
 	int err = 0;
 
+	/* Nothing more is queued behind frames that wait for the link (see gso_dev__submit). */
+	if (unlikely(t->link_down) && t->hooks->push(t) == -ENETDOWN)
+		return -ENETDOWN;
 	while (done < n) {
 		struct tso_choice c;
 

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,7 @@ int gso_vnet__create_tap(struct gso_dev **out, const char *ifname, const struct 
 	if (err)
 		goto fail;
 	v->t.lim.max_frame = v->mtu + 14;
+	v->t.dev.ifindex = (int)if_nametoindex(ifname);
 	snprintf(v->t.dev.name, sizeof(v->t.dev.name), "tap vnet");
 	*out = &v->t.dev;
 	return 0;

@@ -59,6 +59,9 @@ struct xsk_dev {
 	bool csum;          /* frames may carry checksum requests */
 	bool sg;            /* frames may be header + payload references */
 	bool dead;          /* the interface went away */
+	bool link_down;     /* the last kick said -ENETDOWN; frames wait in the ring */
+	bool probe_pending; /* the checksum probe could not run (interface down at creation) */
+	uint64_t probe_tried_ns; /* last time submit tried the pending probe */
 	int64_t invalid_base; /* kernel tx_invalid_descs not ours (the probe) */
 	uint64_t kernel_invalid_final;
 	struct slab slab;
@@ -69,6 +72,8 @@ struct xsk_dev {
 	struct xsk_rx rx;   /* receive side (rx.n == 0: none) */
 	struct gso_dev_stats st; /* the backend's counters */
 };
+
+static int xsk_probe_op(struct gso_dev *d);
 
 static struct xsk_dev *to_xsk(struct gso_dev *d)
 {
@@ -141,8 +146,10 @@ static int xsk_push(struct xsk_dev *x)
 		uint32_t pend = xring_prod_pending(&x->sk.tx);
 		int err;
 
-		if (!pend || !xring_needs_wakeup(&x->sk.tx))
+		if (!pend || !xring_needs_wakeup(&x->sk.tx)) {
+			x->link_down = false;
 			return 0;
+		}
 		if (pend >= prev && ++stalls > MAX_PUSH_STALLS)
 			return -EAGAIN;
 		if (pend < prev)
@@ -151,6 +158,8 @@ static int xsk_push(struct xsk_dev *x)
 		err = xsk_sock_kick(&x->sk);
 		x->st.kicks++;
 		xsk_reap(&x->dev, 0);
+		if (err != -ENETDOWN)
+			x->link_down = false;
 		switch (err) {
 		case 0:
 			/* Zero-copy: the driver sends asynchronously after the wake-up. */
@@ -163,6 +172,8 @@ static int xsk_push(struct xsk_dev *x)
 			x->st.kick_busy++;
 			break;
 		case -ENETDOWN:
+			/* Admin down: the kernel took nothing, the frames wait in the ring. */
+			x->link_down = true;
 			return -ENETDOWN;
 		case -ENXIO:   /* socket unbound: the interface was unregistered */
 		case -ENODEV:
@@ -491,6 +502,20 @@ static int queue_one(struct xsk_dev *x, const struct gso_tx *tx)
 	return 0;
 }
 
+/* A pending probe from the data path: when the ring is quiet, at most every 100 ms. */
+static void try_probe(struct xsk_dev *x)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (x->probe_tried_ns && now - x->probe_tried_ns < 100000000ull)
+		return;
+	x->probe_tried_ns = now;
+	xsk_probe_op(&x->dev);
+}
+
 static int xsk_submit(struct gso_dev *d, const struct gso_tx *tx, unsigned n)
 {
 	struct xsk_dev *x = to_xsk(d);
@@ -499,6 +524,10 @@ static int xsk_submit(struct gso_dev *d, const struct gso_tx *tx, unsigned n)
 
 	if (x->dead)
 		return -ENODEV;
+	if (unlikely(x->link_down) && xsk_push(x) == -ENETDOWN)
+		return -ENETDOWN;
+	if (unlikely(x->probe_pending) && !x->inflight)
+		try_probe(x);
 	while (done < n) {
 		err = queue_one(x, &tx[done]);
 		if (err == -EAGAIN || err == -ENOBUFS) {
@@ -553,7 +582,7 @@ static void xsk_caps(const struct gso_dev *d, struct gso_dev_caps *c)
 	const struct xsk_dev *x = (const struct xsk_dev *)d;
 
 	c->flags = (x->csum ? GSO_DEV_CSUM : 0) | (x->sg ? GSO_DEV_SG : 0) |
-		   (x->sk.zerocopy ? GSO_DEV_ZEROCOPY : 0);
+		   (x->sk.zerocopy ? GSO_DEV_ZEROCOPY : 0) | (x->probe_pending ? GSO_DEV_PROBE_PENDING : 0);
 	c->mtu = x->mtu;
 	c->max_frame = x->mtu + 14;
 	/* A segment takes one descriptor, or a header and up to two payload pieces with SG. */
@@ -566,6 +595,30 @@ static void xsk_caps(const struct gso_dev *d, struct gso_dev_caps *c)
 		/* Copy mode and the usual drivers put XDP_PACKET_HEADROOM before the frame. */
 		c->rx_max_frame = x->mem.chunk_size - COMPAT_XDP_PACKET_HEADROOM;
 	}
+}
+
+static uint32_t xsk_inflight(const struct gso_dev *d)
+{
+	return ((const struct xsk_dev *)d)->inflight;
+}
+
+/*
+ * Whole frames are copied into a slab slot of one chunk: metadata room,
+ * headers, payload, the slot rounded up to 8 bytes (xplan_make).
+ * Multi-buffer frames reference the payload where it is (only the MTU
+ * limits them), but payload outside a device buffer, or GSO_TX_F_COPY,
+ * still makes whole frames.
+ */
+static uint32_t xsk_frame_room(const struct gso_dev *d, const struct gso_tmpl *t, uint32_t tx_flags)
+{
+	const struct xsk_dev *x = (const struct xsk_dev *)d;
+	uint32_t slot_max = x->mem.chunk_size & ~7u;
+
+	if (x->sg && !(tx_flags & GSO_TX_F_COPY))
+		return UINT32_MAX;
+	if (slot_max <= x->meta + t->hdr_len)
+		return 0;
+	return slot_max - x->meta - t->hdr_len;
 }
 
 static uint64_t kernel_invalid(struct xsk_dev *x)
@@ -685,6 +738,9 @@ static const struct gso_dev_ops xsk_ops = {
 	.recv = xsk_recv,
 	.rx_release = xsk_rx_release_op,
 	.rx_wait = xsk_rx_wait_op,
+	.inflight = xsk_inflight,
+	.frame_room = xsk_frame_room,
+	.probe = xsk_probe_op,
 };
 
 int xsk_dev_info(const struct gso_dev *d, int *ifindex, uint32_t *queue_id, int *fd, bool *rx)
@@ -818,28 +874,19 @@ static int open_sock(struct xsk_dev *x, const struct xcfg *c, bool want_meta)
 }
 
 /*
- * Decide checksum metadata.  Returns 0, or -EAGAIN when the probe left
- * the socket unusable and it must be opened again without metadata.
+ * Send the checksum probe frame (xsk_probe.c) from a chunk of the backend
+ * region.  Returns 1 (requests are carried), 0 (not), or -errno; the
+ * chunk's accounting is settled either way: a descriptor that did not
+ * complete yet (-ETIMEDOUT, or -ENETDOWN: still in the ring) is in flight
+ * and its completion gives the chunk back like any other.
  */
-static int setup_csum(struct xsk_dev *x)
+static int csum_probe(struct xsk_dev *x)
 {
 	uint8_t mac[6] = { 0 };
 	uint32_t chunk;
 	bool completed;
 	int r;
 
-	x->csum = false;
-	x->invalid_base = xsk_sock_tx_invalid(&x->sk);
-	if (x->invalid_base < 0)
-		x->invalid_base = 0;
-	if (!x->meta)
-		return 0;
-	if (x->sk.zerocopy) {
-		uint64_t xf, kf;
-		uint32_t zc;
-		x->csum = !xsk_netdev_get(x->ifindex, &xf, &zc, &kf) && (kf & NETDEV_XSK_FLAGS_TX_CHECKSUM);
-		return 0;
-	}
 	if (link_mac(x->ifindex, NULL, mac) || ua_alloc_one(&x->mem.ua, &chunk))
 		return 0;
 	ua_get(&x->mem.ua, chunk);
@@ -851,13 +898,110 @@ static int setup_csum(struct xsk_dev *x)
 	else
 		x->inflight++;
 	ua_unhold(&x->mem.ua, chunk);
+	if (r == -ENETDOWN)
+		x->link_down = true;
+	return r;
+}
+
+static void set_name(struct xsk_dev *x)
+{
+	snprintf(x->dev.name, sizeof(x->dev.name), "af_xdp %s%s%s%s", x->sk.zerocopy ? "zerocopy" : "copy",
+		 x->sg ? " sg" : "", x->csum ? " csum" : x->probe_pending ? " csum?" : "",
+		 x->rx.n ? " rx" : "");
+}
+
+/* The interface is administratively up (what the probe's sendto needs). */
+static bool link_is_up(int ifindex)
+{
+	struct link_info li;
+
+	memset(&li, 0, sizeof(li));
+	return !link_rtnl(ifindex, &li) && (li.ifi_flags & IFF_UP);
+}
+
+/*
+ * Decide checksum metadata.  Returns 0, or -EAGAIN when the probe left
+ * the socket unusable and it must be opened again without metadata.  On
+ * an interface that is down the probe cannot run (sendto says ENETDOWN):
+ * it is left pending rather than deciding "no checksums" for the device's
+ * whole life.
+ */
+static int setup_csum(struct xsk_dev *x)
+{
+	int r;
+
+	x->csum = false;
+	x->probe_pending = false;
+	x->invalid_base = xsk_sock_tx_invalid(&x->sk);
+	if (x->invalid_base < 0)
+		x->invalid_base = 0;
+	if (!x->meta)
+		return 0;
+	if (x->sk.zerocopy) {
+		uint64_t xf, kf;
+		uint32_t zc;
+		x->csum = !xsk_netdev_get(x->ifindex, &xf, &zc, &kf) && (kf & NETDEV_XSK_FLAGS_TX_CHECKSUM);
+		return 0;
+	}
+	if (!link_is_up(x->ifindex)) {
+		x->probe_pending = true;
+		return 0;
+	}
+	r = csum_probe(x);
 	if (r == -EINVAL)
 		return -EAGAIN;
 	x->csum = r == 1;
+	x->probe_pending = r == -ENETDOWN;
 	/* The probe's own invalid descriptor is not the caller's. */
 	x->invalid_base = xsk_sock_tx_invalid(&x->sk);
 	if (x->invalid_base < 0)
 		x->invalid_base = 0;
+	return 0;
+}
+
+/*
+ * The pending probe, once the interface is up and the ring is quiet (the
+ * probe waits for its own completion, which must not be mixed up with the
+ * frames of others).
+ */
+static int xsk_probe_op(struct gso_dev *d)
+{
+	struct xsk_dev *x = to_xsk(d);
+	int64_t inv0, inv1;
+	int r;
+
+	if (!x->probe_pending)
+		return 0;
+	if (x->dead)
+		return -ENODEV;
+	if (!link_is_up(x->ifindex))
+		return -ENETDOWN;
+	if (x->link_down && xsk_push(x) == -ENETDOWN)
+		return -ENETDOWN;
+	xsk_reap(d, 0);
+	if (x->inflight || xring_prod_pending(&x->sk.tx))
+		return -EAGAIN;
+	inv0 = xsk_sock_tx_invalid(&x->sk);
+	r = csum_probe(x);
+	if (r == -ENETDOWN || r == -EAGAIN)
+		return r;
+	inv1 = xsk_sock_tx_invalid(&x->sk);
+	if (inv0 >= 0 && inv1 > inv0)
+		x->invalid_base += inv1 - inv0;
+	x->probe_pending = false;
+	if (r == -EINVAL) {
+		/*
+		 * At creation this reopens the socket without metadata; here
+		 * the socket may be steered to already.  A kernel that took the
+		 * metadata room at registration and then refuses a well-formed
+		 * request keeps the refused descriptor at the ring's head, so
+		 * nothing could be sent after it: the device is unusable.
+		 */
+		x->dead = true;
+		return -ENODEV;
+	}
+	x->csum = r == 1;
+	set_name(x);
 	return 0;
 }
 
@@ -880,6 +1024,7 @@ int gso_xsk__create(struct gso_dev **out, int ifindex, const struct gso_xsk_opts
 		return -ENOMEM;
 	x->sk.fd = -1;
 	x->ifindex = ifindex;
+	x->dev.ifindex = ifindex;
 	x->queue_id = c.queue_id;
 	x->dev.ops = &xsk_ops;
 	x->dev.mem = &x->mem;
@@ -950,8 +1095,7 @@ int gso_xsk__create(struct gso_dev **out, int ifindex, const struct gso_xsk_opts
 	if (!x->sk.zerocopy && !setsockopt(x->sk.fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &c.budget,
 					   sizeof(c.budget)))
 		x->budget = c.budget;
-	snprintf(x->dev.name, sizeof(x->dev.name), "af_xdp %s%s%s%s", x->sk.zerocopy ? "zerocopy" : "copy",
-		 x->sg ? " sg" : "", x->csum ? " csum" : "", x->rx.n ? " rx" : "");
+	set_name(x);
 	/* Receiving works from here on: the kernel needs chunks before the first frame. */
 	x->rx.zerocopy = x->sk.zerocopy;
 	xsk_rx_refill(&x->rx, &x->sk, &x->mem);

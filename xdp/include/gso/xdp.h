@@ -68,6 +68,15 @@ struct gso_dev;
 #define GSO_DEV_ZEROCOPY (1u << 6) /* the NIC reads frames in place (AF_XDP zero-copy) */
 #define GSO_DEV_BUFS     (1u << 7) /* gso_dev__buf_alloc() is available */
 #define GSO_DEV_RX       (1u << 8) /* gso_dev__recv() is available (AF_XDP with an RX ring) */
+/*
+ * Offloads are not known yet: the interface was down when the device was
+ * created, so the probe that decides them could not run.  Until then the
+ * device works without them (software checksums); gso_dev__probe() runs
+ * the probe once the interface is up (the device also tries by itself
+ * when a kick finds the link up again).  The flags above then say what
+ * was found.
+ */
+#define GSO_DEV_PROBE_PENDING (1u << 9)
 
 /* What a device can do, for the pacer and the flow queue. */
 struct gso_dev_caps {
@@ -81,9 +90,17 @@ struct gso_dev_caps {
 	uint32_t buf_max;     /* largest gso_dev__buf_alloc() length (the buffer share); 0 without GSO_DEV_BUFS */
 	uint32_t buf_headroom; /* bytes the device keeps before a buffer's data in its first chunk */
 	uint32_t rx_max_frame; /* longest frame gso_dev__recv() delivers (L2 header on); 0 without GSO_DEV_RX */
+	/*
+	 * Most segments one super-segment may make, per protocol: TCP (the
+	 * same as max_segs) and UDP (never more than GSO_UDP_MAX_SEGS, which
+	 * is what Linux's UDP_SEGMENT allows; a virtio device of an older
+	 * kernel: 64).  Pass the one of the flow's protocol to gso_burst_size().
+	 */
+	uint32_t max_segs_tcp;
+	uint32_t max_segs_udp;
 	size_t :0;
 };
-#define gso_dev_caps__last_field rx_max_frame
+#define gso_dev_caps__last_field max_segs_udp
 
 /*
  * Fill `caps` (set caps->sz, e.g. with GSO_OPTS(gso_dev_caps, c)); fields
@@ -94,6 +111,40 @@ GSO_API int gso_dev__caps(const struct gso_dev *dev, struct gso_dev_caps *caps);
 
 /* Backend name and mode for people, e.g. "af_xdp copy"; never NULL. */
 GSO_API const char *gso_dev__name(const struct gso_dev *dev);
+
+/*
+ * The largest payload per frame (the MSS, Linux gso_size) this device can
+ * send with template `t`: what fits the interface's MTU and, where frames
+ * are copied whole into device memory chunks (AF_XDP without multi-buffer,
+ * or with GSO_TX_F_COPY in `tx_flags`, which is also what payload in
+ * ordinary memory gets), what fits a chunk.  gso_dev__plan() accepts
+ * every MSS up to it (given the other limits hold) and refuses the next
+ * one with -EMSGSIZE.  Returns the byte count (1..65535), or -EINVAL
+ * (NULL, unknown flag, a template with no L3), -EMSGSIZE (the headers
+ * alone fill the frame), -ESHUTDOWN.
+ */
+GSO_API int gso_dev__max_payload(struct gso_dev *dev, const struct gso_tmpl *t, uint32_t tx_flags);
+
+/*
+ * Descriptors posted to the device and not completed yet (what a TCP
+ * Small Queues limit looks at), without filling the statistics.  Returns
+ * the count (>= 0), or -EINVAL.  After gso_dev__close(): 0.
+ */
+GSO_API int gso_dev__inflight(const struct gso_dev *dev);
+
+/*
+ * The interface the device sends on (ifindex > 0), or -ENODEV for a
+ * device without one (the e1000 model with a callback wire), -EINVAL.
+ */
+GSO_API int gso_dev__ifindex(const struct gso_dev *dev);
+
+/*
+ * Run a probe that GSO_DEV_PROBE_PENDING says is pending.  Returns 0 (done,
+ * or nothing was pending: gso_dev__caps() tells what was found), -EAGAIN
+ * (not yet: frames are in flight; retry once they completed), -ENETDOWN
+ * (the interface is still down), -ESHUTDOWN, -ENODEV, -EINVAL.
+ */
+GSO_API int gso_dev__probe(struct gso_dev *dev);
 
 /*
  * A buffer of device memory (AF_XDP: a run of consecutive UMEM chunks)
@@ -190,6 +241,12 @@ GSO_API int gso_dev__plan(struct gso_dev *dev, const struct gso_tx *tx, struct g
  * errors) or the device is unusable (-ENODEV, -ESHUTDOWN).  A request that
  * fails after the first ends the batch; submitting the rest again reports
  * its error.  Queued frames whose kick failed stay queued: gso_dev__kick().
+ *
+ * -ENETDOWN: the interface is down (a kick found it so, and a kick tried
+ * now still does): nothing of this call was queued; what was queued before
+ * stays queued and leaves once gso_dev__kick() returns 0 again.  So the
+ * call that first meets a down interface queues its requests (they wait),
+ * and every later one says -ENETDOWN until the link is back.
  */
 GSO_API int gso_dev__submit(struct gso_dev *dev, const struct gso_tx *tx, unsigned n);
 
