@@ -1,21 +1,25 @@
 /*
- * sender: a minimal TCP sender over libgso.  It opens a connection to a
- * stock Linux TCP receiver (bench/receiver) from user space, through one
- * of the library's transmit backends (--mode), and sends the bench stream
+ * sender: a TCP sender over libgso.  It opens a connection to a stock
+ * Linux TCP receiver (bench/receiver) from user space, through one of the
+ * library's transmit backends (--mode), and sends the bench stream
  * (header + seeded bytes the receiver verifies, bench/common/proto.h).
  *
- * Everything on the wire is built by the library: headers from templates,
- * super-segments segmented in software or by a device, ACKs received on an
- * AF_XDP socket to which an XDP program steers them (so the kernel, which
- * knows nothing of this connection, never sees them and never answers with
- * a RST).  The TCP is in bench/common/sender_tcp.c, the devices in
- * sender_dev.c.
+ * The transport is the library's: a transmit engine (<gso/engine.h>) with
+ * one stream flow, which runs the handshake, the flow send queue, loss
+ * recovery, congestion control and pacing; the next hop comes from the
+ * kernel (<gso/route.h>).  What stays here is option parsing, the bench
+ * stream written straight into the stream's device buffers, the e1000
+ * mode's device hand-over after the SYN-ACK (bench/common/sender_dev.c),
+ * and reporting.
  *
  * Options follow the bench sender contract (bench/common/README.md, the
  * same as bench/kernel_sender) plus --mode and the pacing settings.
  * Exit: 0 the stream was sent, acknowledged and the FIN too; 1 the
- * transfer failed; 2 usage or setup error; 77 the mode is not available
- * here.  With --json one JSON object on stdout (keys in report()).
+ * transfer failed (the peer went silent or reset it, the interface went
+ * away: the message and the JSON "status" say which); 2 usage or setup
+ * error (no route, an unresolvable next hop); 77 the mode is not
+ * available here.  With --json one JSON object on stdout (keys in
+ * report()).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -29,7 +33,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+
+#include <gso/cc.h>
+#include <gso/engine.h>
 #include <gso/evloop.h>
+#include <gso/route.h>
 #include <gso/tso.h>
 #include <gso/xdp.h>
 
@@ -37,8 +48,7 @@
 #include "json.h"
 #include "proto.h"
 #include "sender_dev.h"
-#include "sender_net.h"
-#include "sender_tcp.h"
+#include "stream.h"
 #include "util.h"
 
 #define DEF_PORT 5201
@@ -57,11 +67,6 @@ struct opts {
 
 static volatile sig_atomic_t stop_flag;
 
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag++;
-}
 
 static void usage(FILE *f)
 {
@@ -81,7 +86,7 @@ static void usage(FILE *f)
 		"      --dev IFNAME        interface to send on (required)\n"
 		"  -d, --dst ADDR          receiver address, IPv4 or IPv6 (required)\n"
 		"      --src ADDR          our address (default: the interface's first)\n"
-		"      --dst-mac MAC       next hop (default: the kernel's neighbour table, IPv4)\n"
+		"      --dst-mac MAC       next hop's MAC (default: the kernel's, resolved if needed)\n"
 		"  -p, --port P            receiver port (default %d)\n"
 		"      --sport P           our port (default: from the process id)\n"
 		"  -b, --bytes N           stream bytes (default 256M, or unlimited with --time)\n"
@@ -93,7 +98,7 @@ static void usage(FILE *f)
 		"      --pacing-shift N    burst = rate >> N bytes (default 10, ~1 ms)\n"
 		"      --min-segs N        smallest rate-based burst (default 2)\n"
 		"      --win-divisor N     a cwnd-limited burst is at most cwnd/N (default 3)\n"
-		"      --cc reno|cubic     congestion control (default cubic)\n"
+		"      --cc reno|cubic     congestion control (default cubic; this kernel's TCP default may differ)\n"
 		"      --mss N             cap the segment size\n"
 		"      --no-sack           do not offer SACK (NewReno recovery)\n"
 		"      --no-ts             do not offer timestamps\n"
@@ -106,7 +111,8 @@ static void usage(FILE *f)
 		"  -q, --quiet             no progress line\n"
 		"      --list-modes        print the modes, one per line\n"
 		"  -h, --help\n\n"
-		"Exit: 0 sent and acknowledged, 1 transfer failed, 2 usage or setup error,\n"
+		"Exit: 0 sent and acknowledged; 1 transfer failed (peer silent or reset, the\n"
+		"interface went away); 2 usage or setup error (no route, next hop unresolvable);\n"
 		"77 mode not available here.\n",
 		DEF_PORT);
 }
@@ -232,60 +238,259 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		o->bytes = o->time_s ? UINT64_MAX : DEF_BYTES;
 }
 
+/* ---- addressing --------------------------------------------------------- */
+
+static int parse_addr(const char *s, uint8_t out[16])
+{
+	memset(out, 0, 16);
+	if (inet_pton(AF_INET, s, out) == 1)
+		return GSO_L3_IPV4;
+	if (inet_pton(AF_INET6, s, out) == 1)
+		return GSO_L3_IPV6;
+	return -EINVAL;
+}
+
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned v[6];
+	char tail;
+
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
+		return -EINVAL;
+	for (int i = 0; i < 6; i++) {
+		if (v[i] > 255)
+			return -EINVAL;
+		mac[i] = (uint8_t)v[i];
+	}
+	return 0;
+}
+
+/* The first address of family l3 on `ifname` (for --dst-mac without --src). */
+static int first_addr(const char *ifname, int l3, uint8_t addr[16])
+{
+	struct ifaddrs *ifa, *i;
+	int err = -ENOENT;
+
+	if (getifaddrs(&ifa))
+		return -errno;
+	for (i = ifa; i && err; i = i->ifa_next) {
+		if (!i->ifa_addr || strcmp(i->ifa_name, ifname))
+			continue;
+		memset(addr, 0, 16);
+		if (l3 == GSO_L3_IPV4 && i->ifa_addr->sa_family == AF_INET) {
+			memcpy(addr, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, 4);
+			err = 0;
+		} else if (l3 == GSO_L3_IPV6 && i->ifa_addr->sa_family == AF_INET6 &&
+			   !IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr)) {
+			memcpy(addr, &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, 16);
+			err = 0;
+		}
+	}
+	freeifaddrs(ifa);
+	return err;
+}
+
+/* Explicit MACs (--dst-mac): the route by hand, the kernel asked only for our MAC and MTU. */
+static int route_by_hand(const struct opts *o, int l3, const uint8_t dst[16], int ifindex, struct gso_route *rt)
+{
+	struct ifreq ifr;
+	int fd, err = 0;
+
+	rt->ifindex = ifindex;
+	rt->l3 = (uint8_t)l3;
+	memcpy(rt->dst, dst, 16);
+	memcpy(rt->nexthop, dst, 16);
+	if (parse_mac(o->dst_mac, rt->dst_mac))
+		bench_die(BENCH_EXIT_USAGE, 0, "bad --dst-mac '%s'", o->dst_mac);
+	if (!o->src && (err = first_addr(o->dev, l3, rt->src)))
+		bench_die(BENCH_EXIT_USAGE, -err, "no IPv%d address on %s (use --src)", l3 == GSO_L3_IPV4 ? 4 : 6,
+			  o->dev);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", o->dev);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
+		err = -errno;
+	else
+		memcpy(rt->src_mac, ifr.ifr_hwaddr.sa_data, 6);
+	if (!err && ioctl(fd, SIOCGIFMTU, &ifr) < 0)
+		err = -errno;
+	else
+		rt->mtu = (uint32_t)ifr.ifr_mtu;
+	close(fd);
+	return err;
+}
+
+/* ---- the run -------------------------------------------------------------- */
+
+struct run {
+	const struct opts *o;
+	struct gso_engine *e;
+	struct gso_stream *s;
+	struct snd_dev *d;
+	struct bench_stream stream;
+	uint8_t hdr_bytes[BENCH_HDR_LEN];
+	uint64_t total;      /* TCP payload to send, header included; UINT64_MAX: until --time */
+	uint64_t written, stop_at, gen_ns;
+	bool established, shut, closed, setup_failed;
+	int ack_queue;
+	char err[256];
+};
+
+static struct gso_engine *signal_engine;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag++;
+	/* Async-signal-safe: an atomic store and a write(2). */
+	gso_engine__stop(signal_engine);
+}
+
+/* TCP payload bytes [off, off + len): the bench header, then the stream. */
+static void generate(struct run *r, uint64_t off, uint8_t *dst, uint32_t len)
+{
+	uint64_t hl = r->o->raw ? 0 : BENCH_HDR_LEN;
+
+	while (len && off < hl) {
+		*dst++ = r->hdr_bytes[off++];
+		len--;
+	}
+	if (len)
+		bench_stream_fill(&r->stream, off - hl, dst, len);
+}
+
+static void finish_writing(struct run *r)
+{
+	if (r->shut)
+		return;
+	r->shut = true;
+	gso_stream__shutdown(r->s);
+}
+
+/* Write the stream straight into the stream's device buffers until it says "later". */
+static void fill(struct run *r)
+{
+	while (!r->shut) {
+		void *p;
+		uint32_t room;
+		uint64_t t0;
+
+		if (r->written >= r->total || (r->stop_at && gso_evloop_now_ns() >= r->stop_at)) {
+			finish_writing(r);
+			break;
+		}
+		if (gso_stream__reserve(r->s, &p, &room))
+			break; /* -EAGAIN / -ENOBUFS: GSO_EV_STREAM_WRITABLE comes back */
+		if (room > r->total - r->written)
+			room = (uint32_t)(r->total - r->written);
+		t0 = bench_now_ns();
+		generate(r, r->written, p, room);
+		r->gen_ns += bench_now_ns() - t0;
+		if (gso_stream__commit(r->s, room))
+			break;
+		r->written += room;
+	}
+}
+
+static void on_event(void *ctx, const struct gso_engine_event *ev)
+{
+	struct run *r = ctx;
+	int err;
+
+	switch (ev->type) {
+	case GSO_EV_STREAM_ESTABLISHED:
+		r->established = true;
+		r->ack_queue = snd_dev_queue_of(r->d, ev->dev);
+		if (r->o->time_s)
+			r->stop_at = gso_evloop_now_ns() + (uint64_t)(r->o->time_s * 1e9);
+		/* The e1000 model's wire takes a queue the ACKs do not use. */
+		err = snd_dev_wire(r->d, r->e, r->ack_queue < 0 ? 0 : (unsigned)r->ack_queue, r->err, sizeof(r->err));
+		if (err && err != -ENOENT) {
+			r->setup_failed = true;
+			gso_engine__stop(r->e);
+		}
+		break;
+	case GSO_EV_STREAM_WRITABLE:
+		fill(r);
+		break;
+	case GSO_EV_STREAM_CLOSED:
+		r->closed = true;
+		gso_engine__stop(r->e);
+		break;
+	default:
+		break;
+	}
+}
+
 /* ---- reporting ---------------------------------------------------------- */
 
-static uint32_t burst_pct(const struct snd_stats *st, double p)
+static uint32_t burst_pct(const struct gso_stream_info *st, double p)
 {
 	uint64_t n = 0, acc = 0;
 
-	for (unsigned i = 0; i < SND_BURST_HIST; i++)
+	for (unsigned i = 0; i < GSO_STREAM_BURST_HIST; i++)
 		n += st->burst_hist[i];
 	if (!n)
 		return 0;
-	for (unsigned i = 0; i < SND_BURST_HIST; i++) {
+	for (unsigned i = 0; i < GSO_STREAM_BURST_HIST; i++) {
 		acc += st->burst_hist[i];
 		if ((double)acc >= p * (double)n)
-			return i == SND_BURST_HIST - 1 ? st->burst_max : i;
+			return i == GSO_STREAM_BURST_HIST - 1 ? st->burst_max : i;
 	}
 	return st->burst_max;
 }
 
-static double stream_seconds(const struct snd *s)
+static double stream_seconds(const struct gso_stream_info *st)
 {
-	uint64_t end = s->st.t_data_acked ? s->st.t_data_acked : s->st.t_end;
+	uint64_t end = st->t_data_acked ? st->t_data_acked : st->t_end;
 
-	return s->st.t_estab && end > s->st.t_estab ? (double)(end - s->st.t_estab) * 1e-9 : 0;
+	return st->t_estab && end > st->t_estab ? (double)(end - st->t_estab) * 1e-9 : 0;
 }
 
-static uint64_t stream_bytes(const struct snd *s)
+static uint64_t stream_bytes(const struct opts *o, const struct gso_stream_info *st)
 {
-	uint64_t h = s->c.raw ? 0 : BENCH_HDR_LEN;
+	uint64_t h = o->raw ? 0 : BENCH_HDR_LEN;
 
-	return s->st.acked_bytes > h ? s->st.acked_bytes - h : 0;
+	return st->acked > h ? st->acked - h : 0;
 }
 
-static void progress(const struct snd *s, uint64_t now, uint64_t *last_ns, uint64_t *last_bytes)
+static void progress(const struct gso_stream_info *st, uint64_t t0, uint64_t now, uint64_t *last_ns,
+		     uint64_t *last_bytes)
 {
 	double dt = (double)(now - *last_ns) * 1e-9;
-	uint64_t b = s->st.acked_bytes;
+	uint64_t b = st->acked;
 
 	fprintf(stderr, "\r%7.1f s %9.3f Gbit/s  acked %8.1f MB  cwnd %6u  srtt %6.0f us  retrans %8" PRIu64 "  ",
-		(double)(now - s->st.t_start) * 1e-9, dt > 0 ? (double)(b - *last_bytes) * 8e-9 / dt : 0,
-		(double)b * 1e-6, snd_cwnd(s), (double)snd_srtt_ns(s) * 1e-3, s->st.retrans_segs);
+		(double)(now - t0) * 1e-9, dt > 0 ? (double)(b - *last_bytes) * 8e-9 / dt : 0, (double)b * 1e-6,
+		st->cwnd, (double)st->srtt_ns * 1e-3, st->retrans_segs);
 	*last_ns = now;
 	*last_bytes = b;
 }
 
-static void report(const struct opts *o, const struct snd *s, const struct snd_dev *d,
-		   const struct bench_cpu *cpu, const struct gso_dev_stats *ds, bool umem_ok,
-		   const struct gso_evloop_stats *ls, const char *status)
+struct report_in {
+	const struct opts *o;
+	const struct run *r;
+	const struct gso_stream_info *st;
+	const struct gso_engine_stats *es;
+	const struct gso_evloop_stats *ls;
+	const struct gso_dev_stats *ds;
+	const struct gso_route *rt;
+	const struct bench_cpu *cpu;
+	bool umem_ok;
+	const char *status;
+};
+
+static void report(const struct report_in *in)
 {
+	const struct gso_stream_info *st = in->st;
+	const struct opts *o = in->o;
 	struct bench_json j;
-	const struct snd_stats *st = &s->st;
-	double secs = stream_seconds(s), gb = (double)stream_bytes(s) * 1e-9, cpu_s = cpu->user + cpu->sys;
+	double secs = stream_seconds(st), gb = (double)stream_bytes(o, st) * 1e-9, cpu_s = in->cpu->user + in->cpu->sys;
 	uint64_t hist[8] = { 0 };
 
-	for (unsigned i = 1; i < SND_BURST_HIST; i++) {
+	for (unsigned i = 1; i < GSO_STREAM_BURST_HIST; i++) {
 		unsigned b = 0;
 
 		while (b < 7 && (2u << b) <= i)
@@ -297,25 +502,27 @@ static void report(const struct opts *o, const struct snd *s, const struct snd_d
 	bench_json_str(&j, "mode", snd_mode_name((unsigned)o->mode));
 	if (o->label)
 		bench_json_str(&j, "label", o->label);
-	bench_json_str(&j, "status", status);
-	if (st->fail)
-		bench_json_str(&j, "error", strerror(-st->fail_err));
-	bench_json_str(&j, "device", d->desc);
-	bench_json_i64(&j, "ack_queue", st->ack_queue);
-	bench_json_i64(&j, "wire_queue", d->wire_queue);
+	bench_json_str(&j, "status", in->status);
+	if (st->err)
+		bench_json_str(&j, "error", strerror(-st->err));
+	bench_json_str(&j, "device", in->r->d->desc);
+	bench_json_i64(&j, "ack_queue", in->r->ack_queue);
+	bench_json_i64(&j, "wire_queue", in->r->d->wire_queue);
+	bench_json_bool(&j, "nexthop_resolved", !o->dst_mac);
 	bench_json_u64(&j, "seed", o->seed);
-	bench_json_u64(&j, "bytes", stream_bytes(s));
+	bench_json_u64(&j, "bytes", stream_bytes(o, st));
 	bench_json_dbl(&j, "seconds", secs);
-	bench_json_dbl(&j, "goodput_gbps", secs > 0 ? (double)stream_bytes(s) * 8 / secs / 1e9 : 0);
+	bench_json_dbl(&j, "goodput_gbps", secs > 0 ? (double)stream_bytes(o, st) * 8 / secs / 1e9 : 0);
 	bench_json_dbl(&j, "cpu_s", cpu_s);
-	bench_json_dbl(&j, "cpu_user_s", cpu->user);
-	bench_json_dbl(&j, "cpu_sys_s", cpu->sys);
+	bench_json_dbl(&j, "cpu_user_s", in->cpu->user);
+	bench_json_dbl(&j, "cpu_sys_s", in->cpu->sys);
 	bench_json_dbl(&j, "cpu_s_per_gb", gb > 0 ? cpu_s / gb : 0);
-	bench_json_dbl(&j, "gen_cpu_s", (double)st->gen_ns * 1e-9);
-	bench_json_u64(&j, "mss", s->mss);
-	bench_json_u64(&j, "hdr_len", s->hdr_len);
-	bench_json_bool(&j, "sack", s->sack_ok);
-	bench_json_bool(&j, "timestamps", s->ts_ok);
+	bench_json_dbl(&j, "gen_cpu_s", (double)in->r->gen_ns * 1e-9);
+	bench_json_str(&j, "cc", o->cc == GSO_CC_RENO ? "reno" : "cubic");
+	bench_json_u64(&j, "mss", st->mss);
+	bench_json_u64(&j, "hdr_len", st->hdr_len);
+	bench_json_bool(&j, "sack", st->sack);
+	bench_json_bool(&j, "timestamps", st->timestamps);
 	bench_json_u64(&j, "super_segments", st->supers);
 	bench_json_u64(&j, "segments", st->segs);
 	bench_json_dbl(&j, "burst_mean_segs", st->supers ? (double)st->segs / (double)st->supers : 0);
@@ -328,272 +535,208 @@ static void report(const struct opts *o, const struct snd *s, const struct snd_d
 	bench_json_u64(&j, "rto", st->rto);
 	bench_json_u64(&j, "fast_recoveries", st->fast_recov);
 	bench_json_u64(&j, "zero_window_probes", st->probes);
+	bench_json_u64(&j, "syn_retries", st->syn_retries);
 	bench_json_u64(&j, "acks", st->acks);
-	bench_json_u64(&j, "rx_other", st->rx_other);
+	bench_json_u64(&j, "rx_other", in->es->rx_other);
 	bench_json_u64(&j, "rx_bad", st->rx_bad);
 	bench_json_u64(&j, "dupacks", st->dupacks);
 	bench_json_u64(&j, "sacked_segs", st->sacked_segs);
 	bench_json_u64(&j, "lost_segs", st->lost_segs);
-	bench_json_u64(&j, "cwnd_max", st->max_cwnd);
-	bench_json_u64(&j, "cwnd_end", st->cc_end.cwnd);
-	bench_json_u64(&j, "ssthresh_end", st->cc_end.ssthresh == UINT32_MAX ? 0 : st->cc_end.ssthresh);
+	bench_json_u64(&j, "cwnd_max", st->cwnd_max);
+	bench_json_u64(&j, "cwnd_end", st->cwnd);
+	bench_json_u64(&j, "ssthresh_end", st->ssthresh);
 	bench_json_u64(&j, "rtt_samples", st->rtt_samples);
 	bench_json_dbl(&j, "pacing_rate_gbps_end",
-		       st->cc_end.pacing_rate == GSO_RATE_UNPACED ? 0 : (double)st->cc_end.pacing_rate * 8e-9);
-	bench_json_dbl(&j, "srtt_us", (double)snd_srtt_ns(s) * 1e-3);
-	bench_json_dbl(&j, "min_rtt_us", (double)snd_min_rtt_ns(s) * 1e-3);
-	bench_json_u64(&j, "wnd_min", st->min_wnd == UINT32_MAX ? 0 : st->min_wnd);
+		       st->pacing_rate == GSO_RATE_UNPACED ? 0 : (double)st->pacing_rate * 8e-9);
+	bench_json_dbl(&j, "srtt_us", (double)st->srtt_ns * 1e-3);
+	bench_json_dbl(&j, "min_rtt_us", (double)st->min_rtt_ns * 1e-3);
+	bench_json_u64(&j, "wnd_min", st->min_wnd);
 	bench_json_u64(&j, "wnd_max", st->max_wnd);
-	bench_json_u64(&j, "zero_window_acks", st->zero_wnd);
+	bench_json_u64(&j, "zero_window_acks", st->zero_wnd_acks);
 	bench_json_u64(&j, "wnd_checks", st->wnd_checks);
 	bench_json_u64(&j, "wnd_violations", st->wnd_violations);
 	bench_json_i64(&j, "max_over_wnd", st->max_over_wnd);
 	bench_json_u64(&j, "max_outstanding", st->max_outstanding);
-	bench_json_u64(&j, "backpressure", st->backpressure);
+	bench_json_u64(&j, "backpressure", st->backpressure + in->es->backpressure);
 	bench_json_u64(&j, "umem_waits", st->umem_waits);
 	bench_json_u64(&j, "tsq_waits", st->tsq_waits);
-	bench_json_u64(&j, "burst_descs", s->burst_descs);
-	bench_json_u64(&j, "tx_frames", ds->tx_frames);
-	bench_json_u64(&j, "tx_kicks", ds->kicks);
-	bench_json_u64(&j, "tx_csum_offload", ds->tx_csum_offload);
-	bench_json_u64(&j, "tx_sg_frames", ds->tx_sg_frames);
-	bench_json_u64(&j, "offloaded", s->tso.offloaded);
-	bench_json_u64(&j, "software_segmented", s->tso.software);
-	bench_json_str(&j, "evloop", gso_evloop_backend_name(ls->backend));
-	bench_json_u64(&j, "evloop_sleeps", ls->sleeps);
-	bench_json_u64(&j, "evloop_spins", ls->spins);
-	bench_json_dbl(&j, "wake_late_p50_us", (double)ls->late_sleep_p50_ns * 1e-3);
-	bench_json_dbl(&j, "wake_late_p99_us", (double)ls->late_sleep_p99_ns * 1e-3);
-	bench_json_dbl(&j, "wake_late_max_us", (double)ls->late_sleep_max_ns * 1e-3);
+	bench_json_u64(&j, "burst_descs", st->burst_descs);
+	bench_json_u64(&j, "link_down", in->es->link_down);
+	bench_json_u64(&j, "link_up", in->es->link_up);
+	bench_json_dbl(&j, "link_down_s", (double)in->es->link_down_ns * 1e-9);
+	bench_json_u64(&j, "tx_frames", in->ds->tx_frames);
+	bench_json_u64(&j, "tx_kicks", in->ds->kicks);
+	bench_json_u64(&j, "tx_csum_offload", in->ds->tx_csum_offload);
+	bench_json_u64(&j, "tx_sg_frames", in->ds->tx_sg_frames);
+	bench_json_u64(&j, "offloaded", st->offloaded);
+	bench_json_u64(&j, "software_segmented", st->software);
+	bench_json_str(&j, "evloop", gso_evloop_backend_name(in->ls->backend));
+	bench_json_u64(&j, "evloop_sleeps", in->ls->sleeps);
+	bench_json_u64(&j, "evloop_spins", in->ls->spins);
+	bench_json_dbl(&j, "wake_late_p50_us", (double)in->ls->late_sleep_p50_ns * 1e-3);
+	bench_json_dbl(&j, "wake_late_p99_us", (double)in->ls->late_sleep_p99_ns * 1e-3);
+	bench_json_dbl(&j, "wake_late_max_us", (double)in->ls->late_sleep_max_ns * 1e-3);
 	if (o->rate_bps > 0) {
 		/* What the rate cap asked for and what went out (payload + headers of what was acknowledged). */
-		double wire = secs > 0 ? (double)s->st.acked_bytes * (1.0 + (double)s->hdr_len / s->mss) * 8 / secs : 0;
+		double wire = secs > 0 && st->mss ?
+				      (double)st->acked * (1.0 + (double)st->hdr_len / st->mss) * 8 / secs : 0;
 
 		bench_json_dbl(&j, "rate_cap_gbps", o->rate_bps * 1e-9);
 		bench_json_dbl(&j, "wire_gbps", wire * 1e-9);
 	}
-	bench_json_u64(&j, "umem_chunks", ds->chunks_total);
-	bench_json_u64(&j, "umem_free_at_end", ds->chunks_free);
-	bench_json_bool(&j, "umem_balanced", umem_ok);
+	bench_json_u64(&j, "umem_chunks", in->ds->chunks_total);
+	bench_json_u64(&j, "umem_free_at_end", in->ds->chunks_free);
+	bench_json_bool(&j, "umem_balanced", in->umem_ok);
 	bench_json_end(&j);
 }
 
 /* ---- main ---------------------------------------------------------------- */
 
-static int parse_addr(const char *s, uint8_t out[16])
-{
-	memset(out, 0, 16);
-	if (inet_pton(AF_INET, s, out) == 1)
-		return 4;
-	if (inet_pton(AF_INET6, s, out) == 1)
-		return 6;
-	return -EINVAL;
-}
-
-struct estab_ctx {
-	struct snd_dev *d;
-	struct gso_evloop *loop;
-	char err[256];
-};
-
-/* The SYN-ACK is in: the e1000 model's wire takes a queue the ACKs do not use. */
-static int on_estab(void *ctx, unsigned rxq, struct snd_cfg *c)
-{
-	struct estab_ctx *ec = ctx;
-	int w = snd_dev_wire_pick(ec->d, rxq), e;
-
-	if (w == -ENOENT)
-		return 0;
-	if (w < 0) {
-		fprintf(stderr, "sender: no queue for the e1000 wire besides the ACKs' (%u)\n", rxq);
-		return w;
-	}
-	gso_evloop__del_fd(ec->loop, gso_xsk__fd(ec->d->rx[w]));
-	e = snd_dev_wire(ec->d, w, ec->err, sizeof(ec->err));
-	if (e) {
-		fprintf(stderr, "sender: %s\n", ec->err);
-		return e;
-	}
-	c->dev = ec->d->tx;
-	c->tso = ec->d->tso;
-	c->tx_flags = ec->d->tx_flags;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct opts o;
-	struct snd_if ifi;
 	struct snd_dev d;
-	struct snd s;
-	struct snd_cfg c;
-	struct gso_evloop *loop = NULL;
+	struct run r;
+	struct gso_route rt;
 	struct bench_cpu c0, c1, cpu;
 	struct gso_dev_stats ds;
-	struct estab_ctx ec = { .d = &d };
 	char err[256];
-	int e, l3;
-	uint64_t now, last_print, last_bytes = 0;
+	uint8_t dst[16], src[16];
+	int e, l3, ifindex;
+	uint64_t now, t0, last_print, last_bytes = 0;
 	bool tty, ok, umem_ok;
+	const char *status;
 
 	parse_args(argc, argv, &o);
 	if (o.netns && (e = bench_netns_enter(o.netns)))
 		bench_die(BENCH_EXIT_USAGE, -e, "netns %s", o.netns);
 	signal(SIGPIPE, SIG_IGN);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
 
-	memset(&c, 0, sizeof(c));
-	e = snd_if_info(o.dev, &ifi);
-	if (e)
-		bench_die(BENCH_EXIT_USAGE, -e, "interface %s", o.dev);
-	l3 = parse_addr(o.dst, c.peer_addr);
+	ifindex = (int)if_nametoindex(o.dev);
+	if (!ifindex)
+		bench_die(BENCH_EXIT_USAGE, errno, "interface %s", o.dev);
+	l3 = parse_addr(o.dst, dst);
 	if (l3 < 0)
 		bench_die(BENCH_EXIT_USAGE, 0, "bad --dst '%s'", o.dst);
-	if (o.src) {
-		if (parse_addr(o.src, c.our_addr) != l3)
-			bench_die(BENCH_EXIT_USAGE, 0, "bad --src '%s' (same family as --dst)", o.src);
-	} else if ((e = snd_if_addr(o.dev, l3, c.our_addr))) {
-		bench_die(BENCH_EXIT_USAGE, -e, "no IPv%d address on %s (use --src)", l3, o.dev);
-	}
-	if (o.dst_mac) {
-		if (snd_parse_mac(o.dst_mac, c.peer_mac))
-			bench_die(BENCH_EXIT_USAGE, 0, "bad --dst-mac '%s'", o.dst_mac);
-	} else if (l3 == 6) {
-		bench_die(BENCH_EXIT_USAGE, 0, "IPv6 needs --dst-mac");
-	} else if ((e = snd_resolve_mac(o.dev, c.peer_addr, c.peer_mac, 1000))) {
-		bench_die(BENCH_EXIT_USAGE, -e, "no MAC for %s on %s (use --dst-mac)", o.dst, o.dev);
-	}
+	if (o.src && parse_addr(o.src, src) != l3)
+		bench_die(BENCH_EXIT_USAGE, 0, "bad --src '%s' (same family as --dst)", o.src);
+	memset(&rt, 0, sizeof(rt));
+	rt.sz = sizeof(rt);
+	if (o.dst_mac)
+		e = route_by_hand(&o, l3, dst, ifindex, &rt);
+	else
+		e = gso_route__lookup(l3, dst, ifindex, 3000, &rt);
+	if (e)
+		bench_die(BENCH_EXIT_USAGE, -e, "no next hop for %s on %s%s", o.dst, o.dev,
+			  o.dst_mac ? "" : " (the kernel could not resolve it; --dst-mac sets it)");
+	if (o.src)
+		memcpy(rt.src, src, 16);
 
-	e = snd_dev_open(&d, o.mode, ifi.ifindex, o.queue, err, sizeof(err));
+	e = snd_dev_open(&d, o.mode, ifindex, o.queue, err, sizeof(err));
 	if (e == -EOPNOTSUPP)
 		bench_die(BENCH_EXIT_SKIP, 0, "mode %s not available here: %s", snd_mode_name((unsigned)o.mode), err);
 	if (e)
 		bench_die(BENCH_EXIT_USAGE, 0, "mode %s: %s", snd_mode_name((unsigned)o.mode), err);
 
-	c.dev = d.tx;
-	c.tso = d.tso;
-	c.tx_flags = d.tx_flags;
-	c.l3 = (uint8_t)l3;
-	memcpy(c.our_mac, ifi.mac, 6);
-	c.our_port = o.sport ? o.sport : (uint16_t)(32768 + getpid() % 28000);
-	c.peer_port = o.port;
-	c.mtu = ifi.mtu;
-	c.mss_cap = (uint32_t)o.mss;
-	c.bytes = o.bytes;
-	c.duration_ns = (uint64_t)(o.time_s * 1e9);
-	c.seed = o.seed;
-	c.raw = o.raw;
-	c.max_rate = (uint64_t)(o.rate_bps / 8);
-	c.pacing_shift = o.pacing_shift;
-	c.min_segs = o.min_segs;
-	c.win_divisor = o.win_divisor;
-	c.cc_algo = o.cc;
-	c.no_sack = o.no_sack;
-	c.no_ts = o.no_ts;
-	c.idle_ns = (uint64_t)(o.idle_s * 1e9);
-	c.check = o.check;
-	c.on_estab = on_estab;
-	c.ctx = &ec;
-
-	e = snd_dev_steer(&d, l3, c.peer_addr, c.our_addr, c.peer_port, c.our_port);
-	if (e)
-		bench_die(BENCH_EXIT_USAGE, -e, "steering the ACKs");
-	e = gso_evloop__create(&loop, NULL);
-	if (e)
-		bench_die(BENCH_EXIT_USAGE, -e, "event loop");
-	ec.loop = loop;
-	for (unsigned q = 0; q < d.nrxq; q++) {
-		int fd = gso_xsk__fd(d.rx[q]);
-
-		e = fd < 0 ? fd : gso_evloop__add_fd(loop, fd, POLLIN, q);
-		if (e)
-			bench_die(BENCH_EXIT_USAGE, -e, "watching receive queue %u", q);
+	memset(&r, 0, sizeof(r));
+	r.o = &o;
+	r.d = &d;
+	r.ack_queue = -1;
+	r.total = o.bytes == UINT64_MAX ? UINT64_MAX : o.bytes + (o.raw ? 0 : BENCH_HDR_LEN);
+	bench_stream_init(&r.stream, o.seed);
+	if (!o.raw) {
+		struct bench_hdr h = { .flags = 0, .seed = o.seed,
+				       .total = o.bytes == UINT64_MAX || o.time_s ? 0 : o.bytes };
+		bench_hdr_encode(&h, r.hdr_bytes);
 	}
+	{
+		GSO_OPTS(gso_engine_opts, eo, .max_flows = 4, .on_event = on_event, .ctx = &r, .steer = d.steer);
+		e = gso_engine__create(&r.e, d.tx, &eo);
+		if (e)
+			bench_die(BENCH_EXIT_USAGE, -e, "transmit engine");
+	}
+	e = snd_dev_give(&d, r.e);
+	if (e)
+		bench_die(BENCH_EXIT_USAGE, -e, "receive devices");
+	signal_engine = r.e;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
 
 	tty = !o.quiet && isatty(STDERR_FILENO);
 	bench_cpu_now(&c0);
-	now = gso_evloop_now_ns();
-	last_print = now;
-	e = snd_init(&s, &c, now);
-	if (e)
-		bench_die(BENCH_EXIT_USAGE, -e, "sender state");
-	snd_connect(&s, now);
+	t0 = last_print = gso_evloop_now_ns();
+	{
+		GSO_OPTS(gso_stream_opts, so, .route = &rt, .sport = o.sport ? o.sport : (uint16_t)(32768 + getpid() % 28000),
+			 .dport = o.port, .cc_algo = o.cc, .mss = (uint32_t)o.mss, .max_rate = (uint64_t)(o.rate_bps / 8),
+			 .pacing_shift = o.pacing_shift, .min_segs = o.min_segs, .win_divisor = o.win_divisor,
+			 .tx_flags = d.tx_flags, .idle_ns = (uint64_t)(o.idle_s * 1e9),
+			 .flags = (o.no_sack ? GSO_STREAM_F_NO_SACK : 0) | (o.no_ts ? GSO_STREAM_F_NO_TS : 0) |
+				  (o.check ? GSO_STREAM_F_CHECK : 0));
+		e = gso_stream__connect(r.e, &so, &r.s);
+		if (e)
+			bench_die(BENCH_EXIT_USAGE, -e, "connecting");
+	}
 
-	while (!snd_finished(&s)) {
-		struct gso_rx_pkt pk[RX_BATCH];
-		struct gso_evloop_event ev[4];
-		uint64_t dl;
-		int n;
-
-		bool full = false;
+	while (!r.closed && !r.setup_failed) {
+		uint64_t until;
 
 		now = gso_evloop_now_ns();
-		for (unsigned q = 0; q < d.nrxq && !snd_finished(&s); q++) {
-			/* The e1000 wire's queue has no receive socket once the model runs. */
-			if ((int)q == d.wire_queue)
-				continue;
-			n = gso_dev__recv(d.rx[q], pk, RX_BATCH);
-			if (n < 0) {
-				s.state = SND_FAILED;
-				s.st.fail = "receiving";
-				s.st.fail_err = n;
-				break;
-			}
-			for (int i = 0; i < n; i++)
-				snd_input(&s, pk[i].data, pk[i].len, q, now);
-			if (n > 0)
-				gso_dev__rx_release(d.rx[q], pk, (unsigned)n);
-			full |= n == RX_BATCH;
-		}
-		if (s.state == SND_FAILED)
-			break;
-		if (stop_flag == 1 && !s.data_done && s.state == SND_ESTAB)
-			s.stop_at = now; /* Ctrl-C: finish what is queued, then FIN */
 		if (stop_flag > 1)
 			break;
-		snd_timers(&s, now);
-		snd_output(&s, now);
-		gso_dev__reap(d.tx, 0);
-		if (tty && now - last_print > 500000000ull)
-			progress(&s, now, &last_print, &last_bytes);
-		if (full || snd_finished(&s))
-			continue;
-		dl = snd_deadline(&s);
-		if (tty && dl > last_print + 500000000ull)
-			dl = last_print + 500000000ull;
-		if (dl > now)
-			gso_evloop__wait_until(loop, dl, ev, 4);
+		if (stop_flag == 1 && r.established)
+			finish_writing(&r); /* Ctrl-C: finish what is queued, then FIN */
+		if (r.stop_at && now >= r.stop_at)
+			finish_writing(&r);
+		until = now + 500000000ull;
+		if (r.stop_at && !r.shut && r.stop_at < until)
+			until = r.stop_at;
+		e = gso_engine__run(r.e, until);
+		if (e == -ENODEV && !r.closed)
+			break;
+		if (tty && gso_evloop_now_ns() - last_print > 500000000ull) {
+			GSO_OPTS(gso_stream_info, si);
+			gso_stream__info(r.s, &si);
+			progress(&si, t0, gso_evloop_now_ns(), &last_print, &last_bytes);
+		}
 	}
-	now = gso_evloop_now_ns();
-	if (!s.st.t_end)
-		s.st.t_end = now;
 	bench_cpu_now(&c1);
 	bench_cpu_diff(&c0, &c1, &cpu);
+
+	GSO_OPTS(gso_stream_info, si);
+	GSO_OPTS(gso_engine_stats, es);
+	GSO_OPTS(gso_evloop_stats, ls);
+	gso_stream__info(r.s, &si);
+	gso_engine__stats(r.e, &es);
+	gso_engine__evloop_stats(r.e, &ls);
 	if (tty) {
-		progress(&s, now, &last_print, &last_bytes);
+		progress(&si, t0, gso_evloop_now_ns(), &last_print, &last_bytes);
 		fputc('\n', stderr);
 	}
-	ok = s.state == SND_DONE;
-
-	GSO_OPTS(gso_evloop_stats, ls);
-	gso_evloop__stats(loop, &ls);
-	gso_evloop__destroy(loop);
-	snd_fini(&s);
-	snd_dev_close(&d);
-	umem_ok = snd_dev_umem_balanced(&d, &ds);
-	if (!ok)
-		fprintf(stderr, "sender: %s: %s\n", s.st.fail ? s.st.fail : "interrupted",
-			s.st.fail ? strerror(-s.st.fail_err) : "signal");
-	if (o.json)
-		report(&o, &s, &d, &cpu, &ds, umem_ok, &ls, ok ? "ok" : s.st.fail ? s.st.fail : "interrupted");
-	else if (!o.quiet)
+	ok = si.state == GSO_STREAM_DONE;
+	status = ok ? "ok" : r.setup_failed ? "setting up the transmit device" : si.why ? si.why : "interrupted";
+	gso_stream__close(r.s);
+	gso_engine__close(r.e);
+	umem_ok = snd_dev_umem_balanced(&d, r.e, &ds);
+	if (r.setup_failed)
+		fprintf(stderr, "sender: %s\n", r.err);
+	else if (!ok)
+		fprintf(stderr, "sender: %s: %s\n", status, si.err ? strerror(-si.err) : "signal");
+	if (o.json) {
+		struct report_in in = { .o = &o, .r = &r, .st = &si, .es = &es, .ls = &ls, .ds = &ds, .rt = &rt,
+					.cpu = &cpu, .umem_ok = umem_ok, .status = status };
+		report(&in);
+	} else if (!o.quiet) {
 		fprintf(stderr, "sender: %s %s: %.3f Gbit/s, %" PRIu64 " bytes in %.3f s, %.3f CPU-s/GB, "
 			"retrans %" PRIu64 ", UMEM %s\n", snd_mode_name((unsigned)o.mode), ok ? "ok" : "FAILED",
-			stream_seconds(&s) > 0 ? (double)stream_bytes(&s) * 8e-9 / stream_seconds(&s) : 0,
-			stream_bytes(&s), stream_seconds(&s),
-			stream_bytes(&s) ? (cpu.user + cpu.sys) / ((double)stream_bytes(&s) * 1e-9) : 0,
-			s.st.retrans_segs, umem_ok ? "balanced" : "NOT balanced");
+			stream_seconds(&si) > 0 ? (double)stream_bytes(&o, &si) * 8e-9 / stream_seconds(&si) : 0,
+			stream_bytes(&o, &si), stream_seconds(&si),
+			stream_bytes(&o, &si) ? (cpu.user + cpu.sys) / ((double)stream_bytes(&o, &si) * 1e-9) : 0,
+			si.retrans_segs, umem_ok ? "balanced" : "NOT balanced");
+	}
+	signal_engine = NULL;
+	gso_engine__destroy(r.e);
 	snd_dev_destroy(&d);
+	if (r.setup_failed)
+		return BENCH_EXIT_USAGE;
 	return ok && umem_ok ? BENCH_EXIT_OK : BENCH_EXIT_FAIL;
 }

@@ -133,7 +133,6 @@ int snd_dev_open(struct snd_dev *d, int mode, int ifindex, uint32_t queue, char 
 		e = gso_vnet__create(&d->tx, ifindex, &vo);
 		if (e)
 			return fail(err, errlen, e, "virtio_net_hdr device");
-		d->tso = true;
 		break;
 	}
 	case SND_MODE_E1000:
@@ -196,85 +195,9 @@ int snd_dev_open(struct snd_dev *d, int mode, int ifindex, uint32_t queue, char 
 	describe(d);
 	return 0;
 out:
-	snd_dev_close(d);
 	snd_dev_destroy(d);
 	d->mode = mode;
 	return e == -EOPNOTSUPP ? -EOPNOTSUPP : e;
-}
-
-int snd_dev_wire_pick(const struct snd_dev *d, unsigned ack_queue)
-{
-	if (d->kind != SND_MODE_E1000 || d->wire_queue >= 0)
-		return -ENOENT;
-	for (int q = (int)d->nrxq - 1; q >= 0; q--)
-		if ((unsigned)q != ack_queue)
-			return q;
-	return -EOPNOTSUPP;
-}
-
-int snd_dev_wire(struct snd_dev *d, int w, char *err, size_t errlen)
-{
-	int e;
-
-	if (w < 0 || (unsigned)w >= d->nrxq || d->kind != SND_MODE_E1000)
-		return fail(err, errlen, -EINVAL, "wire queue %d", w);
-	/* The wire needs that queue's socket gone (the kernel allows one per queue). */
-	gso_steer__del_dev(d->steer, d->rx[w]);
-	gso_dev__close(d->rx[w]);
-	GSO_OPTS(gso_e1000_opts, eo, .mode = GSO_TSO_OFFLOAD, .queue_id = (uint32_t)w,
-		 .xsk_mode = GSO_XSK_MODE_AUTO);
-	e = gso_e1000__create(&d->tx, d->ifindex, &eo);
-	if (e) {
-		d->tx = d->rx[0];
-		return fail(err, errlen, e, "e1000 device model on queue %d", w);
-	}
-	d->wire_queue = w;
-	d->tso = true;
-	describe(d);
-	return 0;
-}
-
-int snd_dev_steer(struct snd_dev *d, int l3, const uint8_t peer_addr[16], const uint8_t our_addr[16],
-		  uint16_t peer_port, uint16_t our_port)
-{
-	int e;
-
-	memset(&d->flow, 0, sizeof(d->flow));
-	d->flow.l3 = l3 == 6 ? GSO_L3_IPV6 : GSO_L3_IPV4;
-	d->flow.l4 = GSO_L4_TCP;
-	d->flow.sport = peer_port;
-	d->flow.dport = our_port;
-	memcpy(d->flow.saddr, peer_addr, l3 == 6 ? 16 : 4);
-	memcpy(d->flow.daddr, our_addr, l3 == 6 ? 16 : 4);
-	e = gso_steer__flow_add(d->steer, &d->flow);
-	if (!e)
-		d->flow_added = true;
-	return e;
-}
-
-void snd_dev_close(struct snd_dev *d)
-{
-	if (d->steer && d->flow_added)
-		gso_steer__flow_del(d->steer, &d->flow);
-	d->flow_added = false;
-	gso_steer__destroy(d->steer);
-	d->steer = NULL;
-	for (unsigned q = 0; q < SND_MAX_RXQ; q++)
-		if (d->rx[q] && d->rx[q] != d->tx)
-			gso_dev__close(d->rx[q]);
-	if (d->tx)
-		gso_dev__close(d->tx);
-}
-
-void snd_dev_destroy(struct snd_dev *d)
-{
-	for (unsigned q = 0; q < SND_MAX_RXQ; q++) {
-		if (d->rx[q] && d->rx[q] != d->tx)
-			gso_dev__destroy(d->rx[q]);
-		d->rx[q] = NULL;
-	}
-	gso_dev__destroy(d->tx);
-	d->tx = NULL;
 }
 
 static bool balanced(struct gso_dev *dev, struct gso_dev_stats *out)
@@ -289,12 +212,102 @@ static bool balanced(struct gso_dev *dev, struct gso_dev_stats *out)
 	       !st.chunks_held;
 }
 
-bool snd_dev_umem_balanced(struct snd_dev *d, struct gso_dev_stats *tx_st)
+int snd_dev_give(struct snd_dev *d, struct gso_engine *e)
 {
-	bool ok = d->tx && balanced(d->tx, tx_st);
+	int err = 0;
+
+	d->given = true;
+	for (unsigned q = 0; q < d->nrxq; q++) {
+		if (!d->rx[q] || d->rx[q] == d->tx)
+			continue;
+		int e2 = gso_engine__add_rx(e, d->rx[q]);
+
+		if (e2) {
+			/* Not the engine's: ours to free. */
+			gso_dev__destroy(d->rx[q]);
+			d->rx[q] = NULL;
+			if (!err)
+				err = e2;
+		}
+	}
+	return err;
+}
+
+int snd_dev_queue_of(const struct snd_dev *d, const struct gso_dev *rx)
+{
+	for (unsigned q = 0; q < d->nrxq; q++)
+		if (d->rx[q] && d->rx[q] == rx)
+			return (int)q;
+	return -1;
+}
+
+int snd_dev_wire(struct snd_dev *d, struct gso_engine *e, unsigned ack_queue, char *err, size_t errlen)
+{
+	struct gso_dev *x;
+	int w = -1, r;
+
+	if (d->kind != SND_MODE_E1000 || d->wire_queue >= 0)
+		return -ENOENT;
+	for (int q = (int)d->nrxq - 1; q >= 0 && w < 0; q--)
+		if ((unsigned)q != ack_queue)
+			w = q;
+	if (w < 0)
+		return fail(err, errlen, -EOPNOTSUPP, "no queue for the e1000 wire besides the ACKs' (%u)", ack_queue);
+	/*
+	 * The wire needs that queue's socket gone (the kernel allows one per
+	 * queue).  If it carried the SYN and the handshake ACK, the ACKs'
+	 * socket transmits until the model takes over.
+	 */
+	if (d->rx[w] == gso_engine__dev(e)) {
+		r = gso_engine__set_tx(e, d->rx[ack_queue]);
+		if (r)
+			return fail(err, errlen, r, "transmitting on queue %u", ack_queue);
+		d->tx = d->rx[ack_queue];
+	}
+	gso_steer__del_dev(d->steer, d->rx[w]);
+	r = gso_engine__del_rx(e, d->rx[w]);
+	if (r)
+		return fail(err, errlen, r, "taking queue %d's receive socket away", w);
+	gso_dev__close(d->rx[w]);
+	d->wire_rx_balanced = balanced(d->rx[w], NULL);
+	gso_dev__destroy(d->rx[w]);
+	d->rx[w] = NULL;
+	GSO_OPTS(gso_e1000_opts, eo, .mode = GSO_TSO_OFFLOAD, .queue_id = (uint32_t)w, .xsk_mode = GSO_XSK_MODE_AUTO);
+	r = gso_e1000__create(&x, d->ifindex, &eo);
+	if (r)
+		return fail(err, errlen, r, "e1000 device model on queue %d", w);
+	r = gso_engine__set_tx(e, x);
+	if (r) {
+		gso_dev__destroy(x);
+		return fail(err, errlen, r, "making the e1000 model the transmit device");
+	}
+	d->tx = x;
+	d->wire_queue = w;
+	describe(d);
+	return 0;
+}
+
+bool snd_dev_umem_balanced(struct snd_dev *d, struct gso_engine *e, struct gso_dev_stats *tx_st)
+{
+	bool ok = balanced(gso_engine__dev(e), tx_st) && (d->wire_queue < 0 || d->wire_rx_balanced);
 
 	for (unsigned q = 0; q < SND_MAX_RXQ; q++)
-		if (d->rx[q] && d->rx[q] != d->tx)
+		if (d->rx[q] && d->rx[q] != gso_engine__dev(e))
 			ok = balanced(d->rx[q], NULL) && ok;
 	return ok;
+}
+
+void snd_dev_destroy(struct snd_dev *d)
+{
+	if (!d->given) {
+		for (unsigned q = 0; q < SND_MAX_RXQ; q++)
+			if (d->rx[q] && d->rx[q] != d->tx)
+				gso_dev__destroy(d->rx[q]);
+		gso_dev__destroy(d->tx);
+	}
+	for (unsigned q = 0; q < SND_MAX_RXQ; q++)
+		d->rx[q] = NULL;
+	d->tx = NULL;
+	gso_steer__destroy(d->steer);
+	d->steer = NULL;
 }

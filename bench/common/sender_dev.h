@@ -2,7 +2,9 @@
  * bench/sender's devices: the transmit backend of each --mode, the AF_XDP
  * receive sockets the peer's ACKs arrive on, and the XDP steering program
  * that takes those ACKs away from the kernel (which would answer a
- * SYN-ACK for a connection it does not know with a RST).
+ * SYN-ACK for a connection it does not know with a RST).  The transmit
+ * engine (<gso/engine.h>) takes the devices over; this file only knows
+ * which device each mode wants.
  *
  *   mode           transmit                                   receive
  *   software       AF_XDP, whole frames, software checksums   AF_XDP, every queue
@@ -28,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <gso/tmpl.h>
+#include <gso/engine.h>
 #include <gso/xdp.h>
 
 enum snd_mode {
@@ -52,15 +54,14 @@ struct snd_dev {
 	int mode;              /* enum snd_mode as asked */
 	int kind;              /* enum snd_mode that runs (auto resolved) */
 	int ifindex;
-	struct gso_dev *tx;    /* transmit backend (offload-e1000: an AF_XDP socket until snd_dev_wire()) */
+	struct gso_dev *tx;    /* transmit backend (offload-e1000: queue 0's socket until snd_dev_wire()) */
 	struct gso_dev *rx[SND_MAX_RXQ]; /* receive socket of queue i, or NULL */
 	unsigned nrxq;         /* receive queues of the interface (covered up to SND_MAX_RXQ) */
 	struct gso_steer *steer;
-	struct gso_flow flow;  /* the ACKs' flow, once steered */
-	bool flow_added;
-	bool tso;              /* a <gso/tso.h> backend: submit with gso_tso__submit */
+	bool given;            /* the devices belong to an engine now */
 	uint8_t tx_flags;      /* GSO_TX_F_* for every request */
 	int wire_queue;        /* offload-e1000: the model's queue, -1 before snd_dev_wire() */
+	bool wire_rx_balanced; /* the receive socket the wire replaced gave every chunk back */
 	char desc[128];        /* what runs, for people */
 };
 
@@ -72,36 +73,31 @@ struct snd_dev {
 int snd_dev_open(struct snd_dev *d, int mode, int ifindex, uint32_t queue, char *err, size_t errlen);
 
 /*
- * Steer the peer's TCP segments (from peer_addr:peer_port to
- * our_addr:our_port, ports in host order) to the receive sockets, away
- * from the kernel.  0 or -errno.
+ * Give the devices to engine `e` (made with d->tx and d->steer): every
+ * receive socket other than the transmit device becomes one of its
+ * receive devices.  0 or -errno (the devices are the engine's either way).
  */
-int snd_dev_steer(struct snd_dev *d, int l3, const uint8_t peer_addr[16], const uint8_t our_addr[16],
-		  uint16_t peer_port, uint16_t our_port);
+int snd_dev_give(struct snd_dev *d, struct gso_engine *e);
+
+/* The receive queue of device `rx`, or -1. */
+int snd_dev_queue_of(const struct snd_dev *d, const struct gso_dev *rx);
 
 /*
- * offload-e1000 only: the connection's segments arrive on queue
- * `ack_queue`; which queue the model's wire should take (the highest
- * other one).  Returns it, -ENOENT for the other modes (nothing to do) or
- * when the wire runs already, -EOPNOTSUPP when there is no other queue.
+ * offload-e1000, once the SYN-ACK arrived on receive queue `ack_queue`:
+ * the model's wire takes another queue (the highest), whose receive socket
+ * leaves the engine and closes; the model becomes the engine's transmit
+ * device.  Returns 0, -ENOENT (another mode, or the wire runs already:
+ * nothing to do), -EOPNOTSUPP (no other queue), or -errno with `err` set.
  */
-int snd_dev_wire_pick(const struct snd_dev *d, unsigned ack_queue);
+int snd_dev_wire(struct snd_dev *d, struct gso_engine *e, unsigned ack_queue, char *err, size_t errlen);
 
 /*
- * Open the e1000 model with its wire on queue `w` (from snd_dev_wire_pick;
- * that queue's receive socket closes: stop watching its descriptor first)
- * and make it d->tx.  0 or -errno; `err` says what failed.
+ * Every chunk of every device back to free (after gso_engine__close());
+ * the transmit device's statistics in *tx_st.
  */
-int snd_dev_wire(struct snd_dev *d, int w, char *err, size_t errlen);
+bool snd_dev_umem_balanced(struct snd_dev *d, struct gso_engine *e, struct gso_dev_stats *tx_st);
 
-/*
- * Stop steering and close the devices' kernel side (statistics and buffer
- * calls keep working until snd_dev_destroy()).
- */
-void snd_dev_close(struct snd_dev *d);
+/* Free what is still ours: devices not given to an engine, and the steering program (after the engine). */
 void snd_dev_destroy(struct snd_dev *d);
-
-/* Every chunk of every (closed) device back to free; the transmit device's statistics in *tx_st. */
-bool snd_dev_umem_balanced(struct snd_dev *d, struct gso_dev_stats *tx_st);
 
 #endif

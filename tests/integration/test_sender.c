@@ -222,7 +222,8 @@ Test(sender, refused_connection, .fini = fini, .timeout = 60)
 
 	cr_assert_eq(bt_wait(sp, 30), 1, "exit %d: %s", sp->status, bt_read(sp->err));
 	sj = bt_read(sp->out);
-	cr_assert_str_eq(bt_str(sj, "status"), "connection reset by the peer", "%s", sj);
+	cr_assert_str_eq(bt_str(sj, "status"), "connection refused", "%s", sj);
+	cr_assert_str_eq(bt_str(sj, "error"), strerror(ECONNREFUSED), "%s", sj);
 	cr_assert(strstr(sj, "\"umem_balanced\": true"), "%s", sj);
 	cr_assert_eq(bt_num(sj, "bytes"), 0, "%s", sj);
 }

@@ -1,0 +1,602 @@
+/*
+ * The transmit engine in virtual time, over a fake device that records
+ * every super-segment with the (virtual) time it was handed over and can
+ * be told to push back (-EAGAIN), to be down (-ENETDOWN) or gone
+ * (-ENODEV).  The driver loop polls the engine exactly when it says it has
+ * work, as a perfect timer would.
+ *
+ * What is checked: pacing per flow (spacing = wire bytes / rate, achieved
+ * rate), order and IP IDs within a flow, one completion event per send
+ * with its cookie, -EAGAIN on full queues with nothing queued, link down
+ * (nothing sent, nothing lost, everything after the link-up in order),
+ * backpressure (the rest of a batch first in line), flow close with data
+ * queued, the device going away, bad input with distinct errnos.
+ */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gso/engine.h>
+#include <gso/gso.h>
+#include "dev_internal.h"
+#include "gso_test.h"
+
+#define MS 1000000ull
+#define SEC 1000000000ull
+#define MAX_REC 200000
+
+/* ---- the fake device ---- */
+
+struct rec {
+	uint64_t t;        /* virtual time of the hand-over */
+	uint16_t sport;    /* which flow (UDP source port) */
+	uint16_t ip_id;
+	uint32_t len, mss, first_word;
+};
+
+struct fake {
+	struct gso_dev dev;
+	uint32_t mtu;
+	int mode;          /* 0 ok, -ENETDOWN, -ENODEV */
+	uint32_t room;     /* super-segments it takes before -EAGAIN (UINT32_MAX: unlimited) */
+	uint32_t queued_down; /* taken while down: they wait for a kick */
+	unsigned nrec;
+	struct rec *rec;
+	uint64_t kicks;
+};
+
+static uint64_t vnow;
+
+static uint64_t vclock(void *ctx)
+{
+	(void)ctx;
+	return vnow;
+}
+
+static struct fake *F(struct gso_dev *d)
+{
+	return (struct fake *)d;
+}
+
+static void f_caps(const struct gso_dev *d, struct gso_dev_caps *c)
+{
+	c->mtu = ((const struct fake *)d)->mtu;
+	c->max_frame = c->mtu + 14;
+	c->max_segs = 4096;
+	c->max_frags = 1;
+}
+
+static int f_plan(struct gso_dev *d, const struct gso_tx *tx, struct gso_tx_plan *p)
+{
+	(void)d;
+	memset(p, 0, sizeof(*p));
+	p->frames = p->descs = tx->len ? (tx->len + tx->mss - 1) / tx->mss : 1;
+	return 0;
+}
+
+static void record(struct fake *f, const struct gso_tx *tx)
+{
+	const struct gso_tmpl *t = tx->tmpl;
+	struct rec *r;
+
+	cr_assert_lt(f->nrec, MAX_REC);
+	r = &f->rec[f->nrec++];
+	r->t = vnow;
+	r->sport = (uint16_t)(t->hdr[t->l4_off] << 8 | t->hdr[t->l4_off + 1]);
+	r->ip_id = (uint16_t)(t->hdr[t->l3_off + 4] << 8 | t->hdr[t->l3_off + 5]);
+	r->len = tx->len;
+	r->mss = tx->mss;
+	r->first_word = 0;
+	if (tx->len >= 4)
+		memcpy(&r->first_word, tx->data, 4);
+}
+
+static int f_submit(struct gso_dev *d, const struct gso_tx *tx, unsigned n)
+{
+	struct fake *f = F(d);
+	unsigned k = 0;
+
+	if (f->mode == -ENODEV)
+		return -ENODEV;
+	if (f->mode == -ENETDOWN && f->queued_down)
+		return -ENETDOWN; /* as xsk_tx.c: one call queues, later ones are refused */
+	for (; k < n && f->room; k++) {
+		if (f->room != UINT32_MAX)
+			f->room--;
+		if (f->mode == -ENETDOWN)
+			f->queued_down++;
+		else
+			record(f, &tx[k]);
+	}
+	return k ? (int)k : -EAGAIN;
+}
+
+static int f_kick(struct gso_dev *d)
+{
+	struct fake *f = F(d);
+
+	f->kicks++;
+	if (f->mode)
+		return f->mode;
+	f->queued_down = 0;
+	return 0;
+}
+
+static int f_reap(struct gso_dev *d, unsigned max)
+{
+	(void)d;
+	(void)max;
+	return 0;
+}
+
+static void f_stats(struct gso_dev *d, struct gso_dev_stats *st)
+{
+	(void)d;
+	(void)st;
+}
+
+static void f_close(struct gso_dev *d)
+{
+	(void)d;
+}
+
+static void f_destroy(struct gso_dev *d)
+{
+	free(F(d)->rec);
+	free(d);
+}
+
+static uint32_t f_inflight(const struct gso_dev *d)
+{
+	(void)d;
+	return 0;
+}
+
+static const struct gso_dev_ops fake_ops = {
+	.kind = "fake", .caps = f_caps, .plan = f_plan, .submit = f_submit, .kick = f_kick, .reap = f_reap,
+	.stats = f_stats, .close = f_close, .destroy = f_destroy, .inflight = f_inflight,
+};
+
+static struct fake *fake_new(void)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+
+	cr_assert_not_null(f);
+	f->dev.ops = &fake_ops;
+	snprintf(f->dev.name, sizeof(f->dev.name), "fake");
+	f->mtu = 1500;
+	f->room = UINT32_MAX;
+	f->rec = calloc(MAX_REC, sizeof(*f->rec));
+	cr_assert_not_null(f->rec);
+	return f;
+}
+
+/* ---- events ---- */
+
+#define MAX_EV 200000
+
+struct evlog {
+	unsigned n;
+	struct gso_engine_event ev[MAX_EV];
+};
+
+static struct evlog *evs;
+
+static void on_event(void *ctx, const struct gso_engine_event *ev)
+{
+	(void)ctx;
+	cr_assert_lt(evs->n, MAX_EV);
+	evs->ev[evs->n++] = *ev;
+}
+
+static void setup(void)
+{
+	evs = calloc(1, sizeof(*evs));
+	cr_assert_not_null(evs);
+	vnow = 1 * SEC;
+}
+
+static void teardown(void)
+{
+	free(evs);
+}
+
+static struct gso_engine *engine(struct fake *f, uint32_t max_flows, uint32_t flow_queue)
+{
+	GSO_OPTS(gso_engine_opts, o, .max_flows = max_flows, .flow_queue = flow_queue, .on_event = on_event,
+		 .clock = vclock, .flags = GSO_ENGINE_F_NO_LINK_MONITOR);
+	struct gso_engine *e = NULL;
+
+	cr_assert_eq(gso_engine__create(&e, &f->dev, &o), 0);
+	return e;
+}
+
+static struct gso_tmpl udp_tmpl(uint16_t sport, uint16_t ip_id)
+{
+	GSO_OPTS(gso_tmpl_fields, tf, .l3 = GSO_L3_IPV4, .l4 = GSO_L4_UDP, .sport = sport, .dport = 4433, .df = true,
+		 .ip_id = ip_id);
+	struct gso_tmpl t;
+
+	memcpy(tf.eth_dst, "\x02\0\0\0\0\2", 6);
+	memcpy(tf.eth_src, "\x02\0\0\0\0\1", 6);
+	memcpy(tf.saddr, "\x0a\0\0\1", 4);
+	memcpy(tf.daddr, "\x0a\0\0\2", 4);
+	cr_assert_eq(gso_tmpl_build(&t, &tf), 0);
+	return t;
+}
+
+static struct gso_dgram *dgram(struct gso_engine *e, uint16_t sport, uint64_t rate, uint32_t qlen)
+{
+	struct gso_tmpl t = udp_tmpl(sport, 100);
+	GSO_OPTS(gso_dgram_opts, o, .tmpl = &t, .rate = rate, .queue_len = qlen, .ctx = (void *)(uintptr_t)sport);
+	struct gso_dgram *d = NULL;
+
+	cr_assert_eq(gso_dgram__open(e, &o, &d), 0);
+	return d;
+}
+
+/* Poll at every time the engine names, until `until` or until it has nothing to do. */
+static void run_until(struct gso_engine *e, uint64_t until)
+{
+	for (int i = 0; i < 10000000; i++) {
+		uint64_t next;
+		int r = gso_engine__poll(e, &next);
+
+		if (r)
+			return;
+		if (next == GSO_EVLOOP_FOREVER || next > until) {
+			vnow = until;
+			return;
+		}
+		vnow = next > vnow ? next : vnow + 1000;
+	}
+	cr_assert_fail("the engine never went quiet");
+}
+
+static unsigned count_events(uint32_t type, uint16_t flow)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < evs->n; i++)
+		n += evs->ev[i].type == type && (!flow || (uintptr_t)evs->ev[i].flow_ctx == flow);
+	return n;
+}
+
+static uint8_t payload[65536];
+
+/* ---- tests ---- */
+
+TestSuite(engine, .init = setup, .fini = teardown);
+
+/* Each flow's super-segments leave spaced by wire bytes / rate, at the rate asked for. */
+Test(engine, pacing_per_flow)
+{
+	static const uint64_t rates[3] = { 1000000, 2000000, 4000000 }; /* wire bytes/s */
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 8, 64);
+	struct gso_dgram *d[3];
+	uint32_t len = 4000, mss = 1000, wire = len + 4 * 42;
+	uint64_t t0 = vnow;
+	unsigned sent[3] = { 0 };
+
+	for (int i = 0; i < 3; i++)
+		d[i] = dgram(e, (uint16_t)(1000 + i), rates[i], 64);
+	/* Keep every flow backlogged for 2 s: refill whenever a send completed. */
+	while (vnow < t0 + 2 * SEC) {
+		for (int i = 0; i < 3; i++)
+			while (gso_dgram__send(d[i], payload, len, mss, sent[i]) == 0)
+				sent[i]++;
+		uint64_t next;
+		cr_assert_eq(gso_engine__poll(e, &next), 0);
+		vnow = next > vnow ? next : vnow + 1000;
+	}
+	for (int i = 0; i < 3; i++) {
+		uint64_t first = 0, last = 0, n = 0, prev = 0;
+
+		for (unsigned k = 0; k < f->nrec; k++) {
+			if (f->rec[k].sport != 1000 + i)
+				continue;
+			if (n) {
+				uint64_t gap = f->rec[k].t - prev, want = (uint64_t)wire * SEC / rates[i];
+
+				/* Exact to the slack the engine allows (50 us early), never later than asked here. */
+				cr_assert_leq(gap, want + 50000, "flow %d gap %lu want %lu", i, gap, want);
+			} else {
+				first = f->rec[k].t;
+			}
+			prev = last = f->rec[k].t;
+			n++;
+		}
+		double rate = (double)(n - 1) * wire / ((double)(last - first) / SEC);
+		cr_assert(rate > rates[i] * 0.98 && rate < rates[i] * 1.02, "flow %d: %.0f B/s, asked %lu", i, rate,
+			  rates[i]);
+	}
+	gso_engine__destroy(e);
+}
+
+/* Every send is reported once, in order, with its cookie; IP IDs advance by the datagrams sent. */
+Test(engine, completions_order_ipid)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 4, 64);
+	struct gso_dgram *d = dgram(e, 7, 0, 64);
+	uint16_t id = 100;
+
+	for (uint32_t i = 0; i < 50; i++) {
+		memcpy(payload + i * 8, &i, 4);
+		cr_assert_eq(gso_dgram__send(d, payload + i * 8, 100 + i * 37, 50, 1000 + i), 0);
+	}
+	run_until(e, vnow + SEC);
+	cr_assert_eq(f->nrec, 50);
+	cr_assert_eq(count_events(GSO_EV_DGRAM_SENT, 7), 50);
+	for (uint32_t i = 0, k = 0; i < evs->n; i++) {
+		if (evs->ev[i].type != GSO_EV_DGRAM_SENT)
+			continue;
+		cr_assert_eq(evs->ev[i].cookie, 1000 + k, "event %u cookie %lu", i, evs->ev[i].cookie);
+		cr_assert_eq(evs->ev[i].dgram, d);
+		k++;
+	}
+	for (uint32_t i = 0; i < 50; i++) {
+		uint32_t len = 100 + i * 37;
+
+		cr_assert_eq(f->rec[i].len, len);
+		cr_assert_eq(f->rec[i].first_word, i, "out of order at %u", i);
+		cr_assert_eq(f->rec[i].ip_id, id, "super-segment %u: IP ID %u, want %u", i, f->rec[i].ip_id, id);
+		id = (uint16_t)(id + (len + 49) / 50);
+	}
+	GSO_OPTS(gso_dgram_info, di);
+	cr_assert_eq(gso_dgram__info(d, &di), 0);
+	cr_assert_eq(di.sent_supers, 50);
+	cr_assert_eq(di.queued, 0);
+	gso_engine__destroy(e);
+}
+
+/* A full flow queue (and a full engine) says -EAGAIN and queues nothing. */
+Test(engine, full_queue_eagain)
+{
+	struct fake *f = fake_new();
+	GSO_OPTS(gso_engine_opts, o, .max_flows = 4, .flow_queue = 4, .max_queued = 6, .on_event = on_event,
+		 .clock = vclock, .flags = GSO_ENGINE_F_NO_LINK_MONITOR);
+	struct gso_engine *e = NULL;
+	struct gso_dgram *a, *b;
+	GSO_OPTS(gso_dgram_info, di);
+
+	cr_assert_eq(gso_engine__create(&e, &f->dev, &o), 0);
+	a = dgram(e, 1, 1000, 0);
+	b = dgram(e, 2, 1000, 0);
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(gso_dgram__send(a, payload, 100, 100, (uint64_t)i), 0);
+	cr_assert_eq(gso_dgram__send(a, payload, 100, 100, 9), -EAGAIN);
+	gso_dgram__info(a, &di);
+	cr_assert_eq(di.queued, 4);
+	cr_assert_eq(gso_dgram__send(b, payload, 100, 100, 0), 0);
+	cr_assert_eq(gso_dgram__send(b, payload, 100, 100, 1), 0);
+	cr_assert_eq(gso_dgram__send(b, payload, 100, 100, 2), -EAGAIN, "engine-wide limit");
+	GSO_OPTS(gso_engine_stats, es);
+	gso_engine__stats(e, &es);
+	cr_assert_eq(es.queued, 6);
+	gso_engine__destroy(e);
+}
+
+/* Link down: nothing is sent and nothing lost; after the link-up everything leaves in order. */
+Test(engine, link_down_queue_and_rekick)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 4, 64);
+	struct gso_dgram *d = dgram(e, 5, 0, 64);
+
+	f->mode = -ENETDOWN;
+	for (uint32_t i = 0; i < 20; i++) {
+		memcpy(payload + i * 4, &i, 4);
+		cr_assert_eq(gso_dgram__send(d, payload + i * 4, 400, 100, i), 0);
+	}
+	run_until(e, vnow + 3 * SEC);
+	cr_assert_eq(f->nrec, 0, "sent while down");
+	GSO_OPTS(gso_engine_stats, es);
+	gso_engine__stats(e, &es);
+	cr_assert_eq(es.link_usable, 0);
+	cr_assert_eq(es.link_down, 1);
+	cr_assert_geq(f->kicks, 20, "the engine kicks again while down (every 100 ms): %lu", f->kicks);
+	cr_assert_eq(count_events(GSO_EV_LINK, 0), 1);
+	/* What the device took before it said down waits in it; the rest in the engine. */
+	GSO_OPTS(gso_dgram_info, di);
+	gso_dgram__info(d, &di);
+	cr_assert_eq(di.queued + f->queued_down, 20, "queued %u + in the device %u", di.queued, f->queued_down);
+	f->mode = 0;
+	cr_assert_eq(gso_engine__link_changed(e, true), 0);
+	run_until(e, vnow + SEC);
+	cr_assert_eq(f->nrec + 1, 20, "after the link-up: %u", f->nrec); /* the first waited in the device */
+	for (uint32_t i = 0; i < f->nrec; i++)
+		cr_assert_eq(f->rec[i].first_word, i + 1, "order after the link-up at %u", i);
+	cr_assert_eq(count_events(GSO_EV_DGRAM_SENT, 5), 20);
+	gso_engine__stats(e, &es);
+	cr_assert_eq(es.link_usable, 1);
+	cr_assert_eq(es.link_up, 1);
+	gso_engine__destroy(e);
+}
+
+/* Without a link-up event, the periodic kick finds the link back. */
+Test(engine, link_back_by_retry_kick)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 4, 64);
+	struct gso_dgram *d = dgram(e, 5, 0, 64);
+
+	f->mode = -ENETDOWN;
+	for (uint32_t i = 0; i < 5; i++)
+		cr_assert_eq(gso_dgram__send(d, payload, 400, 100, i), 0);
+	run_until(e, vnow + SEC);
+	cr_assert_eq(f->nrec, 0);
+	f->mode = 0;
+	run_until(e, vnow + SEC);
+	cr_assert_eq(f->nrec, 4);
+	cr_assert_eq(count_events(GSO_EV_DGRAM_SENT, 5), 5);
+	gso_engine__destroy(e);
+}
+
+/* Backpressure: the device takes a few at a time; the rest go first next time, in order. */
+Test(engine, backpressure_keeps_order)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 8, 256);
+	struct gso_dgram *d[4];
+	uint32_t seq[4] = { 0 };
+
+	for (int i = 0; i < 4; i++)
+		d[i] = dgram(e, (uint16_t)(10 + i), 0, 256);
+	for (uint32_t k = 0; k < 100; k++)
+		for (int i = 0; i < 4; i++) {
+			memcpy(payload + (k * 4 + (uint32_t)i) * 4, &k, 4);
+			cr_assert_eq(gso_dgram__send(d[i], payload + (k * 4 + (uint32_t)i) * 4, 64, 64, k), 0);
+		}
+	for (int round = 0; round < 1000 && f->nrec < 400; round++) {
+		f->room = 3;
+		uint64_t next;
+		gso_engine__poll(e, &next);
+		vnow += 30000;
+	}
+	cr_assert_eq(f->nrec, 400);
+	for (unsigned k = 0; k < f->nrec; k++) {
+		int i = f->rec[k].sport - 10;
+
+		cr_assert_eq(f->rec[k].first_word, seq[i], "flow %d out of order", i);
+		seq[i]++;
+	}
+	GSO_OPTS(gso_engine_stats, es);
+	gso_engine__stats(e, &es);
+	cr_assert_gt(es.backpressure, 0);
+	gso_engine__destroy(e);
+}
+
+/* Unpaced backlogged flows share the device; none starves. */
+Test(engine, fair_between_flows)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 16, 64);
+	struct gso_dgram *d[10];
+	unsigned got[10] = { 0 };
+
+	for (int i = 0; i < 10; i++) {
+		d[i] = dgram(e, (uint16_t)(100 + i), 0, 64);
+		for (int k = 0; k < 64; k++)
+			cr_assert_eq(gso_dgram__send(d[i], payload, 3000, 1000, 0), 0);
+	}
+	f->room = 100;
+	uint64_t next;
+	gso_engine__poll(e, &next);
+	cr_assert_eq(f->nrec, 100);
+	for (unsigned k = 0; k < f->nrec; k++)
+		got[f->rec[k].sport - 100]++;
+	for (int i = 0; i < 10; i++)
+		cr_assert(got[i] >= 8 && got[i] <= 12, "flow %d got %u of 100", i, got[i]);
+	gso_engine__destroy(e);
+}
+
+/* Closing a flow with data queued reports every queued send as dropped, during the call. */
+Test(engine, close_with_data_queued)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 4, 64);
+	struct gso_dgram *d = dgram(e, 3, 10000, 64), *other = dgram(e, 4, 0, 8);
+
+	for (uint32_t i = 0; i < 30; i++)
+		cr_assert_eq(gso_dgram__send(d, payload, 1000, 500, i), 0);
+	run_until(e, vnow + 200 * MS);
+	unsigned sent = count_events(GSO_EV_DGRAM_SENT, 3);
+	cr_assert(sent > 0 && sent < 30, "sent %u", sent);
+	cr_assert_eq(gso_dgram__close(d), 0);
+	cr_assert_eq(count_events(GSO_EV_DGRAM_DROPPED, 3), 30 - sent);
+	for (unsigned i = 0, k = sent; i < evs->n; i++)
+		if (evs->ev[i].type == GSO_EV_DGRAM_DROPPED) {
+			cr_assert_eq(evs->ev[i].err, -ECANCELED);
+			cr_assert_eq(evs->ev[i].cookie, k++);
+		}
+	unsigned nrec = f->nrec;
+	cr_assert_eq(gso_dgram__send(other, payload, 10, 10, 0), 0);
+	run_until(e, vnow + SEC);
+	cr_assert_eq(f->nrec, nrec + 1, "the other flow still works, the closed one is gone");
+	GSO_OPTS(gso_engine_stats, es);
+	gso_engine__stats(e, &es);
+	cr_assert_eq(es.flows, 1);
+	cr_assert_eq(es.queued, 0);
+	gso_engine__destroy(e);
+}
+
+/* The device goes away: every flow's queue is dropped with -ENODEV, and the engine says so. */
+Test(engine, device_gone)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 4, 64);
+	struct gso_dgram *d = dgram(e, 3, 0, 64);
+	uint64_t next;
+
+	for (uint32_t i = 0; i < 10; i++)
+		cr_assert_eq(gso_dgram__send(d, payload, 100, 100, i), 0);
+	f->mode = -ENODEV;
+	cr_assert_eq(gso_engine__poll(e, &next), -ENODEV);
+	cr_assert_eq(count_events(GSO_EV_DGRAM_DROPPED, 3), 10);
+	cr_assert_eq(count_events(GSO_EV_DEV_GONE, 0), 1);
+	cr_assert_eq(gso_dgram__send(d, payload, 100, 100, 0), -ENODEV);
+	GSO_OPTS(gso_engine_stats, es);
+	gso_engine__stats(e, &es);
+	cr_assert_eq(es.dead, 1);
+	cr_assert_eq(es.queued, 0);
+	gso_engine__destroy(e);
+}
+
+/* Bad input: each a distinct errno, nothing queued. */
+Test(engine, bad_input)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 2, 8);
+	struct gso_dgram *d = dgram(e, 1, 0, 8), *d2 = dgram(e, 2, 0, 8), *x = NULL;
+	GSO_OPTS(gso_dgram_info, di);
+	struct gso_tmpl t = udp_tmpl(3, 0);
+	GSO_OPTS(gso_dgram_opts, o, .tmpl = &t);
+
+	(void)d2;
+	cr_assert_eq(gso_dgram__open(e, &o, &x), -ENOSPC, "more flows than configured");
+	cr_assert_eq(gso_dgram__send(d, payload, 100, 0, 0), -EINVAL, "gso_size 0");
+	cr_assert_eq(gso_dgram__send(d, NULL, 100, 10, 0), -EINVAL);
+	cr_assert_eq(gso_dgram__info(d, &di), 0);
+	cr_assert_eq(di.max_gso_size, 1500 - 28);
+	cr_assert_eq(di.max_segs, GSO_UDP_MAX_SEGS);
+	cr_assert_eq(gso_dgram__send(d, payload, 1000, di.max_gso_size + 1, 0), -EMSGSIZE, "datagram over the MTU");
+	cr_assert_eq(gso_dgram__send(d, payload, di.max_len + 1, 1000, 0), -EMSGSIZE, "over an IP datagram");
+	cr_assert_eq(gso_dgram__send(d, payload, 129 * 10, 10, 0), -EMSGSIZE, "129 datagrams");
+	cr_assert_eq(gso_dgram__send(d, payload, 128 * 10, 10, 0), 0, "128 datagrams");
+	gso_dgram__info(d, &di);
+	cr_assert_eq(di.queued, 1);
+	{
+		GSO_OPTS(gso_tmpl_fields, tf, .l3 = GSO_L3_IPV4, .l4 = GSO_L4_TCP, .sport = 1, .dport = 2,
+			 .tcp_flags = GSO_TCP_ACK);
+		struct gso_tmpl tt;
+
+		cr_assert_eq(gso_tmpl_build(&tt, &tf), 0);
+		o.tmpl = &tt;
+		gso_dgram__close(d2);
+		cr_assert_eq(gso_dgram__open(e, &o, &x), -EINVAL, "a TCP template");
+	}
+	gso_engine__destroy(e);
+}
+
+/* 10,000 flows on one engine: each one's queue drains, none starves. */
+Test(engine, many_flows)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 10000, 4);
+	static struct gso_dgram *d[10000];
+
+	for (int i = 0; i < 10000; i++) {
+		d[i] = dgram(e, (uint16_t)(20000 + i), 2000, 4);
+		cr_assert_eq(gso_dgram__send(d[i], payload, 100, 100, 0), 0);
+		cr_assert_eq(gso_dgram__send(d[i], payload, 100, 100, 1), 0);
+	}
+	run_until(e, vnow + 2 * SEC);
+	cr_assert_eq(f->nrec, 20000);
+	cr_assert_eq(count_events(GSO_EV_DGRAM_SENT, 0), 20000);
+	gso_engine__destroy(e);
+}

@@ -1,0 +1,307 @@
+/*
+ * Datagram flows (engine.h): a ring of super-segments of caller memory
+ * per flow, the head of which is in the engine's scheduler.  The engine
+ * owns what a UDP_SEGMENT user of the kernel never sees: the IP ID
+ * (advanced by the datagrams of every super-segment), the lengths and
+ * checksums (the segmenter's), the pacing, and the device's limits,
+ * which are checked at send so that nothing is refused later.
+ */
+#include "engine_internal.h"
+#include "opts_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gso/seg.h>
+
+struct dsend {
+	const void *p;
+	uint32_t len, gso_size;
+	uint32_t nseg, wire;
+	uint64_t cookie;
+};
+
+struct gso_dgram {
+	struct eflow f;       /* first: engine.c sees flows through it */
+	struct gso_tmpl tmpl;
+	uint16_t ip_id;       /* of the next datagram */
+	uint32_t tx_flags;
+	uint64_t rate;        /* 0 = unpaced */
+	uint32_t hdr_len;     /* wire header bytes per datagram */
+	uint32_t max_gso, max_segs, max_len;
+	uint32_t qcap, qhead, qlen;
+	struct dsend *q;
+	uint64_t sent_supers, sent_frames, sent_bytes, dropped;
+};
+
+static struct gso_dgram *to_d(struct eflow *f)
+{
+	return (struct gso_dgram *)f;
+}
+
+static struct dsend *head(struct gso_dgram *d)
+{
+	return &d->q[d->qhead];
+}
+
+static void pop(struct gso_dgram *d)
+{
+	d->qhead = d->qhead + 1 == d->qcap ? 0 : d->qhead + 1;
+	d->qlen--;
+	d->f.e->queued--;
+}
+
+static void arm_head(struct gso_dgram *d, uint64_t now, bool chained)
+{
+	struct dsend *r;
+
+	if (!d->qlen || d->f.armed || d->f.e->dead)
+		return;
+	r = head(d);
+	/* With no burst slot or horizon limit in the engine's scheduler this cannot fail. */
+	engine_arm(d->f.e, &d->f, d->rate, r->wire, r->nseg, now, chained);
+}
+
+static void emit(struct gso_dgram *d, uint32_t type, int err, uint64_t cookie)
+{
+	engine_emit(d->f.e, &(struct gso_engine_event){ .type = type, .err = err, .flow_ctx = d->f.ctx,
+						       .dgram = d, .cookie = cookie });
+}
+
+/* Every queued super-segment goes back to the caller unsent. */
+static void drop_all(struct gso_dgram *d, int err)
+{
+	while (d->qlen) {
+		uint64_t cookie = head(d)->cookie;
+
+		pop(d);
+		d->dropped++;
+		emit(d, GSO_EV_DGRAM_DROPPED, err, cookie);
+	}
+}
+
+/* ---- hooks ---------------------------------------------------------------------- */
+
+static int d_build(struct eflow *f, const struct gso_sched_burst *b, struct gso_tx *tx, uint64_t now)
+{
+	struct gso_dgram *d = to_d(f);
+	struct dsend *r;
+
+	(void)b;
+	(void)now;
+	if (!d->qlen)
+		return -ENODATA;
+	r = head(d);
+	if (d->tmpl.l3 == GSO_L3_IPV4)
+		gso_tmpl_set_ip_id(&d->tmpl, d->ip_id);
+	*tx = (struct gso_tx){ .tmpl = &d->tmpl, .data = r->p, .len = r->len, .mss = r->gso_size,
+			       .ipid = GSO_IPID_INC, .flags = (uint8_t)d->tx_flags };
+	return 0;
+}
+
+static void d_sent(struct eflow *f, const struct gso_sched_burst *b, const struct gso_tx *tx, uint64_t now)
+{
+	struct gso_dgram *d = to_d(f);
+	struct dsend *r = head(d);
+	uint64_t cookie = r->cookie;
+
+	(void)b;
+	(void)tx;
+	d->ip_id = (uint16_t)(d->ip_id + r->nseg);
+	d->sent_supers++;
+	d->sent_frames += r->nseg;
+	d->sent_bytes += r->len;
+	f->e->st.frames += r->nseg;
+	pop(d);
+	arm_head(d, now, true);
+	emit(d, GSO_EV_DGRAM_SENT, 0, cookie);
+}
+
+static void d_refused(struct eflow *f, const struct gso_sched_burst *b, int err, uint64_t now)
+{
+	struct gso_dgram *d = to_d(f);
+	uint64_t cookie = head(d)->cookie;
+
+	(void)b;
+	pop(d);
+	d->dropped++;
+	arm_head(d, now, false);
+	emit(d, GSO_EV_DGRAM_DROPPED, err, cookie);
+}
+
+static void d_ended(struct eflow *f, int err)
+{
+	drop_all(to_d(f), err);
+}
+
+static void d_neigh(struct eflow *f)
+{
+	struct gso_dgram *d = to_d(f);
+
+	/* The Ethernet destination leads every template. */
+	memcpy(d->tmpl.hdr, f->route.dst_mac, 6);
+}
+
+static void d_free(struct eflow *f)
+{
+	struct gso_dgram *d = to_d(f);
+
+	free(d->q);
+	free(d);
+}
+
+const struct eflow_ops engine_dgram_ops = {
+	.build = d_build,
+	.sent = d_sent,
+	.refused = d_refused,
+	.ended = d_ended,
+	.neigh = d_neigh,
+	.free = d_free,
+};
+
+/* ---- the API ---------------------------------------------------------------------- */
+
+/* What the device takes with this template (engine.h, gso_dgram_info). */
+static int limits(struct gso_dgram *d, struct gso_engine *e)
+{
+	/* The payload is ordinary memory: it is copied into whole frames, whatever the device can reference. */
+	int mp = gso_dev__max_payload(e->tx, &d->tmpl, d->tx_flags | GSO_TX_F_COPY);
+
+	if (mp < 0)
+		return mp;
+	d->max_gso = (uint32_t)mp;
+	d->max_segs = e->caps.max_segs_udp ? e->caps.max_segs_udp : GSO_UDP_MAX_SEGS;
+	if (d->max_segs > GSO_UDP_MAX_SEGS)
+		d->max_segs = GSO_UDP_MAX_SEGS;
+	d->max_len = GSO_MAX_IP_LEN - (uint32_t)(d->tmpl.hdr_len - d->tmpl.l3_off);
+	return 0;
+}
+
+int gso_dgram__open(struct gso_engine *e, const struct gso_dgram_opts *o, struct gso_dgram **out)
+{
+	const struct gso_tmpl *t;
+	const struct gso_route *rt;
+	struct gso_dgram *d;
+	uint32_t qlen, flags;
+	int err;
+
+	if (!e || !o || !out || !GSO_OPTS_VALID(gso_dgram_opts, o))
+		return -EINVAL;
+	t = GSO_OPTS_GET(o, tmpl, (const struct gso_tmpl *)NULL);
+	qlen = GSO_OPTS_GET(o, queue_len, 0u) ?: e->flow_queue;
+	flags = GSO_OPTS_GET(o, tx_flags, 0u);
+	rt = GSO_OPTS_GET(o, route, (const struct gso_route *)NULL);
+	if (!t || t->l4 != GSO_L4_UDP || (t->l3 != GSO_L3_IPV4 && t->l3 != GSO_L3_IPV6) ||
+	    t->hdr_len <= t->l3_off || qlen > (1u << 16) || (flags & ~(GSO_TX_F_SW_CSUM | GSO_TX_F_COPY)))
+		return -EINVAL;
+	if (rt && (rt->sz <= sizeof(size_t) || rt->l3 != t->l3))
+		return -EINVAL;
+	if (e->dead)
+		return -ENODEV;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->q = calloc(qlen, sizeof(*d->q));
+	if (!d->q) {
+		free(d);
+		return -ENOMEM;
+	}
+	d->qcap = qlen;
+	d->tmpl = *t;
+	d->tx_flags = flags;
+	d->rate = GSO_OPTS_GET(o, rate, (uint64_t)0);
+	d->hdr_len = t->hdr_len;
+	d->ip_id = t->l3 == GSO_L3_IPV4 ? (uint16_t)(t->hdr[t->l3_off + 4] << 8 | t->hdr[t->l3_off + 5]) : 0;
+	err = limits(d, e);
+	if (!err)
+		err = engine_flow_add(e, &d->f, &engine_dgram_ops, true, GSO_OPTS_GET(o, ctx, (void *)NULL));
+	if (err) {
+		d_free(&d->f);
+		return err;
+	}
+	if (rt) {
+		d->f.follow = true;
+		memcpy(&d->f.route, rt, rt->sz < sizeof(d->f.route) ? rt->sz : sizeof(d->f.route));
+		d->f.route.sz = sizeof(d->f.route);
+	}
+	*out = d;
+	return 0;
+}
+
+int gso_dgram__send(struct gso_dgram *d, const void *payload, uint32_t len, uint32_t gso_size,
+		    uint64_t cookie)
+{
+	struct gso_engine *e;
+	struct dsend *r;
+	uint32_t nseg, tail;
+
+	if (!d || (len && !payload) || !gso_size || gso_size > 65535)
+		return -EINVAL;
+	e = d->f.e;
+	if (e->dead)
+		return -ENODEV;
+	if (gso_size > d->max_gso || len > d->max_len)
+		return -EMSGSIZE;
+	nseg = len ? len / gso_size + (len % gso_size != 0) : 1;
+	if (nseg > d->max_segs)
+		return -EMSGSIZE;
+	if (d->qlen == d->qcap || e->queued >= e->max_queued)
+		return -EAGAIN;
+	tail = d->qhead + d->qlen;
+	if (tail >= d->qcap)
+		tail -= d->qcap;
+	r = &d->q[tail];
+	*r = (struct dsend){ .p = payload, .len = len, .gso_size = gso_size, .nseg = nseg,
+			     .wire = len + nseg * d->hdr_len, .cookie = cookie };
+	d->qlen++;
+	e->queued++;
+	arm_head(d, engine_now(e), false);
+	return 0;
+}
+
+int gso_dgram__set_rate(struct gso_dgram *d, uint64_t rate)
+{
+	if (!d)
+		return -EINVAL;
+	d->rate = rate;
+	return 0;
+}
+
+int gso_dgram__close(struct gso_dgram *d)
+{
+	struct gso_engine *e;
+
+	if (!d)
+		return -EINVAL;
+	e = d->f.e;
+	/* Sends it already made are told first, then what it drops, all before it goes. */
+	engine_flush_flow_events(e, &d->f);
+	drop_all(d, -ECANCELED);
+	engine_flush_flow_events(e, &d->f);
+	engine_flow_del(e, &d->f);
+	d_free(&d->f);
+	return 0;
+}
+
+int gso_dgram__info(const struct gso_dgram *d, struct gso_dgram_info *info)
+{
+	struct gso_dgram_info full;
+
+	if (!d || !info || info->sz <= sizeof(size_t))
+		return -EINVAL;
+	memset(&full, 0, sizeof(full));
+	full.queued = d->qlen;
+	full.queue_len = d->qcap;
+	full.max_gso_size = d->max_gso;
+	full.max_segs = d->max_segs;
+	full.max_len = d->max_len;
+	full.rate = d->rate;
+	full.sent_supers = d->sent_supers;
+	full.sent_frames = d->sent_frames;
+	full.sent_bytes = d->sent_bytes;
+	full.dropped = d->dropped;
+	full.sz = info->sz < sizeof(full) ? info->sz : sizeof(full);
+	memcpy(info, &full, full.sz);
+	return 0;
+}

@@ -1,0 +1,70 @@
+/*
+ * Stream flows' packet helpers (engine_tcp_pkt.c; not installed): parse
+ * the peer's TCP segments as they arrive (Ethernet, one optional 802.1Q
+ * tag, IPv4 or IPv6, TCP with options) and build the option blocks of our
+ * own segments.  Pure functions.
+ *
+ * Received checksums are not verified here: on a veth the peer's
+ * segments cross with CHECKSUM_PARTIAL (only the pseudo-header seed in the
+ * field), and AF_XDP hands the frame over as it is.
+ */
+#ifndef GSO_XDP_ENGINE_TCP_INTERNAL_H
+#define GSO_XDP_ENGINE_TCP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A connection's 4-tuple as seen on frames coming back (source = the peer). */
+struct tcp_key {
+	uint8_t l3;            /* GSO_L3_IPV4 or GSO_L3_IPV6 */
+	uint8_t peer_addr[16]; /* IPv4 in the first 4 bytes, the rest zero */
+	uint8_t our_addr[16];
+	uint16_t peer_port, our_port; /* host order */
+};
+
+#define TCP_MAX_SACK 4
+
+struct tcp_seg {
+	uint32_t seq, ack;
+	uint16_t win;        /* as on the wire (unscaled) */
+	uint8_t flags;       /* TCP flags byte */
+	uint32_t payload;    /* payload bytes */
+	bool has_ts;
+	uint32_t tsval, tsecr;
+	unsigned nsack;
+	uint32_t sack[TCP_MAX_SACK][2]; /* start, end */
+	/* SYN options */
+	bool has_mss, sack_perm;
+	uint16_t mss;
+	int wscale;          /* -1: no window scale option */
+};
+
+/*
+ * The 4-tuple of a TCP frame (`len` bytes from the Ethernet header).
+ * Returns 0, or -ENOENT when it is not TCP over IPv4/IPv6 (or an IP
+ * fragment), -EBADMSG when the IP header is inconsistent.
+ */
+int tcp_frame_key(const uint8_t *frame, uint32_t len, struct tcp_key *key);
+
+/*
+ * Parse the TCP segment of a frame whose key tcp_frame_key() gave.
+ * Returns 0 and fills *seg, or -EBADMSG (truncated, bad header or option
+ * lengths).
+ */
+int tcp_frame_parse(const uint8_t *frame, uint32_t len, struct tcp_seg *seg);
+
+#define TCP_SYN_OPTS_LEN 20 /* MSS, SACK-permitted, timestamps, NOP, window scale */
+#define TCP_TS_OPTS_LEN 12  /* NOP, NOP, timestamps */
+
+/*
+ * The SYN's options in Linux's layout: MSS `mss`; SACK-permitted if
+ * `sack`; timestamps (tsval, 0) if `ts`, else NOPs in their place; window
+ * scale `wscale` (0..14).  Writes TCP_SYN_OPTS_LEN bytes.
+ */
+void tcp_syn_opts(uint8_t out[TCP_SYN_OPTS_LEN], uint16_t mss, bool sack, bool ts, uint32_t tsval,
+		  uint8_t wscale);
+
+/* NOP, NOP, timestamps (tsval, tsecr).  Writes TCP_TS_OPTS_LEN bytes. */
+void tcp_ts_opts(uint8_t out[TCP_TS_OPTS_LEN], uint32_t tsval, uint32_t tsecr);
+
+#endif

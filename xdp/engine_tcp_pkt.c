@@ -1,0 +1,207 @@
+/* Stream flows' packet helpers: see engine_tcp_internal.h. */
+#include "engine_tcp_internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <gso/tmpl.h>
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* Where the TCP header starts and how long the segment is; the addresses into key (may be NULL). */
+static int locate(const uint8_t *f, uint32_t len, uint32_t *l4, uint32_t *l4_len, struct tcp_key *key)
+{
+	uint32_t off = 14;
+	uint16_t et;
+
+	/* Keys are compared and hashed whole: padding included. */
+	if (key)
+		memset(key, 0, sizeof(*key));
+	if (len < 14)
+		return -ENOENT;
+	et = get16(f + 12);
+	if (et == 0x8100) {
+		if (len < 18)
+			return -ENOENT;
+		et = get16(f + 16);
+		off = 18;
+	}
+	if (et == 0x0800) {
+		const uint8_t *ip = f + off;
+		unsigned ihl, tot;
+
+		if (len < off + 20 || (ip[0] >> 4) != 4 || ip[9] != 6)
+			return -ENOENT;
+		ihl = (ip[0] & 15) * 4u;
+		tot = get16(ip + 2);
+		if (ihl < 20 || tot < ihl || off + tot > len)
+			return -EBADMSG;
+		if (get16(ip + 6) & 0x3fff)
+			return -ENOENT; /* a fragment: never one of ours */
+		if (key) {
+			key->l3 = GSO_L3_IPV4;
+			memcpy(key->peer_addr, ip + 12, 4);
+			memcpy(key->our_addr, ip + 16, 4);
+		}
+		*l4 = off + ihl;
+		*l4_len = tot - ihl;
+	} else if (et == 0x86dd) {
+		const uint8_t *ip = f + off;
+
+		if (len < off + 40 || (ip[0] >> 4) != 6 || ip[6] != 6)
+			return -ENOENT;
+		if (key) {
+			key->l3 = GSO_L3_IPV6;
+			memcpy(key->peer_addr, ip + 8, 16);
+			memcpy(key->our_addr, ip + 24, 16);
+		}
+		*l4 = off + 40;
+		*l4_len = get16(ip + 4);
+		if (*l4 + *l4_len > len)
+			return -EBADMSG;
+	} else {
+		return -ENOENT;
+	}
+	if (*l4_len < 20)
+		return -EBADMSG;
+	return 0;
+}
+
+int tcp_frame_key(const uint8_t *f, uint32_t len, struct tcp_key *key)
+{
+	uint32_t l4, l4_len;
+	int err = locate(f, len, &l4, &l4_len, key);
+
+	if (err)
+		return err;
+	key->peer_port = get16(f + l4);
+	key->our_port = get16(f + l4 + 2);
+	return 0;
+}
+
+static int parse_opts(const uint8_t *o, unsigned n, struct tcp_seg *s)
+{
+	unsigned i = 0;
+
+	while (i < n) {
+		uint8_t kind = o[i], l;
+
+		if (kind == 0)
+			break;
+		if (kind == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= n)
+			return -EBADMSG;
+		l = o[i + 1];
+		if (l < 2 || i + l > n)
+			return -EBADMSG;
+		switch (kind) {
+		case 2:
+			if (l == 4) {
+				s->has_mss = true;
+				s->mss = get16(o + i + 2);
+			}
+			break;
+		case 3:
+			if (l == 3)
+				s->wscale = o[i + 2] > 14 ? 14 : o[i + 2];
+			break;
+		case 4:
+			s->sack_perm = true;
+			break;
+		case 5:
+			for (unsigned b = 0; b + 8 <= (unsigned)l - 2 && s->nsack < TCP_MAX_SACK; b += 8) {
+				s->sack[s->nsack][0] = get32(o + i + 2 + b);
+				s->sack[s->nsack][1] = get32(o + i + 6 + b);
+				s->nsack++;
+			}
+			break;
+		case 8:
+			if (l == 10) {
+				s->has_ts = true;
+				s->tsval = get32(o + i + 2);
+				s->tsecr = get32(o + i + 6);
+			}
+			break;
+		default:
+			break;
+		}
+		i += l;
+	}
+	return 0;
+}
+
+int tcp_frame_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s)
+{
+	uint32_t l4, l4_len;
+	unsigned doff;
+	int err = locate(f, len, &l4, &l4_len, NULL);
+
+	if (err)
+		return -EBADMSG;
+	doff = (f[l4 + 12] >> 4) * 4u;
+	if (doff < 20 || doff > l4_len)
+		return -EBADMSG;
+	memset(s, 0, sizeof(*s));
+	s->wscale = -1;
+	s->seq = get32(f + l4 + 4);
+	s->ack = get32(f + l4 + 8);
+	s->flags = f[l4 + 13];
+	s->win = get16(f + l4 + 14);
+	s->payload = l4_len - doff;
+	return parse_opts(f + l4 + 20, doff - 20, s);
+}
+
+void tcp_syn_opts(uint8_t o[TCP_SYN_OPTS_LEN], uint16_t mss, bool sack, bool ts, uint32_t tsval, uint8_t wscale)
+{
+	o[0] = 2;
+	o[1] = 4;
+	o[2] = (uint8_t)(mss >> 8);
+	o[3] = (uint8_t)mss;
+	/* Linux's layout: SACK-permitted folded into the timestamps' padding. */
+	if (sack) {
+		o[4] = 4;
+		o[5] = 2;
+	} else {
+		o[4] = o[5] = 1;
+	}
+	if (ts) {
+		o[6] = 8;
+		o[7] = 10;
+		put32(o + 8, tsval);
+		put32(o + 12, 0);
+	} else {
+		memset(o + 6, 1, 10);
+	}
+	o[16] = 1;
+	o[17] = 3;
+	o[18] = 3;
+	o[19] = wscale;
+}
+
+void tcp_ts_opts(uint8_t o[TCP_TS_OPTS_LEN], uint32_t tsval, uint32_t tsecr)
+{
+	o[0] = o[1] = 1;
+	o[2] = 8;
+	o[3] = 10;
+	put32(o + 4, tsval);
+	put32(o + 8, tsecr);
+}

@@ -1,0 +1,513 @@
+/*
+ * libgso-xdp transmit engine: the layer between the parts (<gso/gso.h>)
+ * and a device (<gso/xdp.h>, <gso/tso.h>).  One engine drives ONE device
+ * queue from ONE thread and owns everything on its transmit path:
+ *
+ *  - the device (an AF_XDP socket on one queue, the virtio_net_hdr
+ *    backend or the e1000 model) and any extra receive devices;
+ *  - a scheduler (<gso/pacer.h> gso_sched: earliest departure time per
+ *    flow, deficit round robin between flows, an optional aggregate cap);
+ *  - completion reaping, kicking again after backpressure, and the wait
+ *    for "a socket is readable or the next burst is due" (<gso/evloop.h>);
+ *  - link and neighbour events (rtnetlink): while the interface is down
+ *    or without carrier nothing is sent and nothing is lost; when it comes
+ *    back the device is kicked again; when it is removed every flow ends
+ *    with -ENODEV and every buffer goes back to the device;
+ *  - flows:
+ *      datagram flows (UDP, QUIC-style): gso_dgram__send() queues one
+ *      super-segment of caller memory cut at gso_size; the engine fills
+ *      lengths, IP IDs and checksums (in software or as device metadata),
+ *      paces it at the flow's rate and reports when the memory is free;
+ *      stream flows (TCP, active open): the application writes bytes; the
+ *      engine runs the handshake, the flow send queue (<gso/flowq.h>),
+ *      congestion control (<gso/cc.h>), RTT, RTO, RACK and zero-window
+ *      probing, burst sizing and pacing, and reports what happened.
+ *
+ * Time.  The engine's clock is CLOCK_MONOTONIC (gso_evloop_now_ns()), or
+ * opts.clock for tests that run it in virtual time through
+ * gso_engine__poll().  Nothing here sleeps except gso_engine__run().
+ *
+ * Pacing.  A flow's next super-segment is stamped when it becomes the
+ * flow's head (when the previous one leaves), at the flow's current rate:
+ * a rate change takes effect from the next super-segment on.  Stamps
+ * follow each other on the flow's own grid, so a late wake-up does not
+ * lower the long-run rate: a flow that is late catches up, by at most
+ * catchup_ns worth of its rate (then its grid moves).  A burst due within
+ * slack_ns leaves now, with its own stamp (sch_fq's timer slack).
+ *
+ * Threads.  An engine is used by one thread at a time: the caller's own
+ * loop (gso_engine__run / gso_engine__poll), or the thread that
+ * gso_engine__start() creates, in which case every call on the engine and
+ * its flows must come from the event callback (which runs on that thread),
+ * except gso_engine__wake() and gso_engine__stop(), which any thread may
+ * call.  Hand-off queues between threads come with the multi-queue port.
+ *
+ * Conventions as in <gso/xdp.h>: calls return 0, a count or a negative
+ * errno and a failed call changes nothing; options and output structs
+ * start with `size_t sz`, are declared with GSO_OPTS() and 0 means
+ * "default"; the library never prints.  Errors used here:
+ *   -EINVAL     bad argument (NULL, unknown flag, option out of range,
+ *               gso_size 0, a template of another protocol)
+ *   -EMSGSIZE   a datagram larger than its flow allows (over an IP
+ *               datagram, more segments than UDP allows, or gso_size over
+ *               what the device puts in one frame for this template)
+ *   -EAGAIN     backpressure: the flow's queue or the engine's is full;
+ *               wait for GSO_EV_DGRAM_SENT (or _WRITABLE) and retry
+ *   -ENOBUFS    backpressure: no device memory now
+ *   -ENOSPC     every flow slot of the engine is in use
+ *   -ENODEV     the interface is gone: the engine is dead, destroy it
+ *   -ESHUTDOWN  the flow is closing (no more data)
+ */
+#ifndef GSO_ENGINE_H
+#define GSO_ENGINE_H
+
+#include <stdbool.h>
+#include <gso/cc.h>
+#include <gso/common.h>
+#include <gso/evloop.h>
+#include <gso/tmpl.h>
+#include <gso/route.h>
+#include <gso/xdp.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct gso_engine; /* opaque */
+struct gso_dgram;  /* a datagram flow, opaque */
+struct gso_stream; /* a stream (TCP) flow, opaque */
+
+/* ===================================================================== */
+/* Events                                                                 */
+/* ===================================================================== */
+
+enum gso_ev_type {
+	/* A datagram super-segment was handed to the device: its payload memory is the caller's again. */
+	GSO_EV_DGRAM_SENT = 1,
+	/* A queued datagram super-segment will never be sent (err: -ECANCELED flow closed, -ENODEV). */
+	GSO_EV_DGRAM_DROPPED,
+	/*
+	 * The handshake completed; `dev` is the receive device the SYN-ACK came
+	 * in on.  The stream is sized for the transmit device when the callback
+	 * returns (so it may still gso_engine__set_tx()); then comes WRITABLE.
+	 */
+	GSO_EV_STREAM_ESTABLISHED,
+	/* The stream takes data (first after ESTABLISHED, then again after -EAGAIN / -ENOBUFS). */
+	GSO_EV_STREAM_WRITABLE,
+	/* The peer acknowledged stream bytes up to `acked` (bytes since the first). */
+	GSO_EV_STREAM_ACKED,
+	/* The connection ended: err 0 (all data and the FIN acknowledged) or -errno
+	 * (-ECONNREFUSED, -ECONNRESET, -ETIMEDOUT, -ENODEV, -ECANCELED).  The flow
+	 * stays valid until gso_stream__close(). */
+	GSO_EV_STREAM_CLOSED,
+	/* The interface changed: err 0 it carries frames again, -ENETDOWN it does not. */
+	GSO_EV_LINK,
+	/* gso_engine__wake() was called (delivered on the engine's thread). */
+	GSO_EV_WAKE,
+	/* The interface went away: every flow has ended (err -ENODEV). */
+	GSO_EV_DEV_GONE,
+};
+
+struct gso_engine_event {
+	uint32_t type;    /* enum gso_ev_type */
+	int32_t err;      /* 0 or -errno, per type */
+	void *flow_ctx;   /* the flow's opts.ctx (NULL for engine events) */
+	struct gso_dgram *dgram;   /* GSO_EV_DGRAM_*: the flow */
+	struct gso_stream *stream; /* GSO_EV_STREAM_*: the flow */
+	uint64_t cookie;  /* GSO_EV_DGRAM_*: the cookie given to gso_dgram__send() */
+	uint64_t acked;   /* GSO_EV_STREAM_ACKED: stream bytes acknowledged in all */
+	struct gso_dev *dev; /* GSO_EV_STREAM_ESTABLISHED: the receive device the SYN-ACK came in on */
+};
+
+/*
+ * Called on the engine's thread for every event, in order.  It may call
+ * any engine or flow function except gso_engine__destroy(),
+ * gso_engine__run() and gso_engine__poll().
+ */
+typedef void (*gso_engine_event_fn)(void *ctx, const struct gso_engine_event *ev);
+
+/* A clock in ns (CLOCK_MONOTONIC domain, or virtual for tests). */
+typedef uint64_t (*gso_engine_clock_fn)(void *ctx);
+
+/* ===================================================================== */
+/* The engine                                                             */
+/* ===================================================================== */
+
+#define GSO_ENGINE_DEF_MAX_FLOWS 1024u
+#define GSO_ENGINE_MAX_FLOWS (1u << 20)
+#define GSO_ENGINE_DEF_FLOW_QUEUE 64u   /* super-segments queued per datagram flow */
+#define GSO_ENGINE_DEF_BATCH 32u        /* super-segments per device submit */
+#define GSO_ENGINE_MAX_BATCH 256u
+#define GSO_ENGINE_DEF_SLACK_NS 50000u  /* ~ the wake-up lateness measured here (evloop.h) */
+#define GSO_ENGINE_DEF_CATCHUP_NS 1000000u
+#define GSO_ENGINE_MAX_WAIT_NS 10000000000ull /* slack / catch-up bounds: 10 s */
+#define GSO_ENGINE_LINK_RETRY_NS 100000000ull /* while down, kick again this often */
+
+/* No rtnetlink monitor: link changes come only from gso_engine__link_changed(). */
+#define GSO_ENGINE_F_NO_LINK_MONITOR (1u << 0)
+/* Never spin in gso_engine__run(): every wait sleeps in the kernel. */
+#define GSO_ENGINE_F_NO_SPIN (1u << 1)
+#define GSO_ENGINE_F_KNOWN 0x3u
+
+struct gso_engine_opts {
+	size_t sz;
+	uint32_t max_flows;   /* datagram + stream flows open at once, 1..GSO_ENGINE_MAX_FLOWS
+			       * (0 = GSO_ENGINE_DEF_MAX_FLOWS) */
+	uint32_t max_queued;  /* datagram super-segments queued at once over all flows
+			       * (0 = flow_queue * max_flows, at most 2^22) */
+	uint32_t flow_queue;  /* datagram super-segments queued per flow by default,
+			       * 1..2^16 (0 = GSO_ENGINE_DEF_FLOW_QUEUE) */
+	uint32_t batch;       /* super-segments handed to the device per submit,
+			       * 1..GSO_ENGINE_MAX_BATCH (0 = GSO_ENGINE_DEF_BATCH) */
+	uint32_t slack_ns;    /* 0 = GSO_ENGINE_DEF_SLACK_NS */
+	uint32_t catchup_ns;  /* 0 = GSO_ENGINE_DEF_CATCHUP_NS; 1 = hardly any catch-up */
+	uint32_t quantum;     /* fair-queue bytes per flow per round (0 = 2 frames of the MTU) */
+	uint32_t flags;       /* GSO_ENGINE_F_* */
+	uint64_t max_rate;    /* aggregate cap over all flows, wire bytes/s (0 = none) */
+	gso_engine_event_fn on_event; /* may be NULL: no events */
+	void *ctx;                    /* for on_event */
+	gso_engine_clock_fn clock;    /* NULL: CLOCK_MONOTONIC; gso_engine__run()/start() need NULL */
+	void *clock_ctx;
+	/*
+	 * Stream flows register the flow of their peer's segments here, so
+	 * that an XDP program takes them away from the kernel and into the
+	 * receive devices.  Not owned; must outlive the engine.  NULL: the
+	 * caller steers (or nothing needs steering).
+	 */
+	struct gso_steer *steer;
+	size_t :0;
+};
+#define gso_engine_opts__last_field steer
+
+/*
+ * Make an engine around transmit device `dev`.  On success the engine
+ * owns the device (gso_engine__destroy() closes and destroys it); on
+ * failure it stays the caller's.  If `dev` receives (GSO_DEV_RX) it is also the
+ * engine's receive device 0.  Link monitoring needs the device's
+ * interface (gso_dev__ifindex); a device without one (callback wire)
+ * gets none.  Returns 0 and *out, or -EINVAL (NULL, bad opts), -ENOMEM,
+ * -ESHUTDOWN (device closed), or the errno of the event loop or the
+ * rtnetlink socket.
+ */
+GSO_API int gso_engine__create(struct gso_engine **out, struct gso_dev *dev,
+			       const struct gso_engine_opts *opts);
+
+/*
+ * Open an AF_XDP device on queue `queue_id` of interface `ifindex` (with
+ * a receive ring, `xsk` as given otherwise: NULL for defaults) and make an
+ * engine of it.  Returns what gso_engine__create() and gso_xsk__create()
+ * return, and -ENXIO when the interface has no such queue.
+ */
+GSO_API int gso_engine__open(struct gso_engine **out, int ifindex, uint32_t queue_id,
+			     const struct gso_xsk_opts *xsk, const struct gso_engine_opts *opts);
+
+/*
+ * Stop and free everything: every flow ends (queued datagrams get
+ * GSO_EV_DGRAM_DROPPED with -ECANCELED, streams GSO_EV_STREAM_CLOSED with
+ * -ECANCELED unless closed already), every device is closed and destroyed.
+ * Must not run on the engine's own thread; stops that thread first.  NULL
+ * is a no-op.
+ */
+GSO_API void gso_engine__destroy(struct gso_engine *e);
+
+/*
+ * End every flow (as gso_engine__destroy() does) and close every device:
+ * what was queued or in flight is reclaimed, so each device's chunk
+ * accounting can be read as balanced (gso_dev__stats keeps working until
+ * gso_engine__destroy()).  The engine does nothing afterwards but be
+ * destroyed.  Must not run on the engine's own thread.  0 or -EINVAL.
+ */
+GSO_API int gso_engine__close(struct gso_engine *e);
+
+/*
+ * Add a receive device (GSO_DEV_RX): the engine reads it and hands the
+ * segments of its stream flows to them; it owns the device from now on.
+ * Returns 0, -EINVAL (NULL, no receive side), -EEXIST (added already),
+ * -E2BIG (16 receive devices already), or an errno of the event loop.
+ */
+GSO_API int gso_engine__add_rx(struct gso_engine *e, struct gso_dev *rx);
+
+/*
+ * Remove receive device `rx` and give it back to the caller (not closed).
+ * Returns 0, -EINVAL, -ENOENT (not a receive device of this engine),
+ * -EBUSY (it is the transmit device).
+ */
+GSO_API int gso_engine__del_rx(struct gso_engine *e, struct gso_dev *rx);
+
+/*
+ * Transmit on `tx` from now on (the engine owns it).  What the old device
+ * queued is pushed to it first; the old device stays open while it is a
+ * receive device, else it is closed and destroyed with the engine.
+ * Flows sized for the old device keep their sizes: switch before data
+ * flows (e.g. on GSO_EV_STREAM_ESTABLISHED, before which a stream has
+ * sent only its SYN and handshake ACK).  Returns 0, -EINVAL, -ESHUTDOWN.
+ */
+GSO_API int gso_engine__set_tx(struct gso_engine *e, struct gso_dev *tx);
+
+/* The transmit device (for gso_dev__caps / __stats), never NULL for a live engine. */
+GSO_API struct gso_dev *gso_engine__dev(const struct gso_engine *e);
+
+/*
+ * One pass without blocking: read the receive devices and the rtnetlink
+ * monitor, run expired timers, send everything due (within slack_ns),
+ * reap completions.  *next_ns (may be NULL) is when the engine has work
+ * next (GSO_EVLOOP_FOREVER: only an event can give it work).  Returns 0,
+ * -ENODEV (the device is gone; every flow has ended), or -EINVAL.
+ */
+GSO_API int gso_engine__poll(struct gso_engine *e, uint64_t *next_ns);
+
+/*
+ * Run until CLOCK_MONOTONIC reaches `until_ns` (GSO_EVLOOP_FOREVER: until
+ * gso_engine__stop()), sleeping whenever nothing is due: a quiet engine
+ * uses no CPU, and it spins only for waits shorter than the event loop's
+ * spin threshold.  Never blocks past until_ns.  Returns 0 (until_ns
+ * reached, or stopped), -ENODEV, -EINVAL (also with opts.clock set).
+ */
+GSO_API int gso_engine__run(struct gso_engine *e, uint64_t until_ns);
+
+/*
+ * Run on a thread of the engine's own (pinned to CPU `cpu` when >= 0)
+ * until gso_engine__stop().  From then on see "Threads" above.  Returns
+ * 0, -EINVAL (opts.clock set), -EALREADY (running), or pthread's errno.
+ */
+GSO_API int gso_engine__start(struct gso_engine *e, int cpu);
+
+/*
+ * Ask gso_engine__run() (or the engine's thread) to return, and join the
+ * thread if there is one (unless called on it).  Any thread.  Returns 0,
+ * -EINVAL.
+ */
+GSO_API int gso_engine__stop(struct gso_engine *e);
+
+/* Deliver GSO_EV_WAKE on the engine's thread soon.  Any thread.  0 or -EINVAL. */
+GSO_API int gso_engine__wake(struct gso_engine *e);
+
+/*
+ * Tell the engine the interface's state (with GSO_ENGINE_F_NO_LINK_MONITOR,
+ * or a caller that learns of it first): `up` true = it carries frames
+ * (kick again, send); false = hold everything.  0 or -EINVAL.
+ */
+GSO_API int gso_engine__link_changed(struct gso_engine *e, bool up);
+
+struct gso_engine_stats {
+	size_t sz;
+	uint64_t polls;          /* passes (gso_engine__poll, and inside run) */
+	uint64_t waits;          /* sleeps or spins in gso_engine__run */
+	uint64_t submits;        /* device submit calls */
+	uint64_t supers;         /* super-segments the device took */
+	uint64_t frames;         /* frames in them (as the device plans them) */
+	uint64_t backpressure;   /* submits the device answered -EAGAIN / -ENOBUFS */
+	uint64_t kicks;          /* gso_dev__kick() calls made by the engine */
+	uint64_t link_down;      /* times the link went down (or the device said -ENETDOWN) */
+	uint64_t link_up;        /* times it came back */
+	uint64_t link_down_ns;   /* time spent down */
+	uint64_t neigh_updates;  /* next-hop MAC changes applied to flows */
+	uint64_t rx_frames;      /* frames read from the receive devices */
+	uint64_t rx_other;       /* of those, for no flow of this engine */
+	uint64_t late_ns_max;    /* largest (send time - departure stamp) */
+	uint32_t flows;          /* flows open now */
+	uint32_t queued;         /* datagram super-segments queued now */
+	uint32_t link_usable;    /* 1 while the engine sends */
+	uint32_t dead;           /* 1 once the interface is gone */
+	size_t :0;
+};
+#define gso_engine_stats__last_field dead
+
+/* Fill `st` up to st->sz.  0 or -EINVAL (NULL, sz too small). */
+GSO_API int gso_engine__stats(const struct gso_engine *e, struct gso_engine_stats *st);
+
+/* The statistics of the engine's event loop (wake-up lateness, sleeps, spins): gso_evloop__stats(). */
+GSO_API int gso_engine__evloop_stats(const struct gso_engine *e, struct gso_evloop_stats *st);
+
+/* ===================================================================== */
+/* Datagram flows                                                         */
+/* ===================================================================== */
+
+struct gso_dgram_opts {
+	size_t sz;
+	/* UDP over IPv4 or IPv6, addresses, ports and MACs filled in (copied).
+	 * Lengths, IP ID and checksums are the engine's to set. */
+	const struct gso_tmpl *tmpl;
+	uint64_t rate;        /* pacing rate, wire bytes/s (payload + every frame's
+			       * L2-L4 headers); 0 = unpaced */
+	uint32_t queue_len;   /* super-segments queued at once, 1..2^16 (0 = engine's flow_queue) */
+	uint32_t tx_flags;    /* GSO_TX_F_* on every super-segment */
+	/* The next hop to follow (the template's Ethernet destination is
+	 * rewritten when the kernel's neighbour entry for it changes); NULL:
+	 * the template's MAC is kept as given. */
+	const struct gso_route *route;
+	void *ctx;            /* returned in this flow's events */
+	size_t :0;
+};
+#define gso_dgram_opts__last_field ctx
+
+/*
+ * Open a datagram flow.  Returns 0 and *out, or -EINVAL (NULL, not a UDP
+ * template, bad option), -ENOSPC (max_flows open), -ENODEV.
+ */
+GSO_API int gso_dgram__open(struct gso_engine *e, const struct gso_dgram_opts *o,
+			    struct gso_dgram **out);
+
+/*
+ * Queue one super-segment: `len` payload bytes at `payload`, cut into
+ * datagrams of `gso_size` bytes (the last may be shorter; len 0 sends one
+ * empty datagram), as UDP_SEGMENT does.  The memory must stay unchanged
+ * until this send's GSO_EV_DGRAM_SENT (or _DROPPED) event, which carries
+ * `cookie`.  Datagrams leave in order, paced at the flow's rate.
+ *
+ * Returns 0, or -EINVAL (NULL with len > 0, gso_size 0 or > 65535),
+ * -EMSGSIZE (see the header comment; gso_dgram__info says the limits),
+ * -EAGAIN (the flow's queue or the engine's is full), -ESHUTDOWN (closed),
+ * -ENODEV.  Nothing is queued on error.
+ */
+GSO_API int gso_dgram__send(struct gso_dgram *d, const void *payload, uint32_t len,
+			    uint32_t gso_size, uint64_t cookie);
+
+/* Set the pacing rate (0 = unpaced), for super-segments stamped from now on.  0 or -EINVAL. */
+GSO_API int gso_dgram__set_rate(struct gso_dgram *d, uint64_t rate);
+
+/*
+ * Close the flow: every super-segment still queued gets
+ * GSO_EV_DGRAM_DROPPED (-ECANCELED) now, during this call, and the flow
+ * is freed (its pointer is invalid afterwards).  0 or -EINVAL.
+ */
+GSO_API int gso_dgram__close(struct gso_dgram *d);
+
+struct gso_dgram_info {
+	size_t sz;
+	uint32_t queued;      /* super-segments queued now */
+	uint32_t queue_len;   /* the flow's limit */
+	uint32_t max_gso_size; /* largest gso_size the device puts in one frame with this template */
+	uint32_t max_segs;    /* most datagrams per super-segment (UDP: 128, or the device's limit) */
+	uint32_t max_len;     /* largest len (an IP datagram's worth) */
+	uint64_t rate;        /* current pacing rate (0 = unpaced) */
+	uint64_t sent_supers; /* super-segments handed to the device */
+	uint64_t sent_frames; /* datagrams in them */
+	uint64_t sent_bytes;  /* their payload bytes */
+	uint64_t dropped;     /* super-segments dropped */
+	size_t :0;
+};
+#define gso_dgram_info__last_field dropped
+
+/* Fill `info` up to info->sz.  0 or -EINVAL. */
+GSO_API int gso_dgram__info(const struct gso_dgram *d, struct gso_dgram_info *info);
+
+/* ===================================================================== */
+/* Stream flows (TCP)                                                     */
+/* ===================================================================== */
+
+/* gso_stream_opts.flags */
+#define GSO_STREAM_F_NO_SACK  (1u << 0) /* do not offer SACK (NewReno recovery) */
+#define GSO_STREAM_F_NO_TS    (1u << 1) /* do not offer timestamps */
+#define GSO_STREAM_F_CHECK    (1u << 2) /* gso_flowq__check() after every ACK and send (tests; O(queue)) */
+#define GSO_STREAM_F_KNOWN    0x7u
+
+#define GSO_STREAM_DEF_IDLE_NS 10000000000ull /* end the connection after 10 s without a word from the peer */
+
+struct gso_stream_opts {
+	size_t sz;
+	/* Where to: addresses and MACs (gso_route__lookup(), or filled by hand);
+	 * required.  Its nexthop is followed for neighbour changes. */
+	const struct gso_route *route;
+	uint16_t sport;       /* our port, host order (required, 1..65535) */
+	uint16_t dport;       /* the peer's port (required) */
+	uint32_t flags;       /* GSO_STREAM_F_* */
+	uint32_t cc_algo;     /* enum gso_cc_algo */
+	uint32_t mss;         /* cap on the segment size (0: MTU, peer and device decide) */
+	uint64_t max_rate;    /* pacing rate cap, wire bytes/s (0 = none) */
+	uint32_t pacing_shift, min_segs, win_divisor; /* gso_burst_opts (0 = Linux's defaults) */
+	uint32_t tx_flags;    /* GSO_TX_F_* on every super-segment */
+	uint32_t notsent_lowat; /* unsent bytes above which writes wait (0 = 4 super-segments) */
+	uint64_t idle_ns;     /* 0 = GSO_STREAM_DEF_IDLE_NS */
+	uint32_t isn;         /* initial sequence number; 0 = random */
+	void *ctx;            /* returned in this flow's events */
+	size_t :0;
+};
+#define gso_stream_opts__last_field ctx
+
+/*
+ * Open a TCP connection: send the SYN now (retransmitted as RFC 6298
+ * says until the handshake completes or idle_ns passes).  The peer's
+ * segments must reach one of the engine's receive devices (opts.steer).
+ * Stream flows only send: data the peer sends is not accepted (never
+ * acknowledged).  Returns 0 and *out, or -EINVAL (NULL, bad option, a
+ * route of another interface), -ENOSPC, -EEXIST (a stream with this
+ * 4-tuple is open), -ENODEV, or the steering program's errno.
+ */
+GSO_API int gso_stream__connect(struct gso_engine *e, const struct gso_stream_opts *o,
+				struct gso_stream **out);
+
+/*
+ * Zero-copy write: room for up to *len bytes at *buf, in device memory
+ * (from GSO_EV_STREAM_WRITABLE on).  Write the bytes there, then gso_stream__commit()
+ * how many of them to send.  A second reserve before a commit returns the
+ * same room.  Returns 0, or -EAGAIN (not established yet, or notsent_lowat
+ * reached: wait for GSO_EV_STREAM_WRITABLE), -ENOBUFS (no device memory:
+ * wait for ACKs, also signalled with WRITABLE), -ESHUTDOWN, -ECONNRESET /
+ * other -errno (the connection has ended), -EINVAL.
+ */
+GSO_API int gso_stream__reserve(struct gso_stream *s, void **buf, uint32_t *len);
+
+/* Send `len` (<= what reserve gave) bytes written at the reserved room.  0, -EINVAL. */
+GSO_API int gso_stream__commit(struct gso_stream *s, uint32_t len);
+
+/* Copy in up to `len` bytes.  Returns how many were taken (>= 1), or reserve's errors. */
+GSO_API int gso_stream__write(struct gso_stream *s, const void *data, uint32_t len);
+
+/* No more data: the FIN follows the last byte.  0, -EINVAL, -ENOTCONN (ended). */
+GSO_API int gso_stream__shutdown(struct gso_stream *s);
+
+/*
+ * Free the flow.  A connection still open is abandoned: queued data is
+ * dropped, and the peer gets a RST.  The pointer is invalid afterwards.
+ * 0 or -EINVAL.
+ */
+GSO_API int gso_stream__close(struct gso_stream *s);
+
+enum gso_stream_state {
+	GSO_STREAM_SYN_SENT = 0,
+	GSO_STREAM_ESTABLISHED,
+	GSO_STREAM_FIN_SENT,   /* shutdown, everything sent with the FIN; waiting for its ACK */
+	GSO_STREAM_CLOSING,    /* FIN acknowledged; lingering for the peer's FIN */
+	GSO_STREAM_DONE,
+	GSO_STREAM_FAILED,
+};
+
+#define GSO_STREAM_BURST_HIST 129 /* burst_hist[i]: super-segments of i segments (the last: more) */
+
+struct gso_stream_info {
+	size_t sz;
+	uint32_t state;          /* enum gso_stream_state */
+	int32_t err;             /* 0, or why it failed */
+	const char *why;         /* what failed, for people ("no SYN-ACK", ...); NULL if nothing */
+	uint64_t t_start, t_estab, t_data_acked, t_end; /* engine clock, 0 = not yet */
+	uint32_t mss, hdr_len;   /* segment payload and wire headers per segment */
+	uint32_t seg_limit;      /* payload bytes per super-segment */
+	uint32_t burst_descs;    /* device descriptors of one full super-segment */
+	bool sack, timestamps;   /* agreed in the handshake */
+	uint64_t written;        /* bytes committed */
+	uint64_t acked;          /* bytes acknowledged */
+	uint64_t supers, segs;   /* super-segments and segments sent (retransmissions included) */
+	uint64_t retrans_segs, retrans_supers, rto, fast_recov, probes, syn_retries;
+	uint64_t acks, dupacks, sacked_segs, lost_segs, bad_acks, rx_bad;
+	uint64_t wnd_checks, wnd_violations; /* sends checked against the peer's window */
+	int64_t max_over_wnd;    /* largest (outstanding - window) at a send; <= 0 is right */
+	uint32_t max_outstanding, min_wnd, max_wnd, burst_max;
+	uint64_t zero_wnd_acks;
+	uint64_t backpressure, umem_waits, tsq_waits;
+	uint32_t cwnd, cwnd_max, ssthresh;
+	uint64_t pacing_rate;    /* wire bytes/s, GSO_RATE_UNPACED before the first RTT sample */
+	uint64_t srtt_ns, min_rtt_ns, rtt_samples;
+	uint64_t offloaded, software; /* super-segments the device / software segmented (TSO backends) */
+	uint64_t burst_hist[GSO_STREAM_BURST_HIST];
+	size_t :0;
+};
+#define gso_stream_info__last_field burst_hist
+
+/* Fill `info` up to info->sz.  Works until gso_stream__close().  0 or -EINVAL. */
+GSO_API int gso_stream__info(const struct gso_stream *s, struct gso_stream_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
