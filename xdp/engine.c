@@ -708,12 +708,8 @@ int gso_engine__run(struct gso_engine *e, uint64_t until_ns)
 
 static void *thread_main(void *arg)
 {
-	struct gso_engine *e = arg;
-
-	while (!atomic_load(&e->stop)) {
-		if (gso_engine__run(e, GSO_EVLOOP_FOREVER))
-			break;
-	}
+	/* Returns when stopped (run() takes the stop request) or when the device is gone. */
+	gso_engine__run(arg, GSO_EVLOOP_FOREVER);
 	return NULL;
 }
 

@@ -15,9 +15,11 @@
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <gso/engine.h>
 #include <gso/gso.h>
@@ -269,7 +271,7 @@ static uint8_t payload[65536];
 
 /* ---- tests ---- */
 
-TestSuite(engine, .init = setup, .fini = teardown);
+TestSuite(engine, .init = setup, .fini = teardown, .timeout = 60);
 
 /* Each flow's super-segments leave spaced by wire bytes / rate, at the rate asked for. */
 Test(engine, pacing_per_flow)
@@ -598,5 +600,66 @@ Test(engine, many_flows)
 	run_until(e, vnow + 2 * SEC);
 	cr_assert_eq(f->nrec, 20000);
 	cr_assert_eq(count_events(GSO_EV_DGRAM_SENT, 0), 20000);
+	gso_engine__destroy(e);
+}
+
+/* ---- real time: run, the engine's own thread, wake, stop ---- */
+
+static atomic_int wakes;
+
+static void on_wake(void *ctx, const struct gso_engine_event *ev)
+{
+	(void)ctx;
+	if (ev->type == GSO_EV_WAKE)
+		atomic_fetch_add(&wakes, 1);
+}
+
+/* An engine with nothing to do sleeps (no spin), and returns at its deadline, not before. */
+Test(engine, quiet_engine_sleeps)
+{
+	struct fake *f = fake_new();
+	GSO_OPTS(gso_engine_opts, o, .flags = GSO_ENGINE_F_NO_LINK_MONITOR);
+	GSO_OPTS(gso_evloop_stats, ls);
+	struct gso_engine *e = NULL;
+	uint64_t t0, until;
+
+	cr_assert_eq(gso_engine__create(&e, &f->dev, &o), 0);
+	t0 = gso_evloop_now_ns();
+	until = t0 + 200 * MS;
+	cr_assert_eq(gso_engine__run(e, until), 0);
+	cr_assert_geq(gso_evloop_now_ns(), until);
+	cr_assert_eq(gso_engine__evloop_stats(e, &ls), 0);
+	cr_assert_geq(ls.sleeps, 1);
+	cr_assert_eq(ls.spins, 0, "an idle engine spun");
+	GSO_OPTS(gso_engine_stats, es);
+	gso_engine__stats(e, &es);
+	cr_assert_leq(es.polls, 3, "an idle engine woke %lu times in 200 ms", es.polls);
+	gso_engine__destroy(e);
+}
+
+/* On its own thread: work handed in through the callback, a wake-up from another thread, stop. */
+Test(engine, own_thread_wake_stop)
+{
+	struct fake *f = fake_new();
+	GSO_OPTS(gso_engine_opts, o, .flags = GSO_ENGINE_F_NO_LINK_MONITOR, .on_event = on_wake);
+	struct gso_engine *e = NULL;
+
+	cr_assert_eq(gso_engine__create(&e, &f->dev, &o), 0);
+	cr_assert_eq(gso_engine__start(e, -1), 0);
+	cr_assert_eq(gso_engine__start(e, -1), -EALREADY);
+	for (int i = 0; i < 3; i++) {
+		int before = atomic_load(&wakes);
+
+		cr_assert_eq(gso_engine__wake(e), 0);
+		for (int k = 0; k < 2000 && atomic_load(&wakes) == before; k++)
+			usleep(1000);
+		cr_assert_gt(atomic_load(&wakes), before, "wake-up %d never arrived", i);
+	}
+	cr_assert_eq(gso_engine__stop(e), 0);
+	/* Stopped: a wake-up is not delivered until the engine runs again. */
+	int n = atomic_load(&wakes);
+	gso_engine__wake(e);
+	usleep(20000);
+	cr_assert_eq(atomic_load(&wakes), n);
 	gso_engine__destroy(e);
 }
