@@ -256,7 +256,9 @@ int gso_dgram__send(struct gso_dgram *d, const void *payload, uint32_t len, uint
 			     .wire = len + nseg * d->hdr_len, .cookie = cookie };
 	d->qlen++;
 	e->queued++;
-	arm_head(d, engine_now(e), false);
+	/* Behind a head already in the scheduler it waits for that one to leave: no clock needed. */
+	if (!d->f.armed)
+		arm_head(d, engine_now(e), false);
 	return 0;
 }
 

@@ -140,6 +140,7 @@ typedef uint64_t (*gso_engine_clock_fn)(void *ctx);
 #define GSO_ENGINE_MAX_BATCH 256u
 #define GSO_ENGINE_DEF_SLACK_NS 50000u  /* ~ the wake-up lateness measured here (evloop.h) */
 #define GSO_ENGINE_DEF_CATCHUP_NS 1000000u
+#define GSO_ENGINE_DEF_QUANTUM (65536u + 4096u) /* one largest super-segment with its headers */
 #define GSO_ENGINE_MAX_WAIT_NS 10000000000ull /* slack / catch-up bounds: 10 s */
 #define GSO_ENGINE_LINK_RETRY_NS 100000000ull /* while down, kick again this often */
 
@@ -161,7 +162,7 @@ struct gso_engine_opts {
 			       * 1..GSO_ENGINE_MAX_BATCH (0 = GSO_ENGINE_DEF_BATCH) */
 	uint32_t slack_ns;    /* 0 = GSO_ENGINE_DEF_SLACK_NS */
 	uint32_t catchup_ns;  /* 0 = GSO_ENGINE_DEF_CATCHUP_NS; 1 = hardly any catch-up */
-	uint32_t quantum;     /* fair-queue bytes per flow per round (0 = 2 frames of the MTU) */
+	uint32_t quantum;     /* fair-queue bytes per flow per round (0 = GSO_ENGINE_DEF_QUANTUM) */
 	uint32_t flags;       /* GSO_ENGINE_F_* */
 	uint64_t max_rate;    /* aggregate cap over all flows, wire bytes/s (0 = none) */
 	gso_engine_event_fn on_event; /* may be NULL: no events */
