@@ -188,8 +188,9 @@ static void route_attrs(const struct rtmsg *rtm, int rem, size_t alen, struct ro
  * RTM_GETROUTE without an input interface runs ip_route_output_key() /
  * ip6_route_output(), the lookup a connecting socket makes, and the answer
  * (rt_fill_info(), rt6_fill_info()) carries the source address that lookup
- * selected as RTA_PREFSRC.  RTM_F_LOOKUP_TABLE (Linux 4.10) makes IPv4
- * report the table that matched, or 0 when none did.
+ * selected as RTA_PREFSRC.  RTM_F_LOOKUP_TABLE makes IPv4 report the
+ * table that matched, or 0 when none did (kernels without the flag say
+ * "main" and lose only the check in route_verdict()).
  */
 static int route_get(struct nl *s, int family, const uint8_t *dst, size_t alen, int ifindex,
 		     struct route_ans *ra)
@@ -262,7 +263,12 @@ static int route_verdict(int kernel_err, const struct route_ans *ra, int ifindex
 	 */
 	if (ra->table == 0)
 		return -ENETUNREACH;
-	/* IPv6 takes RTA_OIF as a preference, not a constraint. */
+	/*
+	 * Both families honour RTA_OIF (IPv6 strictly because the request has
+	 * no source address: RT6_LOOKUP_F_IFACE in ip6_route_output_flags());
+	 * this keeps a route that leaves elsewhere from ever being reported as
+	 * leaving by ifindex.
+	 */
 	if (ifindex > 0 && ra->oif != ifindex)
 		return -ENETUNREACH;
 	/*
@@ -382,10 +388,18 @@ static int nb_get(struct nl *s, struct nb_want *w)
  * RTM_NEWNEIGH with NTF_USE makes neigh_add() create the entry if needed
  * (NLM_F_CREATE) and call neigh_event_send(), which moves NONE/FAILED to
  * INCOMPLETE and sends the first ARP request / neighbour solicitation at
- * once, or STALE to DELAY (a unicast probe follows).  Since Linux 5.16 the
- * request goes through __neigh_update(NEIGH_UPDATE_F_USE), which leaves
- * the state alone except that it drops NUD_PERMANENT: never sent for
- * PERMANENT or NOARP entries.  Needs CAP_NET_ADMIN (-EPERM).
+ * once, or STALE to DELAY (a unicast probe follows).  Since the NTF_MANAGED
+ * rework (Linux 5.16; as read in 6.18) the request first goes through
+ * __neigh_update(NEIGH_UPDATE_F_USE), which leaves the state alone except
+ * that it drops NUD_PERMANENT: so never sent for PERMANENT or NOARP
+ * entries.  Needs CAP_NET_ADMIN (-EPERM).
+ *
+ * Seen on Linux 6.18 with veth: the ARP request leaves at once.  A
+ * neighbour solicitation does not while the interface's link-local
+ * address is still tentative (the first ~1-2 s after the link came up):
+ * with no packet to take a source address from, ndisc_send_ns() wants a
+ * link-local one that finished DAD and silently skips the probe; the
+ * kernel's retransmission a second later (RETRANS_TIME) goes out.
  */
 static int nb_use(struct nl *s, const struct nb_want *w)
 {

@@ -240,7 +240,7 @@ int rtmon_read(struct rtmon *m, rtmon_fn fn, void *ctx)
 	for (;;) {
 		struct sockaddr_nl from;
 		socklen_t fl = sizeof(from);
-		/* MSG_TRUNC: netlink returns the datagram's real length (Linux 2.6.22). */
+		/* With MSG_TRUNC netlink returns the datagram's real length: a cut one shows. */
 		ssize_t r = recvfrom(m->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC,
 				     (struct sockaddr *)&from, &fl);
 

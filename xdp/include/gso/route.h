@@ -7,10 +7,13 @@
  *   (gateway, or the destination itself on a connected route) and the
  *   source address the kernel would pick; the interface's own MAC and MTU;
  *   the next hop's link-layer address from the neighbour table
- *   (RTM_GETNEIGH).  When the neighbour is unknown or stale, the kernel is
- *   asked to resolve it (RTM_NEWNEIGH with NTF_USE: ARP or neighbour
+ *   (RTM_GETNEIGH).  When the neighbour is unknown (or failed), the kernel
+ *   is asked to resolve it (RTM_NEWNEIGH with NTF_USE: ARP or neighbour
  *   discovery, sent by the kernel itself) and the call waits a bounded
- *   time for the answer (RTNLGRP_NEIGH notifications).
+ *   time for the answer (RTNLGRP_NEIGH notifications).  A STALE entry is
+ *   used as it is (the kernel would too) and nudged the same way, since
+ *   frames sent around the kernel never refresh it.  Link-local IPv6
+ *   destinations need `ifindex`.
  *
  * IPv4 and IPv6, in the network namespace of the calling thread.  No
  * state is kept between calls: every call asks the kernel again.
