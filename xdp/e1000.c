@@ -88,7 +88,16 @@ static uint32_t slab_need(const struct e1000_dev *x, uint32_t n)
 	return n <= left ? 0 : (n - left + per - 1) / per;
 }
 
-/* Offset of a fresh slot; the caller checked slab_need() against the free chunks. */
+/*
+ * Offset of a fresh slot, its chunk pinned (an in-flight reference) until
+ * slab_unpin(): the descriptor posted for the slot takes a reference of its
+ * own, but a software-segmented super-segment takes all its slots before
+ * posting any, and when the slab moves on, the chunk left behind would
+ * otherwise be free -- and handed out again by the next slab_take() of the
+ * same loop, so that two segments' headers shared memory (seen as payload
+ * sent under the header of the segment 16 slots later).  The caller
+ * checked slab_need() against the free chunks.
+ */
 static uint64_t slab_take(struct e1000_dev *x)
 {
 	uint64_t a;
@@ -102,7 +111,14 @@ static uint64_t slab_take(struct e1000_dev *x)
 	}
 	a = (uint64_t)x->slab.chunk * x->mem.chunk_size + x->slab.off;
 	x->slab.off += HDR_SLOT;
+	ua_get(&x->mem.ua, x->slab.chunk);
 	return a;
+}
+
+/* Drop slab_take()'s pin once the slot's descriptor holds its own reference (or was never posted). */
+static void slab_unpin(struct e1000_dev *x, uint64_t a)
+{
+	ua_put(&x->mem.ua, (uint32_t)(a / x->mem.chunk_size));
 }
 
 /* ---- descriptors ---- */
@@ -245,6 +261,7 @@ static int queue_offload(struct e1000_dev *x, const struct gso_tx *tx, const str
 	ha = slab_take(x);
 	err = gso_offload_e1000(&r, t, &ctx, x->area + ha, HDR_SLOT);
 	if (err) {
+		slab_unpin(x, ha);
 		payload_done(x, &p);
 		return err;
 	}
@@ -258,6 +275,7 @@ static int queue_offload(struct e1000_dev *x, const struct gso_tx *tx, const str
 		for (int i = 0; i < n; i++)
 			post_data(x, &x->dd[i]);
 	}
+	slab_unpin(x, ha);
 	payload_done(x, &p);
 	x->st.tx_descs += x->next - start;
 	mark_sent(x, tx, r.segs, (uint64_t)r.segs * r.hdr_len + tx->len);
@@ -308,6 +326,8 @@ static int queue_software(struct e1000_dev *x, const struct gso_tx *tx)
 	}
 	r = gso_segment_ref(&s, &o, x->refs, n);
 	if (r != (int)n) {
+		for (uint32_t i = 0; i < n; i++)
+			slab_unpin(x, (uint64_t)((uint8_t *)x->refs[i].hdr - x->area));
 		payload_done(x, &p);
 		return r < 0 ? r : -EIO;
 	}
@@ -343,6 +363,8 @@ static int queue_software(struct e1000_dev *x, const struct gso_tx *tx)
 		}
 		bytes += g->hdr_len + g->pay_len;
 	}
+	for (uint32_t i = 0; i < n; i++)
+		slab_unpin(x, (uint64_t)((uint8_t *)x->refs[i].hdr - x->area));
 	payload_done(x, &p);
 	x->st.tx_descs += x->next - start;
 	mark_sent(x, tx, n, bytes);

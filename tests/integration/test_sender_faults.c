@@ -92,16 +92,31 @@ Test(sender_faults, interface_removed, .fini = fini, .timeout = 60)
 	cr_log_info("interface removed: the sender ended %.2f s later (including the receiver's stop)", took);
 }
 
-Test(sender_faults, ipv6_next_hop_from_the_kernel, .fini = fini, .timeout = 60)
+/*
+ * IPv6 in the modes whose paths differ: AF_XDP, the virtio_net_hdr device,
+ * and the e1000 model, which segments IPv6 in software and finishes the
+ * checksums itself (this once sent payload under the wrong header).
+ */
+Test(sender_faults, ipv6_next_hop_from_the_kernel, .fini = fini, .timeout = 120)
 {
-	struct run r = { .mode = "software", .bytes = "16M", .port = 7472, .dst = ADDR6_B };
+	static const char *const modes[] = { "software", "offload-vnet", "offload-e1000" };
 
 	bed();
-	/* Nothing cached: the sender makes the kernel solicit the neighbour. */
-	cr_assert_eq(gso_testbed_sh(&tb, 0, "ip -6 neigh flush dev " IF_A), 0);
-	transfer(&r, NULL);
-	expect_verified(&r, 16u << 20);
-	cr_assert(strstr(r.sj, "\"nexthop_resolved\": true"), "%s", r.sj);
+	for (int m = 0; m < 3; m++) {
+		struct run r = { .mode = modes[m], .bytes = "16M", .port = 7475 + m, .dst = ADDR6_B };
+
+		/* Nothing cached: the sender makes the kernel solicit the neighbour. */
+		cr_assert_eq(gso_testbed_sh(&tb, 0, "ip -6 neigh flush dev " IF_A), 0);
+		transfer(&r, NULL);
+		if (r.sender_exit == 77) {
+			cr_log_warn("sender mode %s not available here: %s", r.mode, r.sj);
+			bt_fini();
+			continue;
+		}
+		expect_verified(&r, 16u << 20);
+		cr_assert(strstr(r.sj, "\"nexthop_resolved\": true"), "%s", r.sj);
+		bt_fini();
+	}
 }
 
 /* A next hop nobody answers for: exit 2 within the resolution bound, nothing attached. */
