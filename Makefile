@@ -237,9 +237,12 @@ check-run: all tests fuzz-bin clang-build check-install
 
 # Install into a scratch DESTDIR and build the README's API example and a
 # libgso-xdp program against what was installed, through pkg-config, with
-# the shared and with the static libraries; run them.
+# the shared and with the static libraries; run them.  The examples/ programs
+# are built here too, against the installed shared libgso-xdp, as a user
+# would build them (tests/integration/test_examples.c runs them, as root).
 LINK_ROOT = $(abspath $(B))/destdir
 LINK_PC   = PKG_CONFIG_PATH=$(LINK_ROOT)/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$(LINK_ROOT) $(PKG_CONFIG)
+EXAMPLES  := udp_pacer udp_sink
 check-install: lib
 	$(call msg,INSTALL,$(LINK_ROOT))
 	$(Q)rm -rf $(LINK_ROOT) && $(MAKE) -s install DESTDIR=$(LINK_ROOT) PREFIX=/usr >/dev/null
@@ -254,6 +257,11 @@ check-install: lib
 		$$($(LINK_PC) --static --libs libgso-xdp | sed 's/-lgso-xdp//; s/-lgso / /')
 	$(Q)export LD_LIBRARY_PATH=$(LINK_ROOT)/usr/lib; \
 		$(B)/api_example-so && $(B)/api_example-a && $(B)/xdp_link-so && $(B)/xdp_link-a
+	$(call msg,EXAMPLES,$(B)/examples)
+	$(Q)mkdir -p $(B)/examples && for x in $(EXAMPLES); do \
+		$(CC) $(CFLAGS) $$($(LINK_PC) --cflags libgso-xdp) -o $(B)/examples/$$x examples/$$x.c \
+			$$($(LINK_PC) --libs libgso-xdp) -Wl,-rpath,$(LINK_ROOT)/usr/lib || exit 1; \
+	done
 
 # The main job for a newcomer: the namespace test-bed, the libgso TCP sender
 # in every mode and the kernel TCP baselines against the stock Linux

@@ -706,6 +706,33 @@ int gso_engine__run(struct gso_engine *e, uint64_t until_ns)
 	}
 }
 
+static bool drained(const struct gso_engine *e)
+{
+	return !e->queued && !e->nheld && gso_dev__inflight(e->tx) <= 0;
+}
+
+int gso_engine__drain(struct gso_engine *e, uint64_t until_ns)
+{
+	if (!e || e->clock)
+		return -EINVAL;
+	while (!drained(e)) {
+		uint64_t now = gso_evloop_now_ns(), slice;
+		int r;
+
+		if (e->dead)
+			return -ENODEV;
+		if (now >= until_ns)
+			return -ETIMEDOUT;
+		/* Completions come without an event to wake for: look again every 100 us. */
+		slice = until_ns - now < 100000 ? until_ns - now : 100000;
+		r = gso_engine__run(e, now + slice);
+		if (r)
+			return r;
+		gso_dev__reap(e->tx, 0);
+	}
+	return 0;
+}
+
 static void *thread_main(void *arg)
 {
 	/* Returns when stopped (run() takes the stop request) or when the device is gone. */

@@ -586,3 +586,17 @@ out:
 	close(s.fd);
 	return err;
 }
+
+int gso_route__tmpl_fields(const struct gso_route *r, struct gso_tmpl_fields *f)
+{
+	if (!r || !f || r->sz < offsetof(struct gso_route, dst_mac) + 6 ||
+	    (r->l3 != GSO_L3_IPV4 && r->l3 != GSO_L3_IPV6))
+		return -EINVAL;
+	f->l3 = r->l3;
+	memcpy(f->eth_dst, r->dst_mac, 6);
+	memcpy(f->eth_src, r->src_mac, 6);
+	memcpy(f->saddr, r->src, 16);
+	memcpy(f->daddr, r->dst, 16);
+	f->df = r->l3 == GSO_L3_IPV4;
+	return 0;
+}

@@ -194,10 +194,13 @@ GSO_API int gso_engine__create(struct gso_engine **out, struct gso_dev *dev,
 			       const struct gso_engine_opts *opts);
 
 /*
- * Open an AF_XDP device on queue `queue_id` of interface `ifindex` (with
- * a receive ring, `xsk` as given otherwise: NULL for defaults) and make an
- * engine of it.  Returns what gso_engine__create() and gso_xsk__create()
- * return, and -ENXIO when the interface has no such queue.
+ * Open an AF_XDP device on queue `queue_id` of interface `ifindex` and make
+ * an engine of it.  `xsk` NULL: the defaults plus a receive ring of 1024
+ * (what stream flows need to hear their ACKs); otherwise the options as
+ * given (queue_id aside), so a sender of datagrams only can leave rx_size
+ * 0 and save the ring's memory.  Returns what gso_engine__create() and
+ * gso_xsk__create() return, and -ENXIO when the interface has no such
+ * queue.
  */
 GSO_API int gso_engine__open(struct gso_engine **out, int ifindex, uint32_t queue_id,
 			     const struct gso_xsk_opts *xsk, const struct gso_engine_opts *opts);
@@ -265,6 +268,17 @@ GSO_API int gso_engine__poll(struct gso_engine *e, uint64_t *next_ns);
  * reached, or stopped), -ENODEV, -EINVAL (also with opts.clock set).
  */
 GSO_API int gso_engine__run(struct gso_engine *e, uint64_t until_ns);
+
+/*
+ * Run (as gso_engine__run) until every datagram super-segment queued has
+ * been handed to the device and the device has completed every frame
+ * (GSO_EV_DGRAM_SENT means only that the caller's memory is free: the
+ * frames may still be in the device's ring), or until `until_ns`.
+ * Stream flows are not waited for (their end is GSO_EV_STREAM_CLOSED).
+ * Returns 0 (drained), -ETIMEDOUT, -ENODEV, -EINVAL (also with opts.clock
+ * set).
+ */
+GSO_API int gso_engine__drain(struct gso_engine *e, uint64_t until_ns);
 
 /*
  * Run on a thread of the engine's own (pinned to CPU `cpu` when >= 0)

@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <gso/common.h>
+#include <gso/tmpl.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -78,6 +79,15 @@ struct gso_route {
  */
 GSO_API int gso_route__lookup(int l3, const uint8_t *dst, int ifindex, int timeout_ms,
 			      struct gso_route *out);
+
+/*
+ * The addressing part of a template from a route: l3, Ethernet source and
+ * destination, IP source and destination, and DF for IPv4 (as Linux sets
+ * it on TCP and on UDP with path MTU discovery).  Ports, l4 and the rest
+ * of `f` are left as they are.  Returns 0, or -EINVAL (NULL, a route
+ * whose sz or l3 is not set).
+ */
+GSO_API int gso_route__tmpl_fields(const struct gso_route *r, struct gso_tmpl_fields *f);
 
 #ifdef __cplusplus
 }
