@@ -91,7 +91,9 @@ struct gso_burst_in {
 	uint32_t in_flight;   /* segments (bytes) sent and not yet acked or lost
 			       * (may exceed cwnd) */
 	uint32_t peer_wnd;    /* bytes the peer's window still allows beyond what is in
-			       * flight (snd_una + snd_wnd - snd_nxt) */
+			       * flight (snd_una + snd_wnd - snd_nxt).  Not a setting:
+			       * 0 is a closed window, not "the default"; a flow with
+			       * no receive window (datagrams) passes UINT32_MAX */
 	uint32_t dev_max_segs;  /* device's segments per super-segment (gso_max_segs);
 				 * 0 = GSO_BURST_DEF_DEV_MAX_SEGS */
 	uint32_t dev_max_bytes; /* device's bytes per super-segment, headers included
@@ -234,6 +236,13 @@ GSO_API int gso_pacer__init(struct gso_pacer *p, const struct gso_pacer_opts *o)
  * segments, counting this burst, are at most unpaced_segs, the clock does
  * not advance (the first bursts leave back to back, like Linux's initial
  * window).  rate GSO_RATE_UNPACED never advances it.
+ *
+ * The order that keeps the rate: wait until gso_pacer__next() (less a
+ * little slack), stamp with the time read after waking, send.  Stamping
+ * first and then sleeping until the departure loses each late wake-up to
+ * the rate (the credit was computed before the sleep; measured: 420
+ * instead of 500 Mbit/s).  The transmit engine (<gso/engine.h>) does this
+ * for its flows.
  *
  * Returns 0 and writes *departure_ns, or -EINVAL (p or departure_ns NULL,
  * rate 0, segs 0, wire_bytes 0).  On error nothing changes.
