@@ -365,6 +365,8 @@ static bool tsq_full(struct gso_stream *s, uint64_t rate)
 
 	if (!s->st.burst_descs)
 		return false;
+	/* Completions are reaped once a pass; what the device finished since then does not count. */
+	gso_dev__reap(s->f.e->tx, 0);
 	inflight = gso_dev__inflight(s->f.e->tx);
 	if (inflight <= 0)
 		return false;
