@@ -181,6 +181,8 @@ static void usage(FILE *f)
 		"  --only-ours, --only-kernel   run one sender only\n"
 		"  --timers           measure sleep/spin lateness and CPU cost instead (no root)\n"
 		"  --timer-samples N  samples per method and sleep length (default 1000)\n"
+		"  --quick            a smoke run: 1 s per target, targets 100M,1G (make bench\n"
+		"                     BENCH_ARGS=--quick); numbers are rough\n"
 		"  --help\n",
 		GSO_EVLOOP_DEF_SPIN_NS / 1000u);
 }
@@ -207,13 +209,14 @@ static int parse_rate(const char *s, double *out)
 static void parse_args(int argc, char **argv, struct cfg *c)
 {
 	enum { O_SEC = 1, O_TGT, O_BURST, O_SPIN, O_EARLY, O_EPOLL, O_OURS, O_KERN, O_TIMERS, O_TSAMP,
-	       O_LOOK, O_TX, O_RT };
+	       O_LOOK, O_TX, O_RT, O_QUICK };
 	static const struct option lo[] = {
 		{ "seconds", 1, 0, O_SEC }, { "targets", 1, 0, O_TGT }, { "burst-us", 1, 0, O_BURST },
 		{ "spin-us", 1, 0, O_SPIN }, { "early-us", 1, 0, O_EARLY }, { "epoll", 0, 0, O_EPOLL },
 		{ "only-ours", 0, 0, O_OURS }, { "only-kernel", 0, 0, O_KERN },
 		{ "timers", 0, 0, O_TIMERS }, { "timer-samples", 1, 0, O_TSAMP },
 		{ "lookahead-ms", 1, 0, O_LOOK }, { "tx", 1, 0, O_TX }, { "rt", 1, 0, O_RT },
+		{ "quick", 0, 0, O_QUICK },
 		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	const char *tg = "100M,1G,5G,10G";
@@ -234,6 +237,11 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 			break;
 		case O_TGT:
 			tg = optarg;
+			break;
+		case O_QUICK:
+			c->seconds = 1;
+			tg = "100M,1G";
+			c->timer_samples = 200;
 			break;
 		case O_BURST:
 			v = atof(optarg);

@@ -238,6 +238,7 @@ static void usage(FILE *f)
 		"  --rounds N     interleaved measurements per method (default 15, max %d)\n"
 		"  --csum NAME    checksum kernel: auto, scalar, avx2, avx512 (default auto)\n"
 		"  --no-dpdk      skip the DPDK rte_gso comparison\n"
+		"  --quick        a smoke run: --iters 200 --rounds 3 (numbers are rough)\n"
 		"  --help         this text\n"
 		"DPDK comparison: %s.\n",
 		MAX_ROUNDS,
@@ -260,11 +261,12 @@ int main(int argc, char **argv)
 		{ "mss", required_argument, NULL, 'm' },    { "payload", required_argument, NULL, 'p' },
 		{ "iters", required_argument, NULL, 'i' },  { "rounds", required_argument, NULL, 'r' },
 		{ "csum", required_argument, NULL, 'c' },   { "no-dpdk", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
+		{ "quick", no_argument, NULL, 'q' },        { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "m:p:i:r:c:nh", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "m:p:i:r:c:nqh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'm': mss = strtol(optarg, NULL, 0); break;
 		case 'p': payload = strtol(optarg, NULL, 0); break;
@@ -272,6 +274,7 @@ int main(int argc, char **argv)
 		case 'r': rounds = strtol(optarg, NULL, 0); break;
 		case 'c': csum = optarg; break;
 		case 'n': no_dpdk = 1; break;
+		case 'q': iters = 200; rounds = 3; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

@@ -120,7 +120,8 @@ static void raw_map(int fd, struct raw_ring *r, const struct xdp_ring_offset *o,
 	r->ring = (uint8_t *)r->map + o->desc;
 }
 
-static void raw_open(struct raw_xsk *x, int ifindex, uint32_t queue, const struct frames *f)
+/* Socket, rings, bind: 0, or -errno with nothing of the socket left open. */
+static int raw_sock(struct raw_xsk *x, int ifindex, uint32_t queue)
 {
 	struct compat_xdp_umem_reg reg = { 0 };
 	struct xdp_mmap_offsets off;
@@ -128,18 +129,8 @@ static void raw_open(struct raw_xsk *x, int ifindex, uint32_t queue, const struc
 	uint32_t tx = RING, cq = 2 * RING, fill = 64, budget = RING;
 	struct sockaddr_xdp sx = { .sxdp_family = AF_XDP, .sxdp_ifindex = (uint32_t)ifindex,
 				   .sxdp_queue_id = queue, .sxdp_flags = XDP_COPY | XDP_USE_NEED_WAKEUP };
+	int err;
 
-	memset(x, 0, sizeof(*x));
-	x->frame_len = f->len;
-	x->umem = mmap(NULL, (size_t)RAW_NFRAMES * RAW_FRAME, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	x->free_ = calloc(RAW_NFRAMES, sizeof(*x->free_));
-	if (x->umem == MAP_FAILED || !x->free_)
-		bench_die(BENCH_EXIT_FAIL, ENOMEM, "raw umem");
-	for (uint32_t i = 0; i < RAW_NFRAMES; i++) {
-		memcpy(x->umem + (size_t)i * RAW_FRAME, f->frame, f->len);
-		x->free_[x->nfree++] = (uint64_t)i * RAW_FRAME;
-	}
 	x->fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (x->fd < 0)
 		bench_die(BENCH_EXIT_SKIP, errno, "AF_XDP socket");
@@ -156,10 +147,47 @@ static void raw_open(struct raw_xsk *x, int ifindex, uint32_t queue, const struc
 	x->tx.mask = RING - 1;
 	raw_map(x->fd, &x->cq, &off.cr, (off_t)XDP_UMEM_PGOFF_COMPLETION_RING, 2 * RING * sizeof(uint64_t));
 	x->cq.mask = 2 * RING - 1;
-	if (bind(x->fd, (struct sockaddr *)&sx, sizeof(sx)))
-		bench_die(BENCH_EXIT_FAIL, errno, "raw AF_XDP bind");
+	if (bind(x->fd, (struct sockaddr *)&sx, sizeof(sx))) {
+		err = -errno;
+		close(x->fd);
+		munmap(x->tx.map, x->tx.map_len);
+		munmap(x->cq.map, x->cq.map_len);
+		return err;
+	}
 	/* Same per-call budget as the backend asks for. */
 	setsockopt(x->fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget, sizeof(budget));
+	return 0;
+}
+
+static void raw_open(struct raw_xsk *x, int ifindex, uint32_t queue, const struct frames *f)
+{
+	int err;
+
+	memset(x, 0, sizeof(*x));
+	x->frame_len = f->len;
+	x->umem = mmap(NULL, (size_t)RAW_NFRAMES * RAW_FRAME, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	x->free_ = calloc(RAW_NFRAMES, sizeof(*x->free_));
+	if (x->umem == MAP_FAILED || !x->free_)
+		bench_die(BENCH_EXIT_FAIL, ENOMEM, "raw umem");
+	for (uint32_t i = 0; i < RAW_NFRAMES; i++) {
+		memcpy(x->umem + (size_t)i * RAW_FRAME, f->frame, f->len);
+		x->free_[x->nfree++] = (uint64_t)i * RAW_FRAME;
+	}
+	/*
+	 * The queue is released a moment after the previous socket on it (the
+	 * last frame size's) closed: EBUSY until then, as gso_xsk__create()
+	 * knows.  A failed bind consumes the socket's rings, so each try is a
+	 * new socket.
+	 */
+	for (int waited_ms = 0;; waited_ms += 10) {
+		err = raw_sock(x, ifindex, queue);
+		if (err != -EBUSY || waited_ms >= 2000)
+			break;
+		usleep(10000);
+	}
+	if (err)
+		bench_die(BENCH_EXIT_FAIL, -err, "raw AF_XDP bind");
 }
 
 static uint64_t raw_reap(struct raw_xsk *x)
