@@ -26,6 +26,8 @@ int link_rtnl(int ifindex, struct link_info *li)
 	struct {
 		struct nlmsghdr nh;
 		struct ifinfomsg ifi;
+		struct rtattr ext;
+		uint32_t ext_mask;
 	} req;
 	static __thread uint8_t buf[16384] __attribute__((aligned(8)));
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
@@ -38,12 +40,16 @@ int link_rtnl(int ifindex, struct link_info *li)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	memset(&req, 0, sizeof(req));
-	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.ifi));
+	req.nh.nlmsg_len = sizeof(req);
 	req.nh.nlmsg_type = RTM_GETLINK;
 	req.nh.nlmsg_flags = NLM_F_REQUEST;
 	req.nh.nlmsg_seq = 1;
 	req.ifi.ifi_family = AF_UNSPEC;
 	req.ifi.ifi_index = ifindex;
+	/* Statistics are most of the answer and of no use here; kernels without the bit ignore it. */
+	req.ext.rta_type = IFLA_EXT_MASK;
+	req.ext.rta_len = RTA_LENGTH(sizeof(req.ext_mask));
+	req.ext_mask = RTEXT_FILTER_SKIP_STATS;
 	if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		err = -errno;
 		goto out;

@@ -8,10 +8,10 @@
  * chain runs past its end is dropped whole rather than decoded in part.
  */
 #include "rtnl_internal.h"
+#include "link_internal.h"
 
 #include <errno.h>
 #include <net/if.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -275,90 +275,18 @@ int rtmon_read(struct rtmon *m, rtmon_fn fn, void *ctx)
 	return n;
 }
 
-struct link_want {
-	int ifindex;
-	bool found;
-	uint32_t flags;
-};
-
-static void link_got(void *ctx, const struct rtmon_event *ev)
-{
-	struct link_want *w = ctx;
-
-	if (ev->type == RTMON_EV_LINK && ev->ifindex == w->ifindex) {
-		w->found = true;
-		w->flags = ev->ifi_flags;
-	}
-}
-
 int rtnl_link_flags(int ifindex, uint32_t *ifi_flags)
 {
-	struct {
-		struct nlmsghdr nh;
-		struct ifinfomsg ifi;
-		struct rtattr ext;
-		uint32_t ext_mask;
-	} req;
-	/* Without statistics (below) the answer is a few hundred bytes. */
-	uint8_t buf[16384] __attribute__((aligned(8)));
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	struct link_want w = { .ifindex = ifindex };
-	struct nlmsghdr nh;
-	struct pollfd pfd;
-	ssize_t r;
-	int fd, err = 0;
+	struct link_info li;
+	int err;
 
 	if (ifindex <= 0)
 		return -ENODEV;
-	memset(&req, 0, sizeof(req));
-	req.nh.nlmsg_len = sizeof(req);
-	req.nh.nlmsg_type = RTM_GETLINK;
-	req.nh.nlmsg_flags = NLM_F_REQUEST;
-	req.nh.nlmsg_seq = 1;
-	req.ifi.ifi_family = AF_UNSPEC;
-	req.ifi.ifi_index = ifindex;
-	/* Statistics are most of the answer and of no use here; kernels without the bit ignore it. */
-	req.ext.rta_type = IFLA_EXT_MASK;
-	req.ext.rta_len = RTA_LENGTH(sizeof(req.ext_mask));
-	req.ext_mask = RTEXT_FILTER_SKIP_STATS;
-
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
-	if (fd < 0)
-		return -errno;
-	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		err = -errno;
-		goto out;
-	}
-	/* rtnetlink answers inside sendto(); the poll only guards against a lost reply. */
-	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
-	if (poll(&pfd, 1, 1000) <= 0) {
-		err = -ETIMEDOUT;
-		goto out;
-	}
-	r = recv(fd, buf, sizeof(buf), MSG_TRUNC);
-	if (r < 0) {
-		err = -errno;
-		goto out;
-	}
-	if ((size_t)r > sizeof(buf) || (size_t)r < NLMSG_HDRLEN) {
-		err = -EMSGSIZE;
-		goto out;
-	}
-	memcpy(&nh, buf, sizeof(nh));
-	if (nh.nlmsg_type == NLMSG_ERROR && nh.nlmsg_len >= NLMSG_LENGTH(sizeof(int))) {
-		int e;
-
-		memcpy(&e, buf + NLMSG_HDRLEN, sizeof(e));
-		err = e < 0 ? e : -EPROTO;
-		goto out;
-	}
-	rtmon_parse(buf, (size_t)r, link_got, &w);
-	if (w.found)
-		*ifi_flags = w.flags;
-	else
-		err = -EPROTO;
-out:
-	close(fd);
+	memset(&li, 0, sizeof(li));
+	/* The backends' RTM_GETLINK exchange (link_info.c) answers this too. */
+	err = link_rtnl(ifindex, &li);
+	if (!err)
+		*ifi_flags = li.ifi_flags;
 	return err;
 }
 
