@@ -94,7 +94,6 @@ int engine_flow_add(struct gso_engine *e, struct eflow *f, const struct eflow_op
 		return err;
 	f->e = e;
 	f->ops = ops;
-	f->kind = ops == &engine_dgram_ops ? EF_DGRAM : EF_STREAM;
 	f->ctx = ctx;
 	f->slot = e->free_slots[--e->nfree];
 	e->flows[f->slot] = f;
@@ -517,8 +516,7 @@ static void engine_tx(struct gso_engine *e, uint64_t now)
 		for (unsigned i = 0; i < n; i++) {
 			struct ebatch *q = &e->bq[i];
 
-			q->has_tx = !q->f->ops->build(q->f, &q->b, &e->txq[m], now);
-			if (q->has_tx)
+			if (!q->f->ops->build(q->f, &q->b, &e->txq[m], now))
 				e->txmap[m++] = i;
 			else
 				q->f->armed = false;
@@ -626,14 +624,14 @@ static int engine_pass(struct gso_engine *e, uint64_t *next_ns)
 		read_monitor(e, now);
 	if (!e->dead)
 		engine_rx(e, now);
-	/* Expired stream timers; each sets its next one. */
+	/* Expired flow timers; each sets its next one. */
 	for (int k = 0; k < 1024 && !e->dead; k++) {
 		slot = etimers_top(&e->timers, &key);
 		if (slot == NIL32 || key > now)
 			break;
 		etimers_set(&e->timers, slot, UINT64_MAX);
 		e->defer++;
-		engine_stream_timers((struct gso_stream *)e->flows[slot], now);
+		e->flows[slot]->ops->timers(e->flows[slot], now);
 		e->defer--;
 		flush_events(e);
 	}
@@ -766,29 +764,31 @@ int gso_engine__start(struct gso_engine *e, int cpu)
 	return 0;
 }
 
-int gso_engine__wake(struct gso_engine *e)
+/* Wake the loop's sleep (async-signal-safe: one write). */
+static void poke(struct gso_engine *e)
 {
 	uint64_t one = 1;
 
-	if (!e)
-		return -EINVAL;
-	atomic_store(&e->wake_pending, true);
 	if (e->wake_fd >= 0 && write(e->wake_fd, &one, sizeof(one)) < 0) {
 		/* The counter is full: a wake-up is pending anyway. */
 	}
+}
+
+int gso_engine__wake(struct gso_engine *e)
+{
+	if (!e)
+		return -EINVAL;
+	atomic_store(&e->wake_pending, true);
+	poke(e);
 	return 0;
 }
 
 int gso_engine__stop(struct gso_engine *e)
 {
-	uint64_t one = 1;
-
 	if (!e)
 		return -EINVAL;
 	atomic_store(&e->stop, true);
-	if (e->wake_fd >= 0 && write(e->wake_fd, &one, sizeof(one)) < 0) {
-		/* See gso_engine__wake. */
-	}
+	poke(e);
 	if (e->threaded && !pthread_equal(pthread_self(), e->thread)) {
 		pthread_join(e->thread, NULL);
 		e->threaded = false;

@@ -18,9 +18,14 @@
 struct dsend {
 	const void *p;
 	uint32_t len, gso_size;
-	uint32_t nseg, wire;
 	uint64_t cookie;
 };
+
+/* Datagrams of a send: derived from its length each time, never stored beside it. */
+static uint32_t dsend_segs(const struct dsend *r)
+{
+	return r->len ? r->len / r->gso_size + (r->len % r->gso_size != 0) : 1;
+}
 
 struct gso_dgram {
 	struct eflow f;       /* first: engine.c sees flows through it */
@@ -60,7 +65,7 @@ static void arm_head(struct gso_dgram *d, uint64_t now, bool chained)
 		return;
 	r = head(d);
 	/* With no burst slot or horizon limit in the engine's scheduler this cannot fail. */
-	engine_arm(d->f.e, &d->f, d->rate, r->wire, r->nseg, now, chained);
+	engine_arm(d->f.e, &d->f, d->rate, r->len + dsend_segs(r) * d->hdr_len, dsend_segs(r), now, chained);
 }
 
 static void emit(struct gso_dgram *d, uint32_t type, int err, uint64_t cookie)
@@ -105,14 +110,15 @@ static void d_sent(struct eflow *f, const struct gso_sched_burst *b, const struc
 	struct gso_dgram *d = to_d(f);
 	struct dsend *r = head(d);
 	uint64_t cookie = r->cookie;
+	uint32_t nseg = dsend_segs(r);
 
 	(void)b;
 	(void)tx;
-	d->ip_id = (uint16_t)(d->ip_id + r->nseg);
+	d->ip_id = (uint16_t)(d->ip_id + nseg);
 	d->sent_supers++;
-	d->sent_frames += r->nseg;
+	d->sent_frames += nseg;
 	d->sent_bytes += r->len;
-	f->e->st.frames += r->nseg;
+	f->e->st.frames += nseg;
 	pop(d);
 	arm_head(d, now, true);
 	emit(d, GSO_EV_DGRAM_SENT, 0, cookie);
@@ -232,9 +238,9 @@ int gso_dgram__open(struct gso_engine *e, const struct gso_dgram_opts *o, struct
 int gso_dgram__send(struct gso_dgram *d, const void *payload, uint32_t len, uint32_t gso_size,
 		    uint64_t cookie)
 {
+	struct dsend rec = { .p = payload, .len = len, .gso_size = gso_size, .cookie = cookie };
 	struct gso_engine *e;
-	struct dsend *r;
-	uint32_t nseg, tail;
+	uint32_t tail;
 
 	if (!d || (len && !payload) || !gso_size || gso_size > 65535)
 		return -EINVAL;
@@ -243,17 +249,14 @@ int gso_dgram__send(struct gso_dgram *d, const void *payload, uint32_t len, uint
 		return -ENODEV;
 	if (gso_size > d->max_gso || len > d->max_len)
 		return -EMSGSIZE;
-	nseg = len ? len / gso_size + (len % gso_size != 0) : 1;
-	if (nseg > d->max_segs)
+	if (dsend_segs(&rec) > d->max_segs)
 		return -EMSGSIZE;
 	if (d->qlen == d->qcap || e->queued >= e->max_queued)
 		return -EAGAIN;
 	tail = d->qhead + d->qlen;
 	if (tail >= d->qcap)
 		tail -= d->qcap;
-	r = &d->q[tail];
-	*r = (struct dsend){ .p = payload, .len = len, .gso_size = gso_size, .nseg = nseg,
-			     .wire = len + nseg * d->hdr_len, .cookie = cookie };
+	d->q[tail] = rec;
 	d->qlen++;
 	e->queued++;
 	/* Behind a head already in the scheduler it waits for that one to leave: no clock needed. */

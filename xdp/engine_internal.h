@@ -29,12 +29,9 @@
 #define ENGINE_MAX_RX 16
 #define NIL32 UINT32_MAX
 
-enum eflow_kind { EF_DGRAM = 1, EF_STREAM = 2 };
-
 /* The head every flow starts with. */
 struct eflow {
 	struct gso_engine *e;
-	uint8_t kind;          /* enum eflow_kind */
 	bool armed;            /* its head burst is in the scheduler (or held) */
 	bool follow;           /* rewrite the MAC when route.nexthop's neighbour entry changes */
 	uint32_t slot;         /* index in e->flows[]: the scheduler cookie */
@@ -51,14 +48,13 @@ struct eflow {
 struct ebatch {
 	struct gso_sched_burst b;
 	struct eflow *f;
-	bool has_tx;           /* false: the flow had nothing to send after all */
 };
 
 /* Hooks of a flow kind, called by engine.c. */
 struct eflow_ops {
 	/* Build the device request of the flow's head burst into *tx.  0, or -ENODATA: nothing to send now. */
 	int (*build)(struct eflow *f, const struct gso_sched_burst *b, struct gso_tx *tx, uint64_t now);
-	/* The device took it (frames = its frame count). */
+	/* The device took it. */
 	void (*sent)(struct eflow *f, const struct gso_sched_burst *b, const struct gso_tx *tx, uint64_t now);
 	/* The device refused it for good (validation error err). */
 	void (*refused)(struct eflow *f, const struct gso_sched_burst *b, int err, uint64_t now);
@@ -68,6 +64,8 @@ struct eflow_ops {
 	void (*neigh)(struct eflow *f);
 	/* Free it (gso_engine__destroy; after ended). */
 	void (*free)(struct eflow *f);
+	/* Its deadline in the engine's timer heap passed (flows that set one: streams). */
+	void (*timers)(struct eflow *f, uint64_t now);
 };
 
 extern const struct eflow_ops engine_dgram_ops, engine_stream_ops;
@@ -134,7 +132,7 @@ struct gso_engine {
 	uint32_t *free_slots;
 	uint32_t nfree;
 	uint32_t queued;               /* datagram super-segments queued over all flows */
-	struct etimers timers;         /* stream flows' next timer */
+	struct etimers timers;         /* flows' next timer (streams set one) */
 	struct gso_stream **hash;      /* stream lookup by 4-tuple, hash_mask + 1 buckets */
 	uint32_t hash_mask;
 	/* events: deferred while a pass works on a batch (so callbacks see a settled state) */
@@ -175,7 +173,7 @@ void engine_flow_del(struct gso_engine *e, struct eflow *f);
 int engine_arm(struct gso_engine *e, struct eflow *f, uint64_t rate, uint32_t wire_bytes, uint32_t segs,
 	       uint64_t now, bool chained);
 
-/* A stream's next timer changed (UINT64_MAX: none). */
+/* A flow's next timer changed (UINT64_MAX: none); ops->timers runs when it passes. */
 void engine_timer_set(struct gso_engine *e, uint32_t slot, uint64_t deadline);
 
 /* engine_timer.c: the heap itself. */
@@ -188,9 +186,6 @@ uint32_t etimers_top(const struct etimers *t, uint64_t *key);
 /* Stream lookup (engine_tcp.c): the stream a received frame belongs to, or NULL. */
 void engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
 			 uint64_t now);
-/* A stream's timers are due. */
-void engine_stream_timers(struct gso_stream *s, uint64_t now);
-
 /* The device is gone or the engine ends: every flow ends with err. */
 void engine_end_all(struct gso_engine *e, int err);
 

@@ -599,6 +599,8 @@ static void t_free(struct eflow *f)
 	free(s);
 }
 
+static void t_timers(struct eflow *f, uint64_t now);
+
 const struct eflow_ops engine_stream_ops = {
 	.build = t_build,
 	.sent = t_sent,
@@ -606,6 +608,7 @@ const struct eflow_ops engine_stream_ops = {
 	.ended = t_ended,
 	.neigh = t_neigh,
 	.free = t_free,
+	.timers = t_timers,
 };
 
 /* ---- the handshake ----------------------------------------------------------------------- */
@@ -1010,8 +1013,10 @@ static void probe_timer(struct gso_stream *s, uint64_t now)
 	s->probe_at = now + rto_ns(s);
 }
 
-void engine_stream_timers(struct gso_stream *s, uint64_t now)
+static void t_timers(struct eflow *f, uint64_t now)
 {
+	struct gso_stream *s = to_s(f);
+
 	s->deadline = UINT64_MAX; /* the engine took it out of the heap */
 	if (finished(s))
 		return;

@@ -331,7 +331,7 @@ static void run_case(uint32_t nflows, uint64_t rate, uint32_t nseg, uint32_t gso
 	free(t.mem);
 }
 
-Test(engine_dgram, one_flow, .init = NULL, .fini = fini, .timeout = 60)
+Test(engine_dgram, one_flow, .fini = fini, .timeout = 60)
 {
 	gso_test_require_root();
 	cr_assert_eq(gso_testbed_create(&tb), 0);
