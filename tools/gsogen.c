@@ -38,7 +38,8 @@ static void usage(FILE *out)
 "\n"
 "example: gsogen --seed 7 --count 1000 super.pcap && gsoseg --mss 1448 super.pcap segs.pcap\n"
 "\n"
-"exit status: 0 written, 2 bad options or OUT.pcap not writable.\n");
+"exit status: 0 written, 2 bad options, or OUT.pcap not writable or a write\n"
+"to it failed (disk full, closed stdout, ...; the reason is on stderr).\n");
 }
 
 int main(int argc, char **argv)
@@ -55,12 +56,11 @@ int main(int argc, char **argv)
 	uint64_t seed = 1, count = 100, max_payload = 65000;
 	enum gen_proto proto = GEN_MIX;
 	char errbuf[PCAP_ERRBUF_SIZE];
-	unsigned long long bytes = 0;
-	pcap_dumper_t *d;
+	unsigned long long bytes = 0, written;
+	struct tool_pcap_out w;
 	struct gen g;
 	uint8_t *frame;
-	pcap_t *dead;
-	int quiet = 0, c;
+	int quiet = 0, c, werr = 0;
 
 	while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
 		int err = 0;
@@ -105,14 +105,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gsogen: out of memory\n");
 		return TOOL_EXIT_USAGE;
 	}
-	d = tool_pcap_open_out(argv[optind], PCAP_TSTAMP_PRECISION_MICRO, &dead, errbuf);
-	if (!d) {
+	if (tool_pcap_out_open(&w, argv[optind], PCAP_TSTAMP_PRECISION_MICRO, NULL, errbuf)) {
 		fprintf(stderr, "gsogen: %s: %s\n", argv[optind], errbuf);
 		free(frame);
 		return TOOL_EXIT_USAGE;
 	}
 	gen_init(&g, seed, proto, (uint32_t)max_payload);
-	for (uint64_t i = 0; i < count; i++) {
+	for (uint64_t i = 0; i < count && !werr; i++) {
 		struct pcap_pkthdr h;
 		int len = gen_next(&g, frame, GEN_FRAME_MAX);
 
@@ -120,8 +119,7 @@ int main(int argc, char **argv)
 			/* The generator only asks for headers the library must accept. */
 			fprintf(stderr, "gsogen: packet %llu: header builder refused it: %s (%s)\n",
 				(unsigned long long)i + 1, tool_gso_strerror(len), tool_errno_name(len));
-			pcap_dump_close(d);
-			pcap_close(dead);
+			tool_pcap_out_close(&w);
 			free(frame);
 			return TOOL_EXIT_USAGE;
 		}
@@ -130,19 +128,17 @@ int main(int argc, char **argv)
 		h.ts.tv_sec = 1700000000 + (time_t)(i / 10000);
 		h.ts.tv_usec = (suseconds_t)(i % 10000) * 100;
 		h.caplen = h.len = (bpf_u_int32)len;
-		pcap_dump((u_char *)d, &h, frame);
+		werr = tool_pcap_out_write(&w, &h, frame);
 		bytes += (unsigned)len;
 	}
-	if (pcap_dump_flush(d)) {
-		fprintf(stderr, "gsogen: %s: write failed\n", argv[optind]);
-		pcap_dump_close(d);
-		pcap_close(dead);
-		free(frame);
+	written = w.bytes;
+	werr = tool_pcap_out_close(&w);
+	free(frame);
+	if (werr) {
+		fprintf(stderr, "gsogen: %s: write failed after %llu bytes: %s\n", argv[optind], written,
+			strerror(-werr));
 		return TOOL_EXIT_USAGE;
 	}
-	pcap_dump_close(d);
-	pcap_close(dead);
-	free(frame);
 	if (!quiet)
 		fprintf(stderr, "gsogen: %llu super-packets, %llu bytes, seed %llu\n",
 			(unsigned long long)count, bytes, (unsigned long long)seed);

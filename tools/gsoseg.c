@@ -53,8 +53,11 @@ static void usage(FILE *out)
 "exit status:\n"
 "  0  every record segmented and written\n"
 "  1  some records were bad (reported and skipped), the rest written\n"
-"  2  bad options, unreadable or non-Ethernet input, unwritable output, or a\n"
-"     read error part-way (frames of records before it are written)\n");
+"  2  bad options, unreadable or non-Ethernet input, unwritable output, an\n"
+"     output that is the input file (refused before it is touched), a read\n"
+"     error part-way (frames of records before it are written), or a write\n"
+"     error (disk full, closed stdout, ...: reported with its reason, OUT.pcap\n"
+"     is incomplete and no summary line is printed)\n");
 }
 
 struct outbuf {
@@ -126,12 +129,13 @@ int main(int argc, char **argv)
 	};
 	unsigned long records = 0, frames_out = 0, bad = 0;
 	uint64_t mss = 1448;
-	int csum = GSO_CSUM_FULL, ipid = GSO_IPID_INC, quiet = 0, status = TOOL_EXIT_OK, c, rc;
+	int csum = GSO_CSUM_FULL, ipid = GSO_IPID_INC, quiet = 0, status = TOOL_EXIT_OK, c, rc, err;
+	unsigned long long bytes;
 	char errbuf[PCAP_ERRBUF_SIZE];
 	struct outbuf b = { 0 };
+	struct tool_pcap_out w;
 	const char *in, *out;
-	pcap_dumper_t *d;
-	pcap_t *p, *dead;
+	pcap_t *p;
 
 	while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -188,14 +192,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gsoseg: %s: %s\n", in, errbuf);
 		return TOOL_EXIT_USAGE;
 	}
-	d = tool_pcap_open_out(out, pcap_get_tstamp_precision(p), &dead, errbuf);
-	if (!d) {
+	if (tool_pcap_out_open(&w, out, pcap_get_tstamp_precision(p), p, errbuf)) {
 		fprintf(stderr, "gsoseg: %s: %s\n", out, errbuf);
 		pcap_close(p);
 		return TOOL_EXIT_USAGE;
 	}
 
-	for (;;) {
+	for (int werr = 0; !werr;) {
 		struct pcap_pkthdr *h;
 		const u_char *pkt;
 		int n;
@@ -218,11 +221,11 @@ int main(int argc, char **argv)
 			bad++;
 			continue;
 		}
-		for (int i = 0; i < n; i++) {
+		for (int i = 0; i < n && !werr; i++) {
 			struct pcap_pkthdr oh = { .ts = h->ts, .caplen = b.frames[i].len,
 						  .len = b.frames[i].len };
 
-			pcap_dump((u_char *)d, &oh, b.frames[i].buf);
+			werr = tool_pcap_out_write(&w, &oh, b.frames[i].buf);
 		}
 		frames_out += (unsigned long)n;
 	}
@@ -231,15 +234,17 @@ int main(int argc, char **argv)
 			pcap_geterr(p));
 		status = TOOL_EXIT_USAGE;
 	}
-	if (pcap_dump_flush(d)) {
-		fprintf(stderr, "gsoseg: %s: write failed\n", out);
-		status = TOOL_EXIT_USAGE;
-	}
-	pcap_dump_close(d);
-	pcap_close(dead);
+	bytes = w.bytes;
+	err = tool_pcap_out_close(&w);
 	pcap_close(p);
 	free(b.frames);
 	free(b.data);
+	if (err) {
+		/* The frames counted were not all written: no summary that says they were. */
+		fprintf(stderr, "gsoseg: %s: write failed after %llu bytes, at record %lu: %s\n", out,
+			bytes, records, strerror(-err));
+		return TOOL_EXIT_USAGE;
+	}
 	if (status == TOOL_EXIT_OK && bad)
 		status = TOOL_EXIT_BAD_RECORDS;
 	if (!quiet)

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +24,7 @@
 extern char **environ;
 
 static char dir[64];
+static char small_fs[96]; /* a tmpfs mounted by a test, unmounted in teardown */
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -39,6 +42,9 @@ static void setup(void)
 
 static void teardown(void)
 {
+	if (small_fs[0])
+		umount2(small_fs, MNT_DETACH);
+	small_fs[0] = 0;
 	if (dir[0])
 		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	dir[0] = 0;
@@ -54,9 +60,21 @@ static const char *tmp(const char *name)
 	return p;
 }
 
-/* Run build/tools/<tool> with args (NULL-terminated); stdout/stderr to files. */
-static int run(const char *tool, const char *const *args)
+/*
+ * Where a tool's stdin and stdout go: `in` NULL leaves stdin alone; `out`
+ * NULL is stdout.txt in the test directory, TOOL_OUT_CLOSED runs the tool
+ * with descriptor 1 closed; `out_flags` 0 means O_WRONLY|O_CREAT|O_TRUNC.
+ */
+struct tool_io {
+	const char *in, *out;
+	int out_flags;
+};
+#define TOOL_OUT_CLOSED ((const char *)1)
+
+/* Run build/tools/<tool> with args (NULL-terminated); stderr to stderr.txt. */
+static int run_io(const char *tool, const char *const *args, const struct tool_io *io)
 {
+	static const struct tool_io plain;
 	char path[256];
 	const char *argv[16] = { tool };
 	posix_spawn_file_actions_t fa;
@@ -64,6 +82,8 @@ static int run(const char *tool, const char *const *args)
 	pid_t pid;
 	int st, err;
 
+	if (!io)
+		io = &plain;
 	snprintf(path, sizeof(path), "tools/%s", tool);
 	snprintf(path, sizeof(path), "%s", gso_test_build_path(path));
 	cr_assert_eq(access(path, X_OK), 0, "%s is not built (make tools)", path);
@@ -73,7 +93,14 @@ static int run(const char *tool, const char *const *args)
 	}
 	argv[n] = NULL;
 	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, tmp("stdout.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (io->in)
+		posix_spawn_file_actions_addopen(&fa, 0, io->in, O_RDONLY, 0);
+	if (io->out == TOOL_OUT_CLOSED)
+		posix_spawn_file_actions_addclose(&fa, 1);
+	else
+		posix_spawn_file_actions_addopen(&fa, 1, io->out ? io->out : tmp("stdout.txt"),
+						 io->out_flags ? io->out_flags : O_WRONLY | O_CREAT | O_TRUNC,
+						 0644);
 	posix_spawn_file_actions_addopen(&fa, 2, tmp("stderr.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	err = posix_spawn(&pid, path, &fa, NULL, (char *const *)argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
@@ -81,6 +108,11 @@ static int run(const char *tool, const char *const *args)
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	cr_assert(WIFEXITED(st), "%s died with signal %d", tool, WTERMSIG(st));
 	return WEXITSTATUS(st);
+}
+
+static int run(const char *tool, const char *const *args)
+{
+	return run_io(tool, args, NULL);
 }
 
 static const char *slurp(const char *name)
@@ -98,6 +130,7 @@ static const char *slurp(const char *name)
 }
 
 #define RUN(tool, ...) run(tool, (const char *const[]){ __VA_ARGS__, NULL })
+#define RUN_IO(io, tool, ...) run_io(tool, (const char *const[]){ __VA_ARGS__, NULL }, io)
 
 /* ---- pcaps ---- */
 
@@ -629,4 +662,141 @@ Test(gsoseg_cli, nanosecond_timestamps_kept)
 	}
 	free_recs(&in);
 	free_recs(&out);
+}
+
+/* ---- output that cannot be written ---- */
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+
+	cr_assert_eq(stat(path, &st), 0, "%s: %s", path, strerror(errno));
+	return st.st_size;
+}
+
+/*
+ * A write that fails is reported with its reason and exit status 2 (as
+ * --help documents for unwritable output), and no summary claims frames
+ * or super-packets were written.
+ */
+static void expect_write_failure(int st, const char *tool, const char *reason)
+{
+	const char *err = slurp("stderr.txt");
+
+	cr_expect_eq(st, 2, "%s: exit %d, want 2; stderr: %s", tool, st, err);
+	cr_expect_not_null(strstr(err, reason), "%s: no '%s' in: %s", tool, reason, err);
+	cr_expect_null(strstr(err, "frames out"), "%s claims frames were written: %s", tool, err);
+	cr_expect_null(strstr(err, "super-packets,"), "%s claims a file was written: %s", tool, err);
+}
+
+Test(gsoseg_cli, write_to_dev_full_fails)
+{
+	const struct tool_io full = { .out = "/dev/full", .out_flags = O_WRONLY };
+
+	/* Many records (the buffer fills and is written) and one (only the final flush writes). */
+	expect_write_failure(RUN("gsogen", "--count", "50", "/dev/full"), "gsogen", "No space left on device");
+	expect_write_failure(RUN("gsogen", "--count", "1", "--max-payload", "100", "/dev/full"), "gsogen",
+			     "No space left on device");
+	expect_write_failure(RUN_IO(&full, "gsogen", "--count", "50", "-"), "gsogen -", "No space left on device");
+
+	cr_assert_eq(RUN("gsogen", "--count", "50", tmp("g.pcap")), 0, "%s", slurp("stderr.txt"));
+	cr_assert_eq(RUN("gsogen", "--count", "1", "--max-payload", "100", tmp("g1.pcap")), 0);
+	expect_write_failure(RUN("gsoseg", tmp("g.pcap"), "/dev/full"), "gsoseg", "No space left on device");
+	expect_write_failure(RUN("gsoseg", tmp("g1.pcap"), "/dev/full"), "gsoseg", "No space left on device");
+	expect_write_failure(RUN_IO(&full, "gsoseg", tmp("g.pcap"), "-"), "gsoseg -", "No space left on device");
+}
+
+Test(gsoseg_cli, write_to_closed_stdout_fails)
+{
+	const struct tool_io closed = { .out = TOOL_OUT_CLOSED };
+
+	cr_assert_eq(RUN("gsogen", "--count", "20", tmp("g.pcap")), 0, "%s", slurp("stderr.txt"));
+	expect_write_failure(RUN_IO(&closed, "gsogen", "--count", "20", "-"), "gsogen -", "Bad file descriptor");
+	expect_write_failure(RUN_IO(&closed, "gsoseg", tmp("g.pcap"), "-"), "gsoseg -", "Bad file descriptor");
+	/* Whatever took descriptor 1 (here: the input) is not written to. */
+	const struct tool_io in_closed = { .in = tmp("g.pcap"), .out = TOOL_OUT_CLOSED };
+	expect_write_failure(RUN_IO(&in_closed, "gsoseg", "-", "-"), "gsoseg - -", "Bad file descriptor");
+}
+
+/*
+ * A 64 KiB tmpfs in a mount namespace of this test process only (the
+ * tools it runs inherit it): the output fills it part-way.
+ */
+Test(gsoseg_cli, write_to_full_filesystem_fails)
+{
+	char out[128];
+
+	gso_test_require_root();
+	cr_assert_eq(RUN("gsogen", "--count", "50", tmp("g.pcap")), 0, "%s", slurp("stderr.txt"));
+	cr_assert_gt(file_size(tmp("g.pcap")), 4 * 65536, "input too small to fill the file system");
+
+	cr_assert_eq(unshare(CLONE_NEWNS), 0, "unshare: %s", strerror(errno));
+	cr_assert_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0, "%s", strerror(errno));
+	snprintf(small_fs, sizeof(small_fs), "%s", tmp("small"));
+	cr_assert_eq(mkdir(small_fs, 0755), 0);
+	cr_assert_eq(mount("gso-test", small_fs, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k"), 0, "mount: %s",
+		     strerror(errno));
+
+	snprintf(out, sizeof(out), "%s/g.pcap", small_fs);
+	expect_write_failure(RUN("gsogen", "--count", "50", out), "gsogen", "No space left on device");
+	cr_expect_leq(file_size(out), 65536);
+	cr_assert_eq(unlink(out), 0);
+	snprintf(out, sizeof(out), "%s/s.pcap", small_fs);
+	expect_write_failure(RUN("gsoseg", tmp("g.pcap"), out), "gsoseg", "No space left on device");
+	cr_expect_leq(file_size(out), 65536);
+	cr_assert_eq(unlink(out), 0);
+
+	/* What fits is written, and succeeds. */
+	snprintf(out, sizeof(out), "%s/ok.pcap", small_fs);
+	cr_assert_eq(RUN("gsogen", "--count", "2", "--max-payload", "1000", out), 0, "%s", slurp("stderr.txt"));
+
+	cr_assert_eq(umount2(small_fs, 0), 0, "umount: %s", strerror(errno));
+	small_fs[0] = 0;
+}
+
+/* gsoseg never writes over the file it reads, by whatever name or descriptor it gets it. */
+Test(gsoseg_cli, output_that_is_the_input_refused)
+{
+	static uint8_t before[1 << 21], after[1 << 21];
+	size_t n_before, n_after;
+	FILE *f;
+
+	cr_assert_eq(RUN("gsogen", "--count", "20", tmp("in.pcap")), 0, "%s", slurp("stderr.txt"));
+	f = fopen(tmp("in.pcap"), "rb");
+	cr_assert_not_null(f);
+	n_before = fread(before, 1, sizeof(before), f);
+	fclose(f);
+	cr_assert(n_before > 24 && n_before < sizeof(before));
+	cr_assert_eq(link(tmp("in.pcap"), tmp("hard.pcap")), 0);
+	cr_assert_eq(symlink(tmp("in.pcap"), tmp("sym.pcap")), 0);
+
+	const struct tool_io append = { .out = tmp("in.pcap"), .out_flags = O_WRONLY | O_APPEND };
+	const struct tool_io from_stdin = { .in = tmp("in.pcap") };
+	const struct {
+		const char *what;
+		const struct tool_io *io;
+		const char *in, *out;
+	} cases[] = {
+		{ "same name", NULL, tmp("in.pcap"), tmp("in.pcap") },
+		{ "a hard link", NULL, tmp("in.pcap"), tmp("hard.pcap") },
+		{ "a symbolic link", NULL, tmp("in.pcap"), tmp("sym.pcap") },
+		{ "stdout appending to it", &append, tmp("in.pcap"), "-" },
+		{ "stdin, written by name", &from_stdin, "-", tmp("in.pcap") },
+	};
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int st = RUN_IO(cases[i].io, "gsoseg", cases[i].in, cases[i].out);
+		const char *err = slurp("stderr.txt");
+
+		cr_expect_eq(st, 2, "%s: exit %d, want 2: %s", cases[i].what, st, err);
+		cr_expect_not_null(strstr(err, "is the input"), "%s: %s", cases[i].what, err);
+		f = fopen(tmp("in.pcap"), "rb");
+		cr_assert_not_null(f);
+		n_after = fread(after, 1, sizeof(after), f);
+		fclose(f);
+		cr_assert(n_after == n_before && !memcmp(before, after, n_before),
+			  "%s: the input changed (%zu bytes, was %zu)", cases[i].what, n_after, n_before);
+	}
+	/* A copy is another file. */
+	cr_assert_eq(RUN("gsoseg", tmp("in.pcap"), tmp("copy.pcap")), 0, "%s", slurp("stderr.txt"));
+	cr_assert_eq(RUN("gsoseg", tmp("copy.pcap"), tmp("copy.pcap")), 2);
 }
