@@ -44,7 +44,8 @@ static void usage(FILE *out)
 "\n"
 "A record that cannot be segmented (truncated, not IPv4/IPv6 + TCP/UDP, IPv6\n"
 "extension header, lengths that contradict each other or the frame, too many\n"
-"segments, ...) is reported on stderr as\n"
+"segments, a TCP SYN or RST with more than one MSS of payload, ...) is\n"
+"reported on stderr as\n"
 "  gsoseg: IN.pcap: record N: <reason> (<errno name>)\n"
 "with N counted from 1, and is not written; the other records still are.\n"
 "Unless --quiet, a summary line on stderr ends the run:\n"
@@ -89,14 +90,44 @@ static int outbuf_reserve(struct outbuf *b, unsigned n, size_t bytes)
 	return 0;
 }
 
-/* Segment one frame into b; returns the frame count or -errno. */
+/*
+ * Why the segmenter refused the record with -EINVAL, in words: one errno
+ * covers several causes, and the headers tell them apart.  NULL: none of
+ * the known ones (the generic text of tool_gso_strerror is printed).
+ */
+static const char *einval_reason(const struct gso_tmpl *t, size_t pay_len, const struct gso_seg_opts *o,
+				 char *buf, size_t cap)
+{
+	uint8_t fl = t->l4 == GSO_L4_TCP ? gso_tmpl_tcp_flags(t) : 0;
+
+	/* Every segment would carry the flag: several SYNs, or several RSTs. */
+	if ((fl & (GSO_TCP_SYN | GSO_TCP_RST)) && pay_len > o->mss) {
+		const char *f = (fl & GSO_TCP_SYN) && (fl & GSO_TCP_RST) ? "SYN+RST" : fl & GSO_TCP_SYN ? "SYN" : "RST";
+
+		snprintf(buf, cap, "TCP %s with %zu payload bytes, more than one MSS (%u): a %s is never "
+			 "segmented, since every segment would carry it", f, pay_len, o->mss, f);
+		return buf;
+	}
+	if (t->l3 == GSO_L3_IPV4 && o->ipid == GSO_IPID_FIXED && !(t->hdr[t->l3_off + 6] & 0x40)) {
+		snprintf(buf, cap, "--ipid fixed needs DF, and this IPv4 packet has it clear "
+			 "(segments with one ID and no DF could not be told apart when fragmented)");
+		return buf;
+	}
+	return NULL;
+}
+
+/*
+ * Segment one frame into b; returns the frame count or -errno, with a
+ * precise reason for some errors in *why (else *why is NULL).
+ */
 static int segment_one(const uint8_t *pkt, size_t len, const struct gso_seg_opts *o,
-		       struct outbuf *b)
+		       struct outbuf *b, const char **why, char *why_buf, size_t why_cap)
 {
 	size_t pay_off, pay_len, per;
 	struct gso_tmpl t;
 	int n, err;
 
+	*why = NULL;
 	err = gso_pkt_parse(&t, pkt, len, &pay_off, &pay_len);
 	if (err)
 		return err;
@@ -104,6 +135,8 @@ static int segment_one(const uint8_t *pkt, size_t len, const struct gso_seg_opts
 	struct gso_super s = { .tmpl = &t, .ext = &ext, .n_ext = 1 };
 
 	n = gso_seg_count(&s, o);
+	if (n == -EINVAL)
+		*why = einval_reason(&t, pay_len, o, why_buf, why_cap);
 	if (n < 0)
 		return n;
 	per = t.hdr_len + (pay_len < o->mss ? pay_len : o->mss);
@@ -201,6 +234,8 @@ int main(int argc, char **argv)
 	for (int werr = 0; !werr;) {
 		struct pcap_pkthdr *h;
 		const u_char *pkt;
+		const char *why;
+		char why_buf[192];
 		int n;
 
 		rc = pcap_next_ex(p, &h, &pkt);
@@ -214,10 +249,10 @@ int main(int argc, char **argv)
 			bad++;
 			continue;
 		}
-		n = segment_one(pkt, h->caplen, &o, &b);
+		n = segment_one(pkt, h->caplen, &o, &b, &why, why_buf, sizeof(why_buf));
 		if (n < 0) {
 			fprintf(stderr, "gsoseg: %s: record %lu: %s (%s)\n", in, records,
-				tool_gso_strerror(n), tool_errno_name(n));
+				why ? why : tool_gso_strerror(n), tool_errno_name(n));
 			bad++;
 			continue;
 		}

@@ -800,3 +800,67 @@ Test(gsoseg_cli, output_that_is_the_input_refused)
 	cr_assert_eq(RUN("gsoseg", tmp("in.pcap"), tmp("copy.pcap")), 0, "%s", slurp("stderr.txt"));
 	cr_assert_eq(RUN("gsoseg", tmp("copy.pcap"), tmp("copy.pcap")), 2);
 }
+
+/* A SYN or RST over one MSS cannot be segmented; the report says so, not "option out of range". */
+Test(gsoseg_cli, syn_rst_super_packet_reason)
+{
+	static struct recs in, out;
+	static const struct {
+		uint8_t flags;
+		uint32_t pay;
+		const char *expect; /* NULL: segmented */
+	} rows[] = {
+		{ 0x02, 3000, "SYN with 3000 payload bytes, more than one MSS (1000)" },
+		{ 0x14, 2500, "RST with 2500 payload bytes, more than one MSS (1000)" },
+		{ 0x12, 1001, "SYN with 1001 payload bytes, more than one MSS (1000)" },
+		{ 0x02, 1000, NULL },
+		{ 0x04, 0, NULL },
+	};
+	unsigned n = sizeof(rows) / sizeof(rows[0]);
+	uint64_t rng = 9;
+
+	for (unsigned i = 0; i < n; i++) {
+		in.r[i].data = calloc(1, 70000);
+		cr_assert_not_null(in.r[i].data);
+		in.r[i].caplen = in.r[i].len = build(in.r[i].data, i == 1, 1, rows[i].pay, 1, &rng);
+		in.r[i].data[14 + (i == 1 ? 40 : 20) + 13] = rows[i].flags;
+	}
+	in.n = n;
+	write_pcap(tmp("in.pcap"), &in, PCAP_TSTAMP_PRECISION_MICRO);
+	cr_assert_eq(RUN("gsoseg", "--mss", "1000", tmp("in.pcap"), tmp("out.pcap")), 1, "%s",
+		     slurp("stderr.txt"));
+	const char *err = slurp("stderr.txt");
+
+	for (unsigned i = 0; i < n; i++) {
+		char tag[32];
+		const char *line;
+
+		snprintf(tag, sizeof(tag), "record %u:", i + 1);
+		line = strstr(err, tag);
+		if (!rows[i].expect) {
+			cr_expect_null(line, "record %u reported: %s", i + 1, err);
+			continue;
+		}
+		cr_assert_not_null(line, "record %u not reported: %s", i + 1, err);
+		const char *eol = strchr(line, '\n');
+		const char *hit = strstr(line, rows[i].expect);
+		cr_expect(hit && hit < eol, "record %u: want '%s' in: %.*s", i + 1, rows[i].expect,
+			  (int)(eol - line), line);
+		hit = strstr(line, "fixed IP ID");
+		cr_expect(!hit || hit > eol, "record %u blamed on the IP ID: %.*s", i + 1, (int)(eol - line), line);
+	}
+	read_pcap(tmp("out.pcap"), &out);
+	cr_expect_eq(out.n, 2u);
+	free_recs(&out);
+	free_recs(&in);
+
+	/* The other -EINVAL of a record names its own cause. */
+	in.r[0].data = calloc(1, 70000);
+	cr_assert_not_null(in.r[0].data);
+	in.r[0].caplen = in.r[0].len = build(in.r[0].data, 0, 1, 5000, 0, &rng);
+	in.n = 1;
+	write_pcap(tmp("in.pcap"), &in, PCAP_TSTAMP_PRECISION_MICRO);
+	cr_assert_eq(RUN("gsoseg", "--mss", "1000", "--ipid", "fixed", tmp("in.pcap"), tmp("out.pcap")), 1);
+	cr_expect_not_null(strstr(slurp("stderr.txt"), "record 1: --ipid fixed needs DF"), "%s", slurp("stderr.txt"));
+	free_recs(&in);
+}
