@@ -656,7 +656,7 @@ static int read_opts(const struct gso_e1000_opts *o, int ifindex, struct ecfg *c
 		return -EINVAL;
 	if (ifindex == 0 ? !c->fn : ifindex < 0 || c->fn)
 		return -EINVAL;
-	if (c->mtu && (ifindex || c->mtu < 68 || c->mtu > 65535))
+	if (c->mtu && (ifindex || c->mtu < GSO_E1000_MIN_MTU || c->mtu > GSO_E1000_MAX_MTU))
 		return -EINVAL;
 	return 0;
 }

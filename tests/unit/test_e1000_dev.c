@@ -451,3 +451,28 @@ Test(e1000_dev, create_refuses_bad_options)
 	cr_assert_eq(gso_e1000__stats(NULL, NULL), -EINVAL);
 	cr_assert_eq(gso_e1000__poll(NULL), -EINVAL);
 }
+
+/* The MTU range of a callback wire is public, so that callers can name the limit they hit. */
+Test(e1000_dev, mtu_limits_are_the_documented_ones)
+{
+	struct gso_dev *d = NULL;
+	GSO_OPTS(gso_e1000_opts, o, .wire_fn = wire, .flags = GSO_E1000_F_NO_THREAD, .ring_size = 64,
+		 .nchunks = 16);
+
+	cr_assert_eq(GSO_E1000_MAX_MTU, 65535u);
+	cr_assert_eq(GSO_E1000_MIN_MTU, 68u);
+	o.mtu = GSO_E1000_MAX_MTU + 1;
+	cr_assert_eq(gso_e1000__create(&d, 0, &o), -EINVAL);
+	o.mtu = GSO_E1000_MIN_MTU - 1;
+	cr_assert_eq(gso_e1000__create(&d, 0, &o), -EINVAL);
+	cr_assert_null(d);
+	for (uint32_t m = GSO_E1000_MIN_MTU; m; m = m == GSO_E1000_MIN_MTU ? GSO_E1000_MAX_MTU : 0) {
+		o.mtu = m;
+		cr_assert_eq(gso_e1000__create(&d, 0, &o), 0, "MTU %u", m);
+		GSO_OPTS(gso_dev_caps, c);
+		cr_assert_eq(gso_dev__caps(d, &c), 0);
+		cr_assert_eq(c.mtu, m);
+		gso_dev__destroy(d);
+		d = NULL;
+	}
+}

@@ -246,6 +246,16 @@ typedef void (*gso_e1000_wire_fn)(void *ctx, const void *frame, uint32_t len);
 #define GSO_E1000_F_NO_THREAD (1u << 0) /* no device thread: gso_e1000__poll() runs the device (tests) */
 #define GSO_E1000_F_KNOWN     0x1u
 
+/*
+ * MTU range of a callback wire (opts->mtu with ifindex 0): outside it
+ * gso_e1000__create() fails with -EINVAL.  The upper bound is what an IPv4
+ * total length can describe; an interface with a larger MTU (loopback has
+ * 65536) cannot be modelled.  Callers compare against these to say which
+ * limit an -EINVAL came from.
+ */
+#define GSO_E1000_MIN_MTU 68u
+#define GSO_E1000_MAX_MTU 65535u
+
 struct gso_e1000_opts {
 	size_t sz;
 	uint32_t mode;         /* enum gso_tso_mode, the device default; 0 = auto */
@@ -257,7 +267,8 @@ struct gso_e1000_opts {
 	uint32_t buf_chunks;   /* of those, for gso_dev__buf_alloc(); 0 = 3/4 */
 	uint32_t wire_frames;  /* device-side frame chunks (AF_XDP UMEM); 0 = 2048 */
 	uint32_t max_segs;     /* segments per super-segment the device advertises; 0 = 65535 */
-	uint32_t mtu;          /* ifindex 0 only: MTU of the callback wire; 0 = 1500 */
+	uint32_t mtu;          /* ifindex 0 only: MTU of the callback wire, GSO_E1000_MIN_MTU..
+				* GSO_E1000_MAX_MTU; 0 = 1500 */
 	uint32_t cpu;          /* 1 + the CPU to pin the device thread to; 0 = not pinned */
 	uint32_t spin_us;      /* device thread: microseconds of polling before it sleeps; 0 = 50 */
 	uint32_t queue_id;     /* AF_XDP queue */
@@ -295,7 +306,9 @@ struct gso_e1000_opts {
  * UMEM is the whole of it; a frame must fit a chunk (MTU + 18 <= chunk).
  *
  * Returns 0 and *dev, or -EINVAL (NULL, bad option, unknown flag, ifindex
- * 0 without wire_fn), -EMSGSIZE (MTU too large for the chunk size),
+ * 0 without wire_fn, opts->mtu outside GSO_E1000_MIN_MTU..GSO_E1000_MAX_MTU
+ * or set with an interface), -EMSGSIZE (the interface's MTU too large for
+ * the chunk size),
  * -ENODEV, -ENOMEM, -EPERM, -EBUSY, or an errno of the AF_XDP socket or
  * of pthread_create.
  */
