@@ -37,6 +37,11 @@ static void usage(FILE *f)
 		"              0x88b5, to the interface's own MAC)\n"
 		"  -h, --help  this text\n"
 		"\n"
+		"A probe answers yes, no (the kernel refuses it; the reason follows), not\n"
+		"probed (an option skipped it), or unknown when the probe could not run\n"
+		"(interface down, queue in use, not root, ...); nothing is concluded from\n"
+		"the last two.\n"
+		"\n"
 		"The \"auto selection\" section asks libgso (gso_tso__choice, the code\n"
 		"gso_tso__submit runs) what mode auto would do with an example\n"
 		"super-segment of each kind (TCPv4, TCPv6, UDPv4, UDPv6, TCPv4 with CWR;\n"
@@ -50,6 +55,17 @@ static void usage(FILE *f)
 		"Exit status: 0 done, 1 no such interface or probing failed, 2 usage.\n");
 }
 
+/*
+ * Is a probe's error the kernel's answer "no" (it refuses the flag or the
+ * option), rather than a probe that could not run (interface down, queue
+ * busy, no permission, ...), which says nothing about the interface?
+ */
+static bool probe_refused(gso_probe_t v)
+{
+	return v == -EOPNOTSUPP || v == -EINVAL || v == -ENOPROTOOPT || v == -EPROTONOSUPPORT ||
+	       v == -EAFNOSUPPORT;
+}
+
 /* A probe answer for people. */
 static const char *answer(gso_probe_t v, char *buf, size_t cap)
 {
@@ -59,8 +75,24 @@ static const char *answer(gso_probe_t v, char *buf, size_t cap)
 		return "no";
 	if (v == -ECANCELED)
 		return "not probed";
-	snprintf(buf, cap, "no (%s)", strerror(-v));
+	if (probe_refused(v))
+		snprintf(buf, cap, "no (%s)", strerror(-v));
+	else
+		snprintf(buf, cap, "unknown: the probe could not run (%s)", strerror(-v));
 	return buf;
+}
+
+/* One conclusion drawn from probe `v`: `yes`, `no`, or that `topic` is unknown and why. */
+static void conclude(gso_probe_t v, const char *yes, const char *no, const char *topic, const char *probe)
+{
+	if (v == 1)
+		printf("%s", yes);
+	else if (v == 0 || probe_refused(v))
+		printf("%s", no);
+	else if (v == -ECANCELED)
+		printf("%s unknown (not probed)", topic);
+	else
+		printf("%s unknown (the %s probe could not run: %s)", topic, probe, strerror(-v));
 }
 
 static const char *xdp_act_name(unsigned bit)
@@ -115,6 +147,7 @@ struct sel {
 	int why[NBACK][NKINDS]; /* enum gso_tso_why, or -errno */
 	int kernel[NKINDS];     /* vnet offload: 1 the device's TSO/USO, 0 the kernel's software GSO */
 	int vnet_err, e1000_err;
+	char e1000_text[96];    /* e1000_err in words, naming the model's limit when one was hit */
 };
 
 static void noop_wire(void *ctx, const void *frame, uint32_t len)
@@ -196,6 +229,15 @@ static void selection(const struct gso_ifcaps *c, struct sel *s)
 	eo.wire_fn = noop_wire;
 	err = gso_e1000__create(&dev, 0, &eo);
 	s->e1000_err = err;
+	/* The model's only option taken from the interface is its MTU: an -EINVAL is the MTU's range. */
+	if (err == -EINVAL && c->mtu > GSO_E1000_MAX_MTU)
+		snprintf(s->e1000_text, sizeof(s->e1000_text), "MTU %u exceeds the e1000 model's limit of %u",
+			 c->mtu, GSO_E1000_MAX_MTU);
+	else if (err == -EINVAL && c->mtu < GSO_E1000_MIN_MTU)
+		snprintf(s->e1000_text, sizeof(s->e1000_text), "MTU %u is below the e1000 model's minimum of %u",
+			 c->mtu, GSO_E1000_MIN_MTU);
+	else if (err)
+		snprintf(s->e1000_text, sizeof(s->e1000_text), "%s", strerror(-err));
 	ask(s, B_E1000, err ? NULL : dev, err);
 	gso_dev__destroy(err ? NULL : dev);
 
@@ -207,11 +249,11 @@ static void selection(const struct gso_ifcaps *c, struct sel *s)
 	}
 }
 
-/* "offload", "software (proto)", "error: ..." */
-static const char *verdict(int why, char *buf, size_t cap)
+/* "offload", "software (proto)", "error: ..." (`err_text`, if not NULL, says what the error means) */
+static const char *verdict(int why, const char *err_text, char *buf, size_t cap)
 {
 	if (why < 0)
-		snprintf(buf, cap, "error: %s", strerror(-why));
+		snprintf(buf, cap, "error: %s", err_text ? err_text : strerror(-why));
 	else if (why == GSO_TSO_WHY_OFFLOAD)
 		snprintf(buf, cap, "offload");
 	else if (why == GSO_TSO_WHY_SINGLE)
@@ -232,13 +274,16 @@ static void print_sel_text(const struct sel *s)
 		char vn[128];
 		int w = s->why[B_VNET][k];
 
-		printf("  %-20s %-18s ", kind_name[k], verdict(s->why[B_XSK][k], b, sizeof(b)));
-		verdict(w, b, sizeof(b));
+		int we = s->why[B_E1000][k];
+
+		printf("  %-20s %-18s ", kind_name[k], verdict(s->why[B_XSK][k], NULL, b, sizeof(b)));
+		verdict(w, NULL, b, sizeof(b));
 		if (w == GSO_TSO_WHY_OFFLOAD)
 			snprintf(vn, sizeof(vn), "offload -> %s", s->kernel[k] ? "device TSO/USO" : "kernel software GSO");
 		else
 			snprintf(vn, sizeof(vn), "%s", b);
-		printf("%-40s %s\n", vn, verdict(s->why[B_E1000][k], b, sizeof(b)));
+		printf("%-40s %s\n", vn,
+		       verdict(we, s->e1000_err && we == s->e1000_err ? s->e1000_text : NULL, b, sizeof(b)));
 	}
 }
 
@@ -248,6 +293,9 @@ static void print_sel_json(const struct sel *s)
 	for (unsigned k = 0; k < NKINDS; k++)
 		printf("%s\"%s\":%u", k ? "," : "", kind_name[k], s->mss[k]);
 	printf("},\"vnet_error\":%d,\"e1000_error\":%d", s->vnet_err, s->e1000_err);
+	/* The text holds no quote or backslash (numbers and strerror()). */
+	if (s->e1000_err)
+		printf(",\"e1000_error_text\":\"%s\"", s->e1000_text);
 	for (unsigned bk = 0; bk < NBACK; bk++) {
 		printf(",\"%s\":{", back_name[bk]);
 		for (unsigned k = 0; k < NKINDS; k++) {
@@ -307,11 +355,12 @@ static void print_text(const struct gso_ifcaps *c, const struct sel *s)
 	printf("  TX budget option     %s\n", answer(c->xsk_tx_budget, b1, sizeof(b1)));
 
 	printf("\nFor libgso: segmentation in software on AF_XDP (no kernel offers TSO there); ");
-	if (c->xsk_csum == 1)
-		printf("L4 checksums by the device; ");
-	else
-		printf("L4 checksums in software; ");
-	printf("payload %s.\n", c->xsk_sg == 1 ? "referenced, not copied (multi-buffer)" : "copied into whole frames");
+	conclude(c->xsk_csum, "L4 checksums by the device", "L4 checksums in software", "L4 checksums",
+		 "checksum");
+	printf("; ");
+	conclude(c->xsk_sg, "payload referenced, not copied (multi-buffer)", "payload copied into whole frames",
+		 "payload handling", "multi-buffer");
+	printf(".\n");
 	if (c->features & (GSO_IF_TSO4 | GSO_IF_TSO6 | GSO_IF_USO))
 		printf("The kernel path (AF_PACKET + virtio_net_hdr) can hand super-segments to the device's TSO/USO.\n");
 	print_sel_text(s);

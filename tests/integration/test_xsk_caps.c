@@ -296,6 +296,13 @@ Test(xsk_caps, gsocaps_selection)
 	cr_assert_eq(run_caps("--no-xsk --json lo", out, sizeof(out)), 0, "%s", out);
 	cr_assert(json_ok(out), "not JSON: %s", out);
 	cr_assert(strstr(out, "\"e1000\":{\"tcp4\":{\"offload\":false,\"why\":null,\"error\":-22}"), "%s", out);
+	cr_assert(strstr(out, "\"e1000_error_text\":\"MTU 65536 exceeds the e1000 model's limit of 65535\""), "%s",
+		  out);
+	/* In text, the reason, not "error: Invalid argument". */
+	cr_assert_eq(run_caps("--no-xsk lo", out, sizeof(out)), 0, "%s", out);
+	line_of(out, "  tcp4 ", l, sizeof(l));
+	cr_assert(strstr(l, "MTU 65536 exceeds the e1000 model's limit of 65535"), "%s", l);
+	cr_assert_null(strstr(out, "Invalid argument"), "%s", out);
 
 	cr_assert_eq(run_caps("--help", out, sizeof(out)), 0);
 	cr_assert(strstr(out, "auto selection"), "%s", out);
@@ -369,4 +376,37 @@ Test(xsk_caps, tso_choice)
 	tx.tmpl = &t4;
 	cr_assert_eq(gso_dev__close(dev), 0);
 	cr_assert_eq(gso_tso__choice(dev, NULL, &tx), -ESHUTDOWN);
+}
+
+/*
+ * An interface that is down: the checksum probe cannot send, and gsocaps
+ * says so instead of concluding that checksums are done in software.
+ */
+Test(xsk_caps, gsocaps_down_interface)
+{
+	static char out[32768];
+	char l[256];
+
+	gso_test_require_root();
+	xt_bed(0);
+	/* A second veth pair inside side a's namespace, never brought up. */
+	cr_assert_eq(gso_testbed_sh(&xt_g.tb, 0, "ip link add gdown0 type veth peer name gdown1"), 0);
+	cr_assert_eq(run_caps("gdown0", out, sizeof(out)), 0, "%s", out);
+	line_of(out, "  checksum requests ", l, sizeof(l));
+	cr_assert(strstr(l, "unknown: the probe could not run (Network is down)"), "%s", l);
+	cr_assert_null(strstr(out, "L4 checksums in software"), "%s", out);
+	cr_assert_null(strstr(out, "L4 checksums by the device"), "%s", out);
+	cr_assert(strstr(out, "L4 checksums unknown (the checksum probe could not run: Network is down)"), "%s",
+		  out);
+	/* The JSON keeps the errno for programs. */
+	cr_assert_eq(run_caps("--json gdown0", out, sizeof(out)), 0, "%s", out);
+	cr_assert(json_ok(out), "not JSON: %s", out);
+	cr_assert(strstr(out, "\"checksum\":-100"), "%s", out);
+
+	/* Probes skipped on request conclude nothing either. */
+	cr_assert_eq(run_caps("--no-xsk gdown0", out, sizeof(out)), 0, "%s", out);
+	cr_assert(strstr(out, "L4 checksums unknown (not probed)"), "%s", out);
+	cr_assert(strstr(out, "payload handling unknown (not probed)"), "%s", out);
+	cr_assert_null(strstr(out, "L4 checksums in software"), "%s", out);
+	cr_assert_null(strstr(out, "copied into whole frames"), "%s", out);
 }
