@@ -539,6 +539,14 @@ static void report(const struct report_in *in)
 	bench_json_u64(&j, "acks", st->acks);
 	bench_json_u64(&j, "rx_other", in->es->rx_other);
 	bench_json_u64(&j, "rx_bad", st->rx_bad);
+	bench_json_u64(&j, "bad_acks", st->bad_acks);
+	bench_json_u64(&j, "rx_rst_ignored", st->rx_rst_ignored);
+	bench_json_u64(&j, "rx_rst_challenged", st->rx_rst_challenged);
+	bench_json_u64(&j, "rx_syn_challenged", st->rx_syn_challenged);
+	bench_json_u64(&j, "rx_old_acks", st->rx_old_acks);
+	bench_json_u64(&j, "rx_out_of_window", st->rx_out_of_window);
+	bench_json_u64(&j, "challenge_acks", st->challenge_acks);
+	bench_json_u64(&j, "challenge_limited", st->challenge_limited);
 	bench_json_u64(&j, "dupacks", st->dupacks);
 	bench_json_u64(&j, "sacked_segs", st->sacked_segs);
 	bench_json_u64(&j, "lost_segs", st->lost_segs);

@@ -67,4 +67,46 @@ void tcp_syn_opts(uint8_t out[TCP_SYN_OPTS_LEN], uint16_t mss, bool sack, bool t
 /* NOP, NOP, timestamps (tsval, tsecr).  Writes TCP_TS_OPTS_LEN bytes. */
 void tcp_ts_opts(uint8_t out[TCP_TS_OPTS_LEN], uint32_t tsval, uint32_t tsecr);
 
+/* ---- acceptance after the handshake (engine_tcp_valid.c) ---- */
+
+enum tcp_rx_verdict {
+	TCP_RX_ACCEPT,    /* in the window, no RST or SYN: on to the ACK and FIN */
+	TCP_RX_RESET,     /* RST at exactly RCV.NXT: the peer reset the connection */
+	TCP_RX_CHALLENGE, /* RST in the window but not at RCV.NXT, or any SYN: drop, challenge ACK */
+	TCP_RX_DUPACK,    /* outside the window (not RST): drop, answer with an ACK */
+	TCP_RX_DROP,      /* RST outside the window: drop silently */
+};
+
+/*
+ * What to do with segment `g` in a synchronized state (RFC 793's window
+ * test, RFC 5961 sections 3 and 4).  `rcv_wnd` is the window we
+ * advertise, in bytes (scaled).
+ */
+enum tcp_rx_verdict tcp_rx_check(const struct tcp_seg *g, uint32_t rcv_nxt, uint32_t rcv_wnd);
+
+enum tcp_ack_verdict {
+	TCP_ACK_OK,
+	TCP_ACK_UNSENT,  /* acknowledges what was never sent: drop (Linux sends nothing) */
+	TCP_ACK_TOO_OLD, /* below SND.UNA - MAX.SND.WND: drop, challenge ACK (RFC 5961 5.2) */
+};
+
+/*
+ * The ACK field's acceptability: `snd_max` is one past the last sequence
+ * number sent (the FIN included), `max_wnd` the largest window the peer
+ * has advertised (MAX.SND.WND).
+ */
+enum tcp_ack_verdict tcp_ack_check(uint32_t ack, uint32_t snd_una, uint32_t snd_max, uint32_t max_wnd);
+
+/*
+ * RFC 5961 section 7's throttle on challenge ACKs and on the ACKs that
+ * answer out-of-window segments, as Linux 6.x has it: one per connection
+ * per 500 ms (net.ipv4.tcp_invalid_ratelimit's default, per socket), and
+ * no host-wide budget (tcp_challenge_ack_limit is INT_MAX, i.e. off, by
+ * default since Linux 6.0: a shared counter let an off-path attacker
+ * count the challenge ACKs of other connections, CVE-2016-5696).
+ * Returns true and records `now_ns` in *last_ns when an ACK may go now.
+ */
+#define TCP_OOW_INTERVAL_NS 500000000ull
+bool tcp_oow_allow(uint64_t *last_ns, uint64_t now_ns);
+
 #endif
