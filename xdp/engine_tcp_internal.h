@@ -20,6 +20,7 @@ struct tcp_key {
 	uint8_t peer_addr[16]; /* IPv4 in the first 4 bytes, the rest zero */
 	uint8_t our_addr[16];
 	uint16_t peer_port, our_port; /* host order */
+	uint16_t vlan;         /* 0: untagged; a tagged frame: 0x8000 | VLAN ID (streams are untagged) */
 };
 
 #define TCP_MAX_SACK 4
