@@ -989,7 +989,22 @@ void engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const uint8_t
 	struct tcp_seg g;
 	struct gso_stream *s;
 
-	if (tcp_frame_key(frame, len, &k) || !(s = lookup(e, &k))) {
+	if (tcp_frame_key(frame, len, &k)) {
+		e->st.rx_other++;
+		return;
+	}
+	/* As the kernel does, before any socket sees it: a frame the checksums refuse has no flow. */
+	switch (rx_frame_csum(frame, len)) {
+	case RX_CSUM_BAD:
+		e->st.rx_bad_csum++;
+		return;
+	case RX_CSUM_PARTIAL:
+		e->st.rx_csum_partial++;
+		break;
+	case RX_CSUM_OK:
+		break;
+	}
+	if (!(s = lookup(e, &k))) {
 		e->st.rx_other++;
 		return;
 	}

@@ -97,6 +97,8 @@ Test(sender_inject, rfc5961_forgeries, .fini = fini, .timeout = 120)
 		    " (%g held back)", bt_num(eng.sj, "rx_rst_ignored"), bt_num(eng.sj, "rx_rst_challenged"),
 		    bt_num(eng.sj, "rx_syn_challenged"), bt_num(eng.sj, "rx_old_acks"),
 		    bt_num(eng.sj, "challenge_acks"), bt_num(eng.sj, "challenge_limited"));
+	cr_log_info("engine: %g ACKs, %g frames with a partial checksum, %g with a bad one", bt_num(eng.sj, "acks"),
+		    bt_num(eng.sj, "rx_csum_partial"), bt_num(eng.sj, "rx_bad_csum"));
 	cr_assert_geq(bt_num(eng.sj, "rx_rst_ignored"), 1, "the blind RST: %s", eng.sj);
 	cr_assert_geq(bt_num(eng.sj, "rx_rst_challenged"), 1, "the in-window RST: %s", eng.sj);
 	cr_assert_geq(bt_num(eng.sj, "rx_syn_challenged"), 1, "the SYN: %s", eng.sj);
@@ -119,4 +121,68 @@ Test(sender_inject, rfc5961_forgeries, .fini = fini, .timeout = 120)
 		    tcp_ext("TcpExtTCPSYNChallenge") - syn0);
 	cr_assert_geq(tcp_ext("TcpExtTCPChallengeACK") - chal0, 3);
 	cr_assert_geq(tcp_ext("TcpExtTCPSYNChallenge") - syn0, 1);
+}
+
+/*
+ * Junk the kernel would discard, each an RST at exactly RCV.NXT (so that
+ * any of them taken for the peer's would end the transfer): bad IPv4
+ * header and bad TCP checksums (steered: user space must drop them), a
+ * foreign VLAN, a foreign destination MAC, a cut IPv4 header, and the
+ * issue's one frame with all of it (passed to the kernel by the program).
+ */
+static void forge_junk(struct bt_proc *sp)
+{
+	static const uint8_t nobody[6] = { 0x02, 0x00, 0x5e, 0x10, 0x00, 0x99 };
+	struct inj_sock s;
+	struct inj_frame base, f;
+
+	(void)sp;
+	cr_assert_eq(gso_testbed_enter(&tb, 1), 0);
+	s = inj_open(IF_B);
+	usleep(300000);
+	for (int k = 0; k < 6; k++) {
+		if (!inj_sniff(&s, (uint16_t)inj_port, 2000, &base)) {
+			cr_log_warn("port %d: no segment to forge from, the connection is over", inj_port);
+			break;
+		}
+		f = inj_tcp(&base, inj_seq(&base), inj_ack(&base), 0x14 /* RST|ACK */);
+		switch (k) {
+		case 0: inj_bad_ip_csum(&f); break;
+		case 1: inj_bad_tcp_csum(&f); break;
+		case 2: inj_vlan(&f, ETH_P_8021Q, 999); break;
+		case 3: inj_dst_mac(&f, nobody); break;
+		case 4: f.len = f.l3 + 12; break; /* padded to 60 bytes on the wire: the IP length then overruns */
+		default:
+			inj_bad_ip_csum(&f);
+			inj_bad_tcp_csum(&f);
+			inj_vlan(&f, ETH_P_8021Q, 999);
+			inj_dst_mac(&f, nobody);
+			break;
+		}
+		inj_send(&s, &f);
+		usleep(50000);
+	}
+	close(s.fd);
+}
+
+Test(sender_inject, junk_frames, .fini = fini, .timeout = 90)
+{
+	struct run r = { .mode = "software", .bytes = "48M", .port = 7482, .during = forge_junk,
+			 .extra = { "--rate", "200M" } };
+
+	bed();
+	inj_port = r.port;
+	transfer(&r, NULL);
+	expect_verified(&r, 48u << 20);
+	cr_log_info("steering: %g seen, %g steered, %g other MAC, %g VLAN, %g bad header; %g bad checksums dropped, "
+		    "%g partial accepted", bt_num(r.sj, "steer_seen"), bt_num(r.sj, "steer_steered"),
+		    bt_num(r.sj, "steer_other_mac"), bt_num(r.sj, "steer_vlan"), bt_num(r.sj, "steer_bad_hdr"),
+		    bt_num(r.sj, "rx_bad_csum"), bt_num(r.sj, "rx_csum_partial"));
+	/* The program passed the foreign VLAN, the foreign MAC (twice), the cut header to the kernel... */
+	cr_assert_geq(bt_num(r.sj, "steer_vlan"), 1, "%s", r.sj);
+	cr_assert_geq(bt_num(r.sj, "steer_other_mac"), 2, "%s", r.sj);
+	cr_assert_geq(bt_num(r.sj, "steer_bad_hdr"), 1, "%s", r.sj);
+	/* ...and steered the two bad checksums, which user space dropped: only those two reached it. */
+	cr_assert_eq(bt_num(r.sj, "rx_bad_csum"), 2, "%s", r.sj);
+	cr_assert_eq(bt_num(r.sj, "rx_rst_challenged") + bt_num(r.sj, "rx_rst_ignored"), 0, "%s", r.sj);
 }

@@ -324,9 +324,18 @@ struct gso_engine_stats {
 	uint32_t queued;         /* datagram super-segments queued now */
 	uint32_t link_usable;    /* 1 while the engine sends */
 	uint32_t dead;           /* 1 once the interface is gone */
+	/* TCP frames received with a wrong IPv4 header or TCP checksum: dropped before TCP saw them. */
+	uint64_t rx_bad_csum;
+	/*
+	 * TCP frames accepted whose checksum field holds only the folded
+	 * pseudo-header: a sender on this host (over a veth) left it for a
+	 * device to finish, and the kernel would have trusted it
+	 * (CHECKSUM_PARTIAL).  Anything else wrong is rx_bad_csum.
+	 */
+	uint64_t rx_csum_partial;
 	size_t :0;
 };
-#define gso_engine_stats__last_field dead
+#define gso_engine_stats__last_field rx_csum_partial
 
 /* Fill `st` up to st->sz.  0 or -EINVAL (NULL, sz too small). */
 GSO_API int gso_engine__stats(const struct gso_engine *e, struct gso_engine_stats *st);
