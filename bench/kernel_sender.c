@@ -43,7 +43,7 @@ struct opts {
 	const char *dst, *src, *dev, *netns, *label, *cc, *mode;
 	uint16_t port;
 	uint64_t bytes, seed, sndbuf, wsize, mss;
-	double time_s, connect_s, verdict_s;
+	double time_s, connect_s, verdict_s, rate_bps;
 	bool json, raw, no_verdict;
 };
 
@@ -75,6 +75,7 @@ static void usage(FILE *f)
 		"      --write BYTES       bytes per write(2) (default 128K)\n"
 		"      --mss N             TCP_MAXSEG\n"
 		"      --cc NAME           TCP_CONGESTION (default: the namespace's)\n"
+		"      --rate R            SO_MAX_PACING_RATE, bits/s with k/M/G (TCP paces itself without fq)\n"
 		"      --raw               no header (receiver needs --seed); implies --no-verdict\n"
 		"      --no-verdict        do not ask the receiver for a verdict\n"
 		"      --connect-timeout S keep retrying connect for S s (default 5)\n"
@@ -87,7 +88,7 @@ static void usage(FILE *f)
 }
 
 enum { O_SRC = 256, O_DEV, O_DSTMAC, O_MODE, O_SNDBUF, O_WRITE, O_MSS, O_CC, O_RAW, O_NOVERDICT,
-       O_CONNTO, O_VERDICTTO };
+       O_CONNTO, O_VERDICTTO, O_RATE };
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
@@ -113,6 +114,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "no-verdict", no_argument, 0, O_NOVERDICT },
 		{ "connect-timeout", required_argument, 0, O_CONNTO },
 		{ "verdict-timeout", required_argument, 0, O_VERDICTTO },
+		{ "rate", required_argument, 0, O_RATE },
 		{ 0, 0, 0, 0 },
 	};
 	bool have_bytes = false;
@@ -176,6 +178,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			if (bench_parse_double(optarg, &o->verdict_s) || o->verdict_s <= 0)
 				bench_die(BENCH_EXIT_USAGE, 0, "bad --verdict-timeout '%s'", optarg);
 			break;
+		case O_RATE:
+			if (bench_parse_rate(optarg, &o->rate_bps) || o->rate_bps < 8000)
+				bench_die(BENCH_EXIT_USAGE, 0, "bad --rate '%s'", optarg);
+			break;
 		default: usage(stderr); exit(BENCH_EXIT_USAGE);
 		}
 	}
@@ -206,6 +212,13 @@ static int setup_socket(const struct opts *o, struct sockaddr_storage *dst, sock
 
 		if (setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &v, sizeof(v)))
 			bench_die(BENCH_EXIT_USAGE, errno, "TCP_MAXSEG");
+	}
+	if (o->rate_bps > 0) {
+		/* Bytes per second. */
+		uint64_t v = (uint64_t)(o->rate_bps / 8);
+
+		if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &v, sizeof(v)))
+			bench_die(BENCH_EXIT_USAGE, errno, "SO_MAX_PACING_RATE");
 	}
 	if (o->cc && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o->cc, (socklen_t)strlen(o->cc)))
 		bench_die(BENCH_EXIT_USAGE, errno, "TCP_CONGESTION %s", o->cc);

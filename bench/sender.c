@@ -476,6 +476,7 @@ struct report_in {
 	const struct gso_engine_stats *es;
 	const struct gso_evloop_stats *ls;
 	const struct gso_dev_stats *ds;
+	const struct gso_steer_stats *ss; /* NULL: no steering program */
 	const struct gso_route *rt;
 	const struct bench_cpu *cpu;
 	bool umem_ok;
@@ -538,7 +539,27 @@ static void report(const struct report_in *in)
 	bench_json_u64(&j, "syn_retries", st->syn_retries);
 	bench_json_u64(&j, "acks", st->acks);
 	bench_json_u64(&j, "rx_other", in->es->rx_other);
+	if (in->ss) {
+		/* Where the steering program sent what arrived, and why it passed the rest. */
+		bench_json_u64(&j, "steer_seen", in->ss->seen);
+		bench_json_u64(&j, "steer_steered", in->ss->steered);
+		bench_json_u64(&j, "steer_no_socket", in->ss->no_socket);
+		bench_json_u64(&j, "steer_passed", in->ss->passed);
+		bench_json_u64(&j, "steer_other_mac", in->ss->other_mac);
+		bench_json_u64(&j, "steer_vlan", in->ss->vlan);
+		bench_json_u64(&j, "steer_bad_hdr", in->ss->bad_hdr);
+	}
+	bench_json_u64(&j, "rx_bad_csum", in->es->rx_bad_csum);
+	bench_json_u64(&j, "rx_csum_partial", in->es->rx_csum_partial);
 	bench_json_u64(&j, "rx_bad", st->rx_bad);
+	bench_json_u64(&j, "bad_acks", st->bad_acks);
+	bench_json_u64(&j, "rx_rst_ignored", st->rx_rst_ignored);
+	bench_json_u64(&j, "rx_rst_challenged", st->rx_rst_challenged);
+	bench_json_u64(&j, "rx_syn_challenged", st->rx_syn_challenged);
+	bench_json_u64(&j, "rx_old_acks", st->rx_old_acks);
+	bench_json_u64(&j, "rx_out_of_window", st->rx_out_of_window);
+	bench_json_u64(&j, "challenge_acks", st->challenge_acks);
+	bench_json_u64(&j, "challenge_limited", st->challenge_limited);
 	bench_json_u64(&j, "dupacks", st->dupacks);
 	bench_json_u64(&j, "sacked_segs", st->sacked_segs);
 	bench_json_u64(&j, "lost_segs", st->lost_segs);
@@ -604,7 +625,7 @@ int main(int argc, char **argv)
 	uint8_t dst[16], src[16];
 	int e, l3, ifindex;
 	uint64_t now, t0, last_print, last_bytes = 0;
-	bool tty, ok, umem_ok;
+	bool tty, ok, umem_ok, have_sts;
 	const char *status;
 
 	parse_args(argc, argv, &o);
@@ -708,6 +729,8 @@ int main(int argc, char **argv)
 	gso_stream__info(r.s, &si);
 	gso_engine__stats(r.e, &es);
 	gso_engine__evloop_stats(r.e, &ls);
+	GSO_OPTS(gso_steer_stats, sts);
+	have_sts = d.steer && !gso_steer__stats(d.steer, &sts);
 	if (tty) {
 		progress(&si, t0, gso_evloop_now_ns(), &last_print, &last_bytes);
 		fputc('\n', stderr);
@@ -722,7 +745,8 @@ int main(int argc, char **argv)
 	else if (!ok)
 		fprintf(stderr, "sender: %s: %s\n", status, si.err ? strerror(-si.err) : "signal");
 	if (o.json) {
-		struct report_in in = { .o = &o, .r = &r, .st = &si, .es = &es, .ls = &ls, .ds = &ds, .rt = &rt,
+		struct report_in in = { .o = &o, .r = &r, .st = &si, .es = &es, .ls = &ls, .ds = &ds,
+					.ss = have_sts ? &sts : NULL, .rt = &rt,
 					.cpu = &cpu, .umem_ok = umem_ok, .status = status };
 		report(&in);
 	} else if (!o.quiet) {

@@ -69,6 +69,8 @@ struct gso_stream {
 	uint32_t tmpl_tsval, tmpl_tsecr, tmpl_ack;
 	uint16_t ip_id;
 	uint32_t iss, irs, rcv_nxt;
+	uint32_t rcv_wnd;        /* the window we advertise, scaled: the peer's segments must fall in it */
+	uint64_t oow_at;         /* when the last challenge or out-of-window ACK left (tcp_oow_allow) */
 	uint8_t snd_wscale;
 	bool sack_ok, ts_ok;
 	uint32_t ts_recent, ts_off;
@@ -622,8 +624,10 @@ static void establish(struct gso_stream *s, const struct tcp_seg *g, struct gso_
 	if (s->ts_ok)
 		s->ts_recent = g->tsval;
 	s->sack_ok = !(s->flags & GSO_STREAM_F_NO_SACK) && g->sack_perm;
+	/* Our SYN offered OUR_WSCALE: it applies both ways only if the peer's SYN-ACK has the option too. */
 	if (g->wscale >= 0)
 		s->snd_wscale = (uint8_t)g->wscale;
+	s->rcv_wnd = OUR_WIN << (g->wscale >= 0 ? OUR_WSCALE : 0);
 	s->peer_mss = g->has_mss ? g->mss : 536;
 	s->syn_wnd = g->win; /* never scaled in a SYN-ACK */
 	if (s->syn_tries == 1 && now > s->syn_ns)
@@ -742,7 +746,19 @@ static void give_back(struct gso_stream *s, const struct gso_flowq_rel *r)
 		sl->done_early = true;
 }
 
-static void process_ack(struct gso_stream *s, const struct tcp_seg *g, uint64_t now)
+/* A challenge ACK (RFC 5961), or the answer to an out-of-window segment: our SND.NXT and RCV.NXT, throttled. */
+static void challenge_ack(struct gso_stream *s, uint64_t now)
+{
+	if (!tcp_oow_allow(&s->oow_at, now)) {
+		s->st.challenge_limited++;
+		return;
+	}
+	if (!send_ctl(s, GSO_TCP_ACK, ack_seq(s), now))
+		s->st.challenge_acks++;
+}
+
+/* The ACK field of an acceptable segment.  Returns false when the segment is to be dropped. */
+static bool process_ack(struct gso_stream *s, const struct tcp_seg *g, uint64_t now)
 {
 	struct gso_flowq_info fi = { .sz = sizeof(fi) };
 	struct gso_flowq_ack_res res;
@@ -750,6 +766,17 @@ static void process_ack(struct gso_stream *s, const struct tcp_seg *g, uint64_t 
 	int err;
 
 	gso_flowq__info(s->fq, &fi);
+	switch (tcp_ack_check(ack, fi.snd_una, s->fin_sent ? s->fin_seq + 1 : fi.snd_nxt, fi.max_wnd)) {
+	case TCP_ACK_UNSENT:
+		s->st.bad_acks++;
+		return false;
+	case TCP_ACK_TOO_OLD:
+		s->st.rx_old_acks++;
+		challenge_ack(s, now);
+		return false;
+	case TCP_ACK_OK:
+		break;
+	}
 	if (s->fin_sent && ack == s->fin_seq + 1) {
 		if (!s->fin_acked) {
 			s->fin_acked = true;
@@ -778,17 +805,17 @@ static void process_ack(struct gso_stream *s, const struct tcp_seg *g, uint64_t 
 	err = gso_flowq__ack(s->fq, &a, &res, s->rel, s->nrel);
 	if (err == -EINVAL) {
 		s->st.bad_acks++; /* acknowledges data never sent */
-		return;
+		return false;
 	}
 	if (err) {
 		fail(s, "processing an ACK", err, now);
-		return;
+		return false;
 	}
 	s->st.acks++;
 	for (unsigned i = 0; i < res.n_rel; i++)
 		give_back(s, &s->rel[i]);
 	if (res.flags & GSO_FLOWQ_RES_OLD)
-		return;
+		return true;
 	s->st.acked += res.acked_bytes;
 	if (res.flags & GSO_FLOWQ_RES_DUP)
 		s->st.dupacks++;
@@ -829,6 +856,7 @@ static void process_ack(struct gso_stream *s, const struct tcp_seg *g, uint64_t 
 	check_fq(s, now);
 	if (res.acked_bytes)
 		emit(s, GSO_EV_STREAM_ACKED, 0);
+	return true;
 }
 
 /* The writer waits: tell it when the queue or the device memory has room again. */
@@ -847,32 +875,54 @@ static void maybe_writable(struct gso_stream *s)
 
 static void input(struct gso_stream *s, const struct tcp_seg *g, struct gso_dev *rx, uint64_t now)
 {
-	if (g->flags & GSO_TCP_RST) {
+	if (s->state == GSO_STREAM_SYN_SENT) {
 		/* In SYN-SENT only an RST acknowledging our SYN counts (RFC 793). */
+		if (g->flags & GSO_TCP_RST) {
+			if (g->ack == s->iss + 1)
+				fail(s, "connection refused", -ECONNREFUSED, now);
+		} else if ((g->flags & (GSO_TCP_SYN | GSO_TCP_ACK)) == (GSO_TCP_SYN | GSO_TCP_ACK) &&
+			   g->ack == s->iss + 1) {
+			establish(s, g, rx, now);
+		}
+		return;
+	}
+	/*
+	 * Synchronized from here on: a segment must fall in our window, and
+	 * only an RST at exactly RCV.NXT resets (RFC 5961).  What an
+	 * attacker who cannot see the flow can guess at best earns the peer
+	 * a challenge ACK, which a real peer that lost its state answers
+	 * with an RST at the right sequence number.
+	 */
+	switch (tcp_rx_check(g, s->rcv_nxt, s->rcv_wnd)) {
+	case TCP_RX_RESET:
 		if (s->state == GSO_STREAM_CLOSING)
 			close_state(s, GSO_STREAM_DONE, 0, NULL, now); /* everything, FIN included, was acknowledged */
-		else if (s->state != GSO_STREAM_SYN_SENT)
+		else
 			fail(s, "connection reset by the peer", -ECONNRESET, now);
-		else if (g->ack == s->iss + 1)
-			fail(s, "connection refused", -ECONNREFUSED, now);
 		return;
+	case TCP_RX_DROP:
+		s->st.rx_rst_ignored++;
+		return;
+	case TCP_RX_CHALLENGE:
+		/* A SYN-ACK again (our handshake ACK was lost) is answered the same way: with an ACK. */
+		if (g->flags & GSO_TCP_RST)
+			s->st.rx_rst_challenged++;
+		else
+			s->st.rx_syn_challenged++;
+		if (s->sized)
+			challenge_ack(s, now);
+		return;
+	case TCP_RX_DUPACK:
+		s->st.rx_out_of_window++;
+		if (s->sized)
+			challenge_ack(s, now);
+		return;
+	case TCP_RX_ACCEPT:
+		break;
 	}
-	if (s->state == GSO_STREAM_SYN_SENT) {
-		if ((g->flags & (GSO_TCP_SYN | GSO_TCP_ACK)) == (GSO_TCP_SYN | GSO_TCP_ACK) && g->ack == s->iss + 1)
-			establish(s, g, rx, now);
+	if (!s->sized || !(g->flags & GSO_TCP_ACK))
 		return;
-	}
-	if (!s->sized)
-		return;
-	if (g->flags & GSO_TCP_SYN) {
-		/* The SYN-ACK again: our handshake ACK was lost. */
-		send_ctl(s, GSO_TCP_ACK, ack_seq(s), now);
-		return;
-	}
-	if (!(g->flags & GSO_TCP_ACK))
-		return;
-	process_ack(s, g, now);
-	if (finished(s))
+	if (!process_ack(s, g, now) || finished(s))
 		return;
 	if ((g->flags & GSO_TCP_FIN) && g->seq + g->payload == s->rcv_nxt) {
 		s->rcv_nxt++;
@@ -939,7 +989,22 @@ void engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const uint8_t
 	struct tcp_seg g;
 	struct gso_stream *s;
 
-	if (tcp_frame_key(frame, len, &k) || !(s = lookup(e, &k))) {
+	if (tcp_frame_key(frame, len, &k)) {
+		e->st.rx_other++;
+		return;
+	}
+	/* As the kernel does, before any socket sees it: a frame the checksums refuse has no flow. */
+	switch (rx_frame_csum(frame, len)) {
+	case RX_CSUM_BAD:
+		e->st.rx_bad_csum++;
+		return;
+	case RX_CSUM_PARTIAL:
+		e->st.rx_csum_partial++;
+		break;
+	case RX_CSUM_OK:
+		break;
+	}
+	if (!(s = lookup(e, &k))) {
 		e->st.rx_other++;
 		return;
 	}

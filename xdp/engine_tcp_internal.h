@@ -4,9 +4,16 @@
  * tag, IPv4 or IPv6, TCP with options) and build the option blocks of our
  * own segments.  Pure functions.
  *
- * Received checksums are not verified here: on a veth the peer's
- * segments cross with CHECKSUM_PARTIAL (only the pseudo-header seed in the
- * field), and AF_XDP hands the frame over as it is.
+ * Received checksums are verified before a segment is looked up
+ * (rx_frame_csum, rx_csum.c).  On a veth a local Linux peer's segments
+ * cross with CHECKSUM_PARTIAL (only the folded pseudo-header in the TCP
+ * field; measured: every ACK of a kernel receiver, 1668 of 1668 in
+ * sender_inject/rfc5961_forgeries) and AF_XDP hands them over as they are,
+ * without the skb's ip_summed that tells the kernel to trust them; such a
+ * field is accepted and counted (gso_engine_stats.rx_csum_partial).  A
+ * corrupted frame matches it by chance as rarely as it matches the right
+ * sum, and a forger gains nothing from it: one who can write the seed can
+ * write the right checksum.
  */
 #ifndef GSO_XDP_ENGINE_TCP_INTERNAL_H
 #define GSO_XDP_ENGINE_TCP_INTERNAL_H
@@ -20,6 +27,7 @@ struct tcp_key {
 	uint8_t peer_addr[16]; /* IPv4 in the first 4 bytes, the rest zero */
 	uint8_t our_addr[16];
 	uint16_t peer_port, our_port; /* host order */
+	uint16_t vlan;         /* 0: untagged; a tagged frame: 0x8000 | VLAN ID (streams are untagged) */
 };
 
 #define TCP_MAX_SACK 4
@@ -66,5 +74,58 @@ void tcp_syn_opts(uint8_t out[TCP_SYN_OPTS_LEN], uint16_t mss, bool sack, bool t
 
 /* NOP, NOP, timestamps (tsval, tsecr).  Writes TCP_TS_OPTS_LEN bytes. */
 void tcp_ts_opts(uint8_t out[TCP_TS_OPTS_LEN], uint32_t tsval, uint32_t tsecr);
+
+/* ---- acceptance after the handshake (engine_tcp_valid.c) ---- */
+
+enum tcp_rx_verdict {
+	TCP_RX_ACCEPT,    /* in the window, no RST or SYN: on to the ACK and FIN */
+	TCP_RX_RESET,     /* RST at exactly RCV.NXT: the peer reset the connection */
+	TCP_RX_CHALLENGE, /* RST in the window but not at RCV.NXT, or any SYN: drop, challenge ACK */
+	TCP_RX_DUPACK,    /* outside the window (not RST): drop, answer with an ACK */
+	TCP_RX_DROP,      /* RST outside the window: drop silently */
+};
+
+/*
+ * What to do with segment `g` in a synchronized state (RFC 793's window
+ * test, RFC 5961 sections 3 and 4).  `rcv_wnd` is the window we
+ * advertise, in bytes (scaled).
+ */
+enum tcp_rx_verdict tcp_rx_check(const struct tcp_seg *g, uint32_t rcv_nxt, uint32_t rcv_wnd);
+
+enum tcp_ack_verdict {
+	TCP_ACK_OK,
+	TCP_ACK_UNSENT,  /* acknowledges what was never sent: drop (Linux sends nothing) */
+	TCP_ACK_TOO_OLD, /* below SND.UNA - MAX.SND.WND: drop, challenge ACK (RFC 5961 5.2) */
+};
+
+/*
+ * The ACK field's acceptability: `snd_max` is one past the last sequence
+ * number sent (the FIN included), `max_wnd` the largest window the peer
+ * has advertised (MAX.SND.WND).
+ */
+enum tcp_ack_verdict tcp_ack_check(uint32_t ack, uint32_t snd_una, uint32_t snd_max, uint32_t max_wnd);
+
+/*
+ * RFC 5961 section 7's throttle on challenge ACKs and on the ACKs that
+ * answer out-of-window segments, as Linux 6.x has it: one per connection
+ * per 500 ms (net.ipv4.tcp_invalid_ratelimit's default, per socket), and
+ * no host-wide budget (tcp_challenge_ack_limit is INT_MAX, i.e. off, by
+ * default since Linux 6.0: a shared counter let an off-path attacker
+ * count the challenge ACKs of other connections, CVE-2016-5696).
+ * Returns true and records `now_ns` in *last_ns when an ACK may go now.
+ */
+#define TCP_OOW_INTERVAL_NS 500000000ull
+bool tcp_oow_allow(uint64_t *last_ns, uint64_t now_ns);
+
+/* ---- received checksums (rx_csum.c) ---- */
+
+enum rx_csum {
+	RX_CSUM_OK,      /* right (or nothing to check: not IP, a fragment, UDP over IPv4 without one) */
+	RX_CSUM_PARTIAL, /* L4 field holds only the folded pseudo-header: a local sender's CHECKSUM_PARTIAL */
+	RX_CSUM_BAD,     /* IPv4 header or TCP/UDP checksum wrong, or the lengths do not fit the frame */
+};
+
+/* The IPv4 header and TCP/UDP checksums of a frame (`len` bytes from the Ethernet header). */
+enum rx_csum rx_frame_csum(const uint8_t *frame, uint32_t len);
 
 #endif

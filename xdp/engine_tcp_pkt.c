@@ -41,6 +41,8 @@ static int locate(const uint8_t *f, uint32_t len, uint32_t *l4, uint32_t *l4_len
 			return -ENOENT;
 		et = get16(f + 16);
 		off = 18;
+		if (key)
+			key->vlan = 0x8000 | (get16(f + 14) & 0xfff);
 	}
 	if (et == 0x0800) {
 		const uint8_t *ip = f + off;

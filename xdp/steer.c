@@ -34,6 +34,7 @@
 
 _Static_assert(sizeof(struct steer_key) == 40, "key layout shared with steer.bpf.c");
 _Static_assert(sizeof(struct steer_val) == 16, "value layout shared with steer.bpf.c");
+_Static_assert(sizeof(struct steer_cfg) == 8, "config layout shared with steer.bpf.c");
 
 #define DEF_MAX_FLOWS 1024u
 #define MIN_QUEUES 64u
@@ -45,7 +46,7 @@ struct gso_steer {
 	int ifindex;
 	enum xdp_attach_mode mode; /* as attached */
 	bool multiprog;
-	int flows_fd, xsks_fd, cnt_fd;
+	int flows_fd, xsks_fd, cnt_fd, cfg_fd;
 	uint32_t max_queues;
 	uint32_t nflows;
 	struct gso_dev **devs; /* per queue; compared, never dereferenced */
@@ -117,6 +118,9 @@ int gso_flow__reply_of(struct gso_flow *f, const struct gso_tmpl *t)
 	memcpy(r.daddr, t->hdr + t->l3_off + so, alen);
 	r.sport = (uint16_t)(t->hdr[t->l4_off + 2] << 8 | t->hdr[t->l4_off + 3]);
 	r.dport = (uint16_t)(t->hdr[t->l4_off] << 8 | t->hdr[t->l4_off + 1]);
+	/* The replies carry the tag we send with (a priority tag, VLAN 0, is no VLAN). */
+	if (t->vlan)
+		r.vlan = (uint16_t)((t->hdr[14] << 8 | t->hdr[15]) & 0xfff);
 	*f = r;
 	return 0;
 }
@@ -125,7 +129,8 @@ static int make_key(const struct gso_flow *f, struct steer_key *k)
 {
 	static const uint8_t zero[12];
 
-	if (!f || (f->l3 != GSO_L3_IPV4 && f->l3 != GSO_L3_IPV6) || (f->l4 != GSO_L4_TCP && f->l4 != GSO_L4_UDP))
+	if (!f || (f->l3 != GSO_L3_IPV4 && f->l3 != GSO_L3_IPV6) || (f->l4 != GSO_L4_TCP && f->l4 != GSO_L4_UDP) ||
+	    f->vlan > 4094)
 		return -EINVAL;
 	if (f->l3 == GSO_L3_IPV4 && (memcmp(f->saddr + 4, zero, 12) || memcmp(f->daddr + 4, zero, 12)))
 		return -EINVAL;
@@ -134,6 +139,7 @@ static int make_key(const struct gso_flow *f, struct steer_key *k)
 	k->l4 = f->l4;
 	k->sport = htons(f->sport);
 	k->dport = htons(f->dport);
+	k->vlan = f->vlan;
 	memcpy(k->saddr, f->saddr, 16);
 	memcpy(k->daddr, f->daddr, 16);
 	return 0;
@@ -275,6 +281,9 @@ int gso_steer__stats(struct gso_steer *st, struct gso_steer_stats *out)
 		case STEER_C_SEEN: full.seen = sum; break;
 		case STEER_C_STEERED: full.steered = sum; break;
 		case STEER_C_NO_SOCKET: full.no_socket = sum; break;
+		case STEER_C_OTHER_MAC: full.other_mac = sum; break;
+		case STEER_C_VLAN: full.vlan = sum; break;
+		case STEER_C_BAD_HDR: full.bad_hdr = sum; break;
 		default: full.passed = sum; break;
 		}
 	}
@@ -355,6 +364,24 @@ static int map_fd(struct bpf_object *obj, const char *name)
 	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
 
 	return m ? bpf_map__fd(m) : -ENOENT;
+}
+
+/*
+ * The interface's MAC into the program's config.  Until this is written
+ * every frame passes (the zeroed MAC is nobody's), and no flow can be
+ * registered before gso_steer__create returns, so nothing is lost.
+ */
+static int write_cfg(struct gso_steer *st, const char *ifname)
+{
+	struct steer_cfg cfg;
+	uint32_t zero = 0;
+	int err;
+
+	memset(&cfg, 0, sizeof(cfg));
+	err = link_mac(st->ifindex, ifname, cfg.mac);
+	if (err)
+		return err;
+	return bpf_map_update_elem(st->cfg_fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
 }
 
 static void steer_free(struct gso_steer *st)
@@ -449,8 +476,9 @@ int gso_steer__create(struct gso_steer **out, int ifindex, const struct gso_stee
 	st->flows_fd = map_fd(st->obj, STEER_MAP_FLOWS);
 	st->xsks_fd = map_fd(st->obj, STEER_MAP_XSKS);
 	st->cnt_fd = map_fd(st->obj, STEER_MAP_COUNTERS);
-	if (st->flows_fd < 0 || st->xsks_fd < 0 || st->cnt_fd < 0) {
-		err = -ENOENT;
+	st->cfg_fd = map_fd(st->obj, STEER_MAP_CFG);
+	err = st->flows_fd < 0 || st->xsks_fd < 0 || st->cnt_fd < 0 || st->cfg_fd < 0 ? -ENOENT : write_cfg(st, name);
+	if (err) {
 		xdp_program__detach(st->prog, ifindex, st->mode, 0);
 		goto fail;
 	}

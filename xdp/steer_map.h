@@ -11,15 +11,15 @@
 
 /*
  * Hash key of a steered flow, as its packets arrive: source = the remote
- * end.  Zero-filled before use (padding and the unused 12 address bytes
- * of IPv4 are part of the hash).  Ports in network byte order.
+ * end.  Zero-filled before use (the unused 12 address bytes of IPv4 are
+ * part of the hash).  Ports in network byte order.
  */
 struct steer_key {
 	__u8 l3;        /* 4 or 6 */
 	__u8 l4;        /* IPPROTO_TCP or IPPROTO_UDP */
 	__u16 sport;    /* network order */
 	__u16 dport;    /* network order */
-	__u16 pad;
+	__u16 vlan;     /* VLAN ID of the frame's one 802.1Q tag (host order), 0: untagged */
 	__u8 saddr[16]; /* IPv4: first 4 bytes */
 	__u8 daddr[16];
 };
@@ -30,12 +30,26 @@ struct steer_val {
 	__u64 bytes;
 };
 
-/* Indices of the per-CPU counter array. */
+/* The loader's settings, in the one entry of the config array (all zero until it writes them). */
+struct steer_cfg {
+	__u8 mac[6];    /* the interface's own MAC: frames to any other address are not ours */
+	__u8 pad[2];
+};
+
+/*
+ * Indices of the per-CPU counter array.  Every frame lands in SEEN and in
+ * exactly one of the others, which say why it went where it went.
+ */
 enum steer_counter {
 	STEER_C_SEEN = 0,    /* every frame the program ran on */
 	STEER_C_STEERED,     /* matched and handed to the socket's queue */
 	STEER_C_NO_SOCKET,   /* matched, but no socket on that queue: passed */
-	STEER_C_PASSED,      /* not a registered flow: passed */
+	STEER_C_PASSED,      /* well formed, not a registered flow (or a kind never steered): passed */
+	STEER_C_OTHER_MAC,   /* destination MAC not the interface's (another host, multicast, broadcast): passed */
+	STEER_C_VLAN,        /* VLAN tagging no flow has: a registered flow's tuple under another VLAN (or
+			      * none), an 802.1ad or stacked tag, a priority tag (VLAN 0): passed */
+	STEER_C_BAD_HDR,     /* IP header insane (version, header length, total/payload length beyond the
+			      * frame) or IP/L4 header truncated: passed, for the kernel to drop */
 	STEER_C_COUNT
 };
 
@@ -43,5 +57,6 @@ enum steer_counter {
 #define STEER_MAP_FLOWS "gso_steer_flows"
 #define STEER_MAP_XSKS "gso_steer_xsks"
 #define STEER_MAP_COUNTERS "gso_steer_cnt"
+#define STEER_MAP_CFG "gso_steer_cfg"
 
 #endif

@@ -68,7 +68,7 @@ static inline const char *peer_mac(void)
 }
 
 struct run {
-	const char *mode;
+	const char *mode;        /* "kernel": bench/kernel_sender, the reference (--check is ours only) */
 	const char *bytes, *time, *rcvbuf;
 	const char *dst;         /* NULL: ADDR_B */
 	const char *extra[6];
@@ -89,10 +89,11 @@ static inline void transfer(struct run *r, const char *mac)
 	const char *rargv[BT_MAX_ARGS] = { bt_prog("receiver"), "--netns", tb.ns[1], "--once", "--json",
 					   "--port", port, "--idle-timeout", "20", "--accept-timeout", "30",
 					   "--ready-file", ready };
-	const char *sargv[BT_MAX_ARGS] = { bt_prog("sender"), "--netns", tb.ns[0], "--dev", IF_A,
-					   "--dst", r->dst ? r->dst : ADDR_B, "--port", port, "--seed", "2004",
-					   "--json", "--check", "--mode", r->mode };
-	int rn = 13, sn = 15;
+	bool kernel = !strcmp(r->mode, "kernel");
+	const char *sargv[BT_MAX_ARGS] = { bt_prog(kernel ? "kernel_sender" : "sender"), "--netns", tb.ns[0],
+					   "--dev", IF_A, "--dst", r->dst ? r->dst : ADDR_B, "--port", port,
+					   "--seed", "2004", "--json", "--mode", r->mode, kernel ? NULL : "--check" };
+	int rn = 13, sn = kernel ? 14 : 15;
 	struct bt_proc *rp, *sp;
 
 	snprintf(port, sizeof(port), "%d", r->port);

@@ -324,9 +324,18 @@ struct gso_engine_stats {
 	uint32_t queued;         /* datagram super-segments queued now */
 	uint32_t link_usable;    /* 1 while the engine sends */
 	uint32_t dead;           /* 1 once the interface is gone */
+	/* TCP frames received with a wrong IPv4 header or TCP checksum: dropped before TCP saw them. */
+	uint64_t rx_bad_csum;
+	/*
+	 * TCP frames accepted whose checksum field holds only the folded
+	 * pseudo-header: a sender on this host (over a veth) left it for a
+	 * device to finish, and the kernel would have trusted it
+	 * (CHECKSUM_PARTIAL).  Anything else wrong is rx_bad_csum.
+	 */
+	uint64_t rx_csum_partial;
 	size_t :0;
 };
-#define gso_engine_stats__last_field dead
+#define gso_engine_stats__last_field rx_csum_partial
 
 /* Fill `st` up to st->sz.  0 or -EINVAL (NULL, sz too small). */
 GSO_API int gso_engine__stats(const struct gso_engine *e, struct gso_engine_stats *st);
@@ -504,7 +513,9 @@ struct gso_stream_info {
 	uint64_t acked;          /* bytes acknowledged */
 	uint64_t supers, segs;   /* super-segments and segments sent (retransmissions included) */
 	uint64_t retrans_segs, retrans_supers, rto, fast_recov, probes, syn_retries;
-	uint64_t acks, dupacks, sacked_segs, lost_segs, bad_acks, rx_bad;
+	uint64_t acks, dupacks, sacked_segs, lost_segs;
+	uint64_t bad_acks;       /* ACKs of data never sent: dropped */
+	uint64_t rx_bad;         /* segments that do not parse */
 	uint64_t wnd_checks, wnd_violations; /* sends checked against the peer's window */
 	int64_t max_over_wnd;    /* largest (outstanding - window) at a send; <= 0 is right */
 	uint32_t max_outstanding, min_wnd, max_wnd, burst_max;
@@ -515,9 +526,20 @@ struct gso_stream_info {
 	uint64_t srtt_ns, min_rtt_ns, rtt_samples;
 	uint64_t offloaded, software; /* super-segments the device / software segmented (TSO backends) */
 	uint64_t burst_hist[GSO_STREAM_BURST_HIST];
+	/*
+	 * The peer's segments refused after the handshake (RFC 5961), each
+	 * dropped without effect on the connection:
+	 */
+	uint64_t rx_rst_ignored;     /* RSTs outside the receive window: dropped silently */
+	uint64_t rx_rst_challenged;  /* RSTs in the window but not at RCV.NXT: a challenge ACK instead */
+	uint64_t rx_syn_challenged;  /* SYNs (SYN-ACKs included): a challenge ACK */
+	uint64_t rx_old_acks;        /* ACKs below SND.UNA - MAX.SND.WND: a challenge ACK */
+	uint64_t rx_out_of_window;   /* other segments outside the receive window: answered with an ACK */
+	uint64_t challenge_acks;     /* ACKs sent for the four lines above */
+	uint64_t challenge_limited;  /* ACKs due that were not sent: at most one per 500 ms per stream */
 	size_t :0;
 };
-#define gso_stream_info__last_field burst_hist
+#define gso_stream_info__last_field challenge_limited
 
 /* Fill `info` up to info->sz.  Works until gso_stream__close().  0 or -EINVAL. */
 GSO_API int gso_stream__info(const struct gso_stream *s, struct gso_stream_info *info);

@@ -469,6 +469,14 @@ GSO_API int gso_xsk__fd(const struct gso_dev *dev);
  * refuses it (-EEXIST).  Flows and devices are added and removed at run
  * time.  Not thread-safe, like a device.
  *
+ * A frame is a registered flow's when its 5-tuple and its VLAN (one
+ * 802.1Q tag with the flow's VLAN ID, or no tag for a flow without one)
+ * are the flow's and its destination MAC is the interface's own (as it was
+ * when the program was attached); IP headers the kernel would drop (a
+ * wrong version, header length or total length, truncated) are never
+ * steered either: gso_steer_stats says why each frame passed.  Checksums
+ * are not verified by the program.
+ *
  * A registered flow's frame goes to the socket only when it arrives on
  * that socket's queue (single-queue devices such as veth: always; NICs:
  * steer the flow to the queue with ethtool ntuple rules).  With no device
@@ -479,7 +487,7 @@ GSO_API int gso_xsk__fd(const struct gso_dev *dev);
  */
 struct gso_steer;
 
-/* The 5-tuple of a flow's frames as they arrive here (source = the remote end). */
+/* The 5-tuple and VLAN of a flow's frames as they arrive here (source = the remote end). */
 struct gso_flow {
 	uint8_t l3;         /* GSO_L3_IPV4 or GSO_L3_IPV6 */
 	uint8_t l4;         /* GSO_L4_TCP or GSO_L4_UDP */
@@ -487,11 +495,13 @@ struct gso_flow {
 	uint16_t dport;     /* destination port (local), host order */
 	uint8_t saddr[16];  /* source address (remote), network order; IPv4 in the first 4 bytes, rest zero */
 	uint8_t daddr[16];  /* destination address (local) */
+	uint16_t vlan;      /* VLAN ID (1..4094) of the 802.1Q tag the frames carry; 0: untagged */
 };
 
 /*
  * The flow of the frames that come back for what is sent with template
- * `t` (the peer's ACKs for a TCP template): addresses and ports swapped.
+ * `t` (the peer's ACKs for a TCP template): addresses and ports swapped,
+ * the template's VLAN ID (0 if it has no tag or a priority tag).
  * Returns 0, or -EINVAL (NULL, not a TCP/UDP over IPv4/IPv6 template).
  */
 GSO_API int gso_flow__reply_of(struct gso_flow *f, const struct gso_tmpl *t);
@@ -547,7 +557,7 @@ GSO_API int gso_steer__del_dev(struct gso_steer *st, struct gso_dev *dev);
 /*
  * Register a flow: from the next frame on, it goes to the socket of its
  * queue.  Returns 0, -EINVAL (NULL, unknown l3/l4, IPv4 address with
- * non-zero padding), -EEXIST (registered already), -ENOSPC (max_flows
+ * non-zero padding, vlan above 4094), -EEXIST (registered already), -ENOSPC (max_flows
  * reached), -ENODEV.
  */
 GSO_API int gso_steer__flow_add(struct gso_steer *st, const struct gso_flow *f);
@@ -568,14 +578,20 @@ struct gso_steer_stats {
 	uint64_t seen;       /* frames the program ran on */
 	uint64_t steered;    /* matched and redirected to a socket */
 	uint64_t no_socket;  /* matched, no device on their queue: passed */
-	uint64_t passed;     /* not a registered flow: passed */
+	uint64_t passed;     /* well formed, not a registered flow (or fragments, other protocols): passed */
 	uint32_t flows;      /* registered now */
 	uint32_t devs;       /* devices added now */
 	uint32_t xdp_mode;   /* enum gso_steer_xdp_mode as attached (NATIVE or SKB) */
 	bool multiprog;      /* attached under libxdp's dispatcher (false: alone) */
+	/* Passed for what they are; each frame seen is counted once in steered, no_socket, passed or these: */
+	uint64_t other_mac;  /* to another destination MAC than the interface's (broadcast, multicast too) */
+	uint64_t vlan;       /* VLAN tagging no flow has: a flow's tuple under another VLAN or none,
+			      * 802.1ad or stacked tags, priority tags */
+	uint64_t bad_hdr;    /* IP header the kernel would drop (version, header or total length) or
+			      * IP/L4 header truncated */
 	size_t :0;
 };
-#define gso_steer_stats__last_field multiprog
+#define gso_steer_stats__last_field bad_hdr
 
 /* Fill `st` up to st->sz.  Returns 0, -EINVAL (NULL, sz too small), or -errno of the map read. */
 GSO_API int gso_steer__stats(struct gso_steer *st, struct gso_steer_stats *out);
