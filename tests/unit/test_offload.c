@@ -206,9 +206,10 @@ static const struct rej rejs[] = {
 	{ "mss 0", 0, 100, 0, 0, -EINVAL },
 	{ "mss 0xffff (GSO_BY_FRAGS)", 0, 100000 - 100000 + 60000, 0xffff, 0, -EINVAL },
 	{ "mss 0x10000", 6, 100, 0x10000, 0, -EINVAL },
-	{ "udp 129 segments", 6, 100 * 128 + 1, 100, 0, -EINVAL },
-	{ "udp6 129 segments", 8, 8 * 128 + 1, 8, 0, -EINVAL },
-	{ "udp 65 segments, max64", 6, 100 * 64 + 1, 100, GSO_OFFLOAD_F_UDP_MAX64, -EINVAL },
+	/* more segments than the limit: gso_segment()'s errno (the kernel's is EINVAL) */
+	{ "udp 129 segments", 6, 100 * 128 + 1, 100, 0, -E2BIG },
+	{ "udp6 129 segments", 8, 8 * 128 + 1, 8, 0, -E2BIG },
+	{ "udp 65 segments, max64", 6, 100 * 64 + 1, 100, GSO_OFFLOAD_F_UDP_MAX64, -E2BIG },
 	/* our own limits */
 	{ "v4 tcp datagram 65536", 0, 65536 - 40, 1448, 0, -EMSGSIZE },
 	{ "v6 udp datagram 65536", 8, 65536 - 48, 65534, 0, -EMSGSIZE },
@@ -216,8 +217,6 @@ static const struct rej rejs[] = {
 	{ "unknown flag", 0, 100, 100, 1u << 20, -EINVAL },
 	{ "output-only flag ECN", 0, 100, 100, GSO_OFFLOAD_F_ECN, -EINVAL },
 	{ "output-only flag IPV4", 0, 100, 100, GSO_OFFLOAD_F_IPV4, -EINVAL },
-	{ "fixedid on udp", 6, 3000, 1000, GSO_OFFLOAD_F_FIXEDID, -EINVAL },
-	{ "fixedid on v6", 4, 3000, 1000, GSO_OFFLOAD_F_FIXEDID, -EINVAL },
 };
 
 static const struct rej accepts[] = {
@@ -227,6 +226,9 @@ static const struct rej accepts[] = {
 	{ "mss 65534", 8, 65535 - 48, 65534, 0, 0 },
 	{ "v4 tcp datagram 65535", 0, 65535 - 40, 1448, 0, 0 },
 	{ "fixedid v4 tcp DF", 0, 3000, 1000, GSO_OFFLOAD_F_FIXEDID, 0 },
+	/* software GSO takes these; no device segments with them (the encoders say -ENOTSUP) */
+	{ "fixedid on udp with DF", 6, 3000, 1000, GSO_OFFLOAD_F_FIXEDID, 0 },
+	{ "fixedid on v6 (no effect)", 4, 3000, 1000, GSO_OFFLOAD_F_FIXEDID, 0 },
 	{ "udp big payload, one segment", 6, 65507, 65507, 0, 0 },
 };
 
