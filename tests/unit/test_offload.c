@@ -611,6 +611,62 @@ Test(offload, e1000_data_split)
 	cr_assert_arr_eq(d, before, sizeof(d));
 }
 
+/*
+ * A buffer whose end passes 2^64: the pieces' addresses would wrap to 0
+ * (they did: UINT64_MAX - 99 + 4096 came out as 3996).  One that ends
+ * exactly at 2^64 is addressable and accepted.
+ */
+Test(offload, e1000_data_refuses_wrapping_buffer)
+{
+	static const struct {
+		uint64_t addr;
+		uint32_t len;
+		int ret;
+	} cases[] = {
+		{ UINT64_MAX - 99, 100, 1 },
+		{ UINT64_MAX - 99, 101, -EOVERFLOW },
+		{ UINT64_MAX, 1, 1 },
+		{ UINT64_MAX, 2, -EOVERFLOW },
+		{ UINT64_MAX - 8999, 9000, 3 },
+		{ UINT64_MAX - 4095, 9000, -EOVERFLOW },
+		{ UINT64_MAX - 8998, 9000, -EOVERFLOW },
+		{ UINT64_MAX - 99, 9000, -EOVERFLOW },
+		{ 1ull << 63, 65535, 16 },
+	};
+	struct gso_offload_req r;
+	struct gso_tmpl t;
+	struct gso_e1000_data d[20], before[20];
+	uint8_t out[GSO_E1000_DESC_LEN];
+
+	mk_tmpl(&t, &tcases[0]);
+	cr_assert_eq(gso_offload_describe(&t, 9000, 1448, 0, &r), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t a = cases[i].addr;
+		uint32_t len = cases[i].len;
+
+		memset(d, 0x3c, sizeof(d));
+		memcpy(before, d, sizeof(d));
+		int n = gso_offload_e1000_data(&r, a, len, true, 0, d, 20);
+		cr_assert_eq(n, cases[i].ret, "addr %#llx len %u: %d", (unsigned long long)a, len, n);
+		if (n < 0) {
+			cr_assert_arr_eq(d, before, sizeof(d), "written on error");
+			/* The one-descriptor encoder refuses the same buffer. */
+			struct gso_e1000_data one = { .addr = a, .len = len > 4096 ? 4096 : len,
+						      .dcmd = GSO_E1000_CMD_DEXT };
+			if (one.len - 1 > UINT64_MAX - a)
+				cr_assert_eq(gso_e1000_data_encode(&one, out), -EOVERFLOW);
+			continue;
+		}
+		uint64_t next = a;
+		for (int k = 0; k < n; k++) {
+			cr_assert_eq(d[k].addr, next, "piece %d of addr %#llx", k, (unsigned long long)a);
+			cr_assert_geq(d[k].addr + (d[k].len - 1), d[k].addr, "piece %d wraps", k);
+			cr_assert_eq(gso_e1000_data_encode(&d[k], out), 0);
+			next = d[k].addr + d[k].len;
+		}
+	}
+}
+
 /* Field by field: the structs have padding. */
 static bool ctx_eq(const struct gso_e1000_ctx *a, const struct gso_e1000_ctx *b)
 {

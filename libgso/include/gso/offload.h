@@ -227,7 +227,11 @@ enum gso_e1000_kind { GSO_E1000_LEGACY = 0, GSO_E1000_CONTEXT = 1, GSO_E1000_DAT
 /* Kind of the descriptor at `desc` (16 bytes); never fails. */
 GSO_API enum gso_e1000_kind gso_e1000_desc_kind(const void *desc);
 
-/* Write 16 bytes.  Returns 0, or -EINVAL (NULL, DEXT missing, paylen/len over 20 bits). */
+/*
+ * Write 16 bytes.  Returns 0, or -EINVAL (NULL, DEXT missing, paylen/len
+ * over 20 bits), and for a data descriptor -EOVERFLOW (its buffer
+ * [addr, addr + len) runs past 2^64: the device would wrap to address 0).
+ */
 GSO_API int gso_e1000_ctx_encode(const struct gso_e1000_ctx *c, void *out);
 GSO_API int gso_e1000_data_encode(const struct gso_e1000_data *d, void *out);
 /* Read 16 bytes.  Returns 0, or -EINVAL (NULL, not a context / data descriptor). */
@@ -266,7 +270,9 @@ GSO_API int gso_offload_e1000(const struct gso_offload_req *r, const struct gso_
  * and POPTS TXSM (|IXSM for IPv4 TSO); if `eop`, the last piece also gets
  * EOP|RS (this buffer ends the packet).  Returns the number of descriptors
  * written to `out`, or -EINVAL (NULL, len 0, max_per_desc over 4096),
- * -ENOSPC (n_out too small; nothing written).
+ * -EOVERFLOW (addr + len runs past 2^64: the pieces' addresses would wrap
+ * to 0; a buffer ending at 2^64 is fine), -ENOSPC (n_out too small).
+ * Nothing is written on error.
  */
 GSO_API int gso_offload_e1000_data(const struct gso_offload_req *r, uint64_t addr,
 				   uint32_t len, bool eop, uint32_t max_per_desc,
