@@ -186,7 +186,7 @@ int dev_buf_check(const struct dev_mem *m, const struct gso_buf *b, uint32_t off
 	/* Empty payloads reference nothing. */
 	if (!len)
 		return 0;
-	c0 = (uint32_t)((off + m->headroom) / m->chunk_size);
+	c0 = (uint32_t)(((uint64_t)off + m->headroom) / m->chunk_size);
 	c1 = (uint32_t)((end - 1 + m->headroom) / m->chunk_size);
 	/* Released chunks, or chunks of another allocation now, are not this buffer's. */
 	if (c0 < b->done_ || !ua_run_held(&m->ua, b->first_ + c0, c1 - c0 + 1, b->gen_))
