@@ -10,6 +10,7 @@
 #include <gso/csum.h>
 #include <gso/offload.h>
 #include <gso/seg.h>
+#include "seg_internal.h"
 #include "tmpl_offload_internal.h"
 #include "tmpl_wire_internal.h"
 
@@ -42,25 +43,24 @@ GSO_API int gso_offload_describe(const struct gso_tmpl *t, uint32_t payload_len,
 {
 	struct gso_offload_req o;
 	bool v4, tcp;
+	int n;
 
-	if (!t || !r || (flags & ~GSO_OFFLOAD_F_IN_MASK) || !tmpl_sane(t))
+	if (!t || !r)
 		return -EINVAL;
-	if (mss == 0 || mss >= GSO_BY_FRAGS_)
+	/*
+	 * What software GSO refuses first, with its errno: a device must
+	 * never be handed a super-segment gso_segment() would not cut (a
+	 * SYN over seven frames, a fragment, a fixed ID without DF).
+	 */
+	n = seg_rules(t, payload_len, mss, flags & GSO_OFFLOAD_F_UDP_MAX64 ? 64 : 0,
+		      flags & GSO_OFFLOAD_F_FIXEDID);
+	if (n < 0)
+		return n;
+	/* Then what only the offload paths refuse. */
+	if ((flags & ~GSO_OFFLOAD_F_IN_MASK) || !tmpl_sane(t) || mss >= GSO_BY_FRAGS_)
 		return -EINVAL;
 	v4 = t->l3 == GSO_L3_IPV4;
 	tcp = t->l4 == GSO_L4_TCP;
-	if ((uint64_t)payload_len + t->hdr_len - t->l3_off > GSO_MAX_IP_LEN)
-		return -EMSGSIZE;
-	if (!tcp && payload_len > mss) {
-		uint32_t max = flags & GSO_OFFLOAD_F_UDP_MAX64 ? 64 : GSO_UDP_MAX_SEGS;
-
-		if (payload_len > (uint64_t)mss * max)
-			return -EINVAL;
-	}
-	/* Linux refuses to segment with fixed IDs unless DF is set, and only
-	 * TCP over IPv4 has the notion (SKB_GSO_TCP_FIXEDID). */
-	if ((flags & GSO_OFFLOAD_F_FIXEDID) && !(tcp && v4 && gso_tmpl_df(t)))
-		return -EINVAL;
 
 	memset(&o, 0, sizeof(o));
 	o.payload_len = payload_len;
@@ -74,13 +74,11 @@ GSO_API int gso_offload_describe(const struct gso_tmpl *t, uint32_t payload_len,
 	o.flags = flags | (v4 ? GSO_OFFLOAD_F_IPV4 : 0);
 	if (tcp && (gso_tmpl_tcp_flags(t) & GSO_TCP_CWR))
 		o.flags |= GSO_OFFLOAD_F_ECN;
-	if (payload_len <= mss) {
+	o.segs = (uint32_t)n;
+	if (payload_len <= mss)
 		o.type = GSO_OFFLOAD_NONE;
-		o.segs = 1;
-	} else {
+	else
 		o.type = !tcp ? GSO_OFFLOAD_UDP_L4 : v4 ? GSO_OFFLOAD_TCPV4 : GSO_OFFLOAD_TCPV6;
-		o.segs = (uint32_t)(((uint64_t)payload_len + mss - 1) / mss);
-	}
 	*r = o;
 	return 0;
 }

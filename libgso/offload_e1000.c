@@ -23,6 +23,15 @@
 #define DTYP_DATA 1u
 #define CMD_SHIFT 24
 
+/*
+ * [addr, addr + len) runs past the top of the 64-bit address space: the
+ * device's DMA would wrap to address 0.  A buffer may end exactly at 2^64.
+ */
+static bool buf_wraps(uint64_t addr, uint32_t len)
+{
+	return len && (uint64_t)len - 1 > UINT64_MAX - addr;
+}
+
 GSO_API enum gso_e1000_kind gso_e1000_desc_kind(const void *desc)
 {
 	uint32_t w = get_le32((const uint8_t *)desc + 8);
@@ -87,6 +96,8 @@ GSO_API int gso_e1000_data_encode(const struct gso_e1000_data *d, void *out)
 
 	if (!d || !out || !(d->dcmd & GSO_E1000_CMD_DEXT) || d->len > GSO_E1000_MAX_LEN)
 		return -EINVAL;
+	if (buf_wraps(d->addr, d->len))
+		return -EOVERFLOW;
 	put_le64(b, d->addr);
 	put_le32(b + 8, d->len | DTYP_DATA << DTYP_SHIFT | (uint32_t)d->dcmd << CMD_SHIFT);
 	b[12] = d->sta;
@@ -180,6 +191,8 @@ GSO_API int gso_offload_e1000_data(const struct gso_offload_req *r, uint64_t add
 	if (!r || !out || len == 0 || max_per_desc > GSO_E1000_MAX_PER_DESC ||
 	    r->type > GSO_OFFLOAD_UDP_L4)
 		return -EINVAL;
+	if (buf_wraps(addr, len))
+		return -EOVERFLOW;
 	if (max_per_desc == 0)
 		max_per_desc = GSO_E1000_MAX_PER_DESC;
 	n = len / max_per_desc + (len % max_per_desc != 0);

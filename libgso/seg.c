@@ -52,13 +52,45 @@ static int tmpl_check(const struct gso_tmpl *t)
 	return 0;
 }
 
+int seg_rules(const struct gso_tmpl *t, size_t total, uint32_t mss, uint32_t max_segs, bool fixed_id)
+{
+	uint32_t n, limit;
+	size_t ip_len;
+	int err;
+
+	if (mss == 0 || mss > 65535)
+		return -EINVAL;
+	err = tmpl_check(t);
+	if (err)
+		return err;
+
+	/* The whole datagram must be expressible in IPv4 tot_len. */
+	ip_len = (size_t)(t->hdr_len - t->l3_off);
+	if (total > GSO_MAX_IP_LEN || ip_len + total > GSO_MAX_IP_LEN)
+		return -EMSGSIZE;
+
+	/* Small frames are one segment: no division (tens of cycles) for them. */
+	n = total <= mss ? 1 : (uint32_t)((total + mss - 1) / mss);
+	limit = max_segs ? max_segs : t->l4 == GSO_L4_TCP ? GSO_MAX_SEGS : GSO_UDP_MAX_SEGS;
+	if (n > limit)
+		return -E2BIG;
+
+	/* Linux fails segmentation with fixed IDs unless DF says nobody reassembles. */
+	if (t->l3 == GSO_L3_IPV4 && fixed_id && !(t->hdr[t->l3_off + 6] & 0x40))
+		return -EINVAL;
+	/* Every segment would claim to open or reset the connection. */
+	if (t->l4 == GSO_L4_TCP && n > 1 &&
+	    (t->hdr[t->l4_off + SEG_TCP_FLAGS] & (GSO_TCP_SYN | GSO_TCP_RST)))
+		return -EINVAL;
+	return (int)n;
+}
+
 int seg_check(struct seg_req *r, const struct gso_tmpl *t, size_t total,
 	      const struct gso_seg_opts *o)
 {
-	uint32_t mss, max_segs, n, limit;
+	uint32_t mss, max_segs;
 	uint8_t csum, ipid;
-	size_t ip_len;
-	int err;
+	int n;
 
 	if (!t || !o)
 		return -EINVAL;
@@ -84,38 +116,19 @@ int seg_check(struct seg_req *r, const struct gso_tmpl *t, size_t total,
 		ipid = GSO_OPTS_GET(o, ipid, GSO_IPID_INC);
 		max_segs = GSO_OPTS_GET(o, max_segs, 0);
 	}
-	if (mss == 0 || mss > 65535 || csum > GSO_CSUM_PARTIAL || ipid > GSO_IPID_FIXED ||
-	    max_segs > GSO_MAX_SEGS)
+	if (csum > GSO_CSUM_PARTIAL || ipid > GSO_IPID_FIXED || max_segs > GSO_MAX_SEGS)
 		return -EINVAL;
-	err = tmpl_check(t);
-	if (err)
-		return err;
-
-	/* The whole datagram must be expressible in IPv4 tot_len. */
-	ip_len = (size_t)(t->hdr_len - t->l3_off);
-	if (total > GSO_MAX_IP_LEN || ip_len + total > GSO_MAX_IP_LEN)
-		return -EMSGSIZE;
-
-	/* Small frames are one segment: no division (tens of cycles) for them. */
-	n = total <= mss ? 1 : (uint32_t)((total + mss - 1) / mss);
-	limit = max_segs ? max_segs : t->l4 == GSO_L4_TCP ? GSO_MAX_SEGS : GSO_UDP_MAX_SEGS;
-	if (n > limit)
-		return -E2BIG;
-
-	if (t->l3 == GSO_L3_IPV4 && ipid == GSO_IPID_FIXED && !(t->hdr[t->l3_off + 6] & 0x40))
-		return -EINVAL;
-	/* Every segment would claim to open or reset the connection. */
-	if (t->l4 == GSO_L4_TCP && n > 1 &&
-	    (t->hdr[t->l4_off + SEG_TCP_FLAGS] & (GSO_TCP_SYN | GSO_TCP_RST)))
-		return -EINVAL;
+	n = seg_rules(t, total, mss, max_segs, ipid == GSO_IPID_FIXED);
+	if (n < 0)
+		return n;
 
 	r->t = t;
 	r->total = (uint32_t)total;
 	r->mss = mss;
-	r->n = n;
+	r->n = (uint32_t)n;
 	r->csum = csum;
 	r->ipid = ipid;
-	return (int)n;
+	return n;
 }
 
 void seg_plan_fill(struct seg_plan *p, const struct seg_req *r)

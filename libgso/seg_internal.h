@@ -63,6 +63,21 @@ struct seg_plan {
 	uint8_t img[2][GSO_MAX_HDR_LEN + 1];
 };
 
+/*
+ * The rules a super-segment must meet whoever segments it, software or a
+ * device: template `t` consistent (offsets inside the header bytes, the
+ * header bytes agree with them, not an IPv4 fragment), `mss` 1..65535,
+ * the IP datagram of the whole within GSO_MAX_IP_LEN, at most `max_segs`
+ * segments (0: GSO_MAX_SEGS for TCP, GSO_UDP_MAX_SEGS for UDP), a fixed
+ * IPv4 ID (`fixed_id`) only with DF, SYN and RST only on a TCP
+ * super-segment of one segment.  seg_check() (gso_segment and friends) and
+ * gso_offload_describe() (every offload encoder) both start with it, so
+ * that nothing software GSO refuses reaches a device, and the refusal has
+ * the same errno on every path.  Returns the segment count (>= 1), or
+ * -EINVAL, -EMSGSIZE, -E2BIG.
+ */
+int seg_rules(const struct gso_tmpl *t, size_t total, uint32_t mss, uint32_t max_segs, bool fixed_id);
+
 /* A request that passed seg_check(): what the plan is built from. */
 struct seg_req {
 	const struct gso_tmpl *t;
@@ -75,7 +90,7 @@ struct seg_req {
 
 /*
  * Validate tmpl + payload length + options (everything gso_seg_count()
- * checks) and fill `r`.  Returns the segment count or -errno; `r` is
+ * checks: the options, then seg_rules()) and fill `r`.  Returns the segment count or -errno; `r` is
  * undefined on error.
  */
 int seg_check(struct seg_req *r, const struct gso_tmpl *t, size_t total,

@@ -90,6 +90,10 @@ int gso_dev__probe(struct gso_dev *dev)
 
 /* ---- buffers ---- */
 
+/* Callers allocate gso_buf: a new private field would change its size (the ABI). */
+_Static_assert(sizeof(struct gso_buf) == sizeof(uint8_t *) + 4 * sizeof(uint32_t),
+	       "struct gso_buf changed size");
+
 int gso_dev__buf_alloc(struct gso_dev *dev, uint32_t len, struct gso_buf *buf)
 {
 	struct dev_mem *m;
@@ -116,41 +120,57 @@ int gso_dev__buf_alloc(struct gso_dev *dev, uint32_t len, struct gso_buf *buf)
 	buf->data = m->base + (uint64_t)first * m->chunk_size + m->headroom;
 	buf->cap = (uint32_t)(n * m->chunk_size - m->headroom);
 	buf->first_ = first;
-	buf->nchunks_ = (uint32_t)n;
+	buf->gen_ = ua_gen(&m->ua, first);
 	buf->done_ = 0;
 	return 0;
 }
 
-/* The buffer's fields agree with each other and with the memory. */
-static bool buf_sane(const struct dev_mem *m, const struct gso_buf *b)
+/*
+ * The buffer's fields agree with each other and with the memory; returns
+ * its chunk count, or 0.  Whether its chunks are still its own is up to
+ * the generation check of each caller, over the chunks it touches.
+ */
+static uint32_t buf_chunks(const struct dev_mem *m, const struct gso_buf *b)
 {
-	return b->nchunks_ && b->first_ < m->ua.nbuf && b->nchunks_ <= m->ua.nbuf - b->first_ &&
-	       b->done_ <= b->nchunks_ &&
-	       b->data == m->base + (uint64_t)b->first_ * m->chunk_size + m->headroom &&
-	       b->cap == b->nchunks_ * m->chunk_size - m->headroom;
+	uint64_t span = (uint64_t)b->cap + m->headroom;
+	uint64_t n = span / m->chunk_size;
+
+	if (!n || span % m->chunk_size || b->first_ >= m->ua.nbuf || n > m->ua.nbuf - b->first_ ||
+	    b->done_ > n || b->data != m->base + (uint64_t)b->first_ * m->chunk_size + m->headroom)
+		return 0;
+	return (uint32_t)n;
 }
 
 int gso_dev__buf_release(struct gso_dev *dev, struct gso_buf *buf, uint32_t upto)
 {
 	struct dev_mem *m;
-	uint32_t done;
-	int n = 0;
+	uint32_t n, done, rel;
 
-	if (!dev || !buf || !dev->mem || !buf_sane(dev->mem, buf) || upto > buf->cap)
+	if (!dev || !buf || !dev->mem || upto > buf->cap)
 		return -EINVAL;
 	m = dev->mem;
-	/* Chunk k ends at data offset (k + 1) * chunk_size - headroom. */
+	n = buf_chunks(m, buf);
+	if (!n)
+		return -EINVAL;
+	/* Chunk k ends at data offset (k + 1) * chunk_size - headroom; upto <= cap keeps done <= n. */
 	done = (uint32_t)(((uint64_t)upto + m->headroom) / m->chunk_size);
-	if (done > buf->nchunks_)
-		done = buf->nchunks_;
-	for (; buf->done_ < done; buf->done_++, n++)
-		ua_unhold(&m->ua, buf->first_ + buf->done_);
-	return n;
+	if (done <= buf->done_) {
+		/* Nothing to release: still refuse a stale copy, by its first chunk not released yet. */
+		if (buf->done_ < n && !ua_run_held(&m->ua, buf->first_ + buf->done_, 1, buf->gen_))
+			return -EINVAL;
+		return 0;
+	}
+	/* All or nothing: a stale copy must not free what is another buffer's now. */
+	if (ua_unhold_run(&m->ua, buf->first_ + buf->done_, done - buf->done_, buf->gen_))
+		return -EINVAL;
+	rel = done - buf->done_;
+	buf->done_ = done;
+	return (int)rel;
 }
 
 void gso_dev__buf_free(struct gso_dev *dev, struct gso_buf *buf)
 {
-	if (!dev || !buf || !buf->nchunks_)
+	if (!dev || !buf || !buf->cap)
 		return;
 	gso_dev__buf_release(dev, buf, buf->cap);
 	memset(buf, 0, sizeof(*buf));
@@ -158,20 +178,19 @@ void gso_dev__buf_free(struct gso_dev *dev, struct gso_buf *buf)
 
 int dev_buf_check(const struct dev_mem *m, const struct gso_buf *b, uint32_t off, uint32_t len)
 {
-	uint64_t end = (uint64_t)off + len, first_byte, last_byte;
+	uint64_t end = (uint64_t)off + len;
+	uint32_t c0, c1;
 
-	if (!m || !b || !buf_sane(m, b) || end > b->cap)
+	if (!m || !b || !buf_chunks(m, b) || end > b->cap)
 		return -EINVAL;
 	/* Empty payloads reference nothing. */
 	if (!len)
 		return 0;
-	first_byte = off + m->headroom;
-	last_byte = end - 1 + m->headroom;
-	if (first_byte / m->chunk_size < b->done_)
+	c0 = (uint32_t)(((uint64_t)off + m->headroom) / m->chunk_size);
+	c1 = (uint32_t)((end - 1 + m->headroom) / m->chunk_size);
+	/* Released chunks, or chunks of another allocation now, are not this buffer's. */
+	if (c0 < b->done_ || !ua_run_held(&m->ua, b->first_ + c0, c1 - c0 + 1, b->gen_))
 		return -EINVAL;
-	for (uint64_t c = first_byte / m->chunk_size; c <= last_byte / m->chunk_size; c++)
-		if (ua_state_of(&m->ua, b->first_ + (uint32_t)c) == UA_FREE)
-			return -EINVAL;
 	return 0;
 }
 

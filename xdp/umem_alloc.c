@@ -11,10 +11,10 @@
 
 static enum ua_state classify(const struct umem_alloc *a, uint32_t i)
 {
-	if (a->ref[i])
+	if (a->c[i].ref)
 		return UA_INFLIGHT;
-	if (a->flags[i] & UA_F_HELD)
-		return (a->flags[i] & UA_F_SENT) ? UA_HELD : UA_QUEUED;
+	if (a->c[i].flags & UA_F_HELD)
+		return (a->c[i].flags & UA_F_SENT) ? UA_HELD : UA_QUEUED;
 	return UA_FREE;
 }
 
@@ -26,7 +26,7 @@ static void move(struct umem_alloc *a, enum ua_state from, enum ua_state to)
 
 static void release(struct umem_alloc *a, uint32_t i)
 {
-	a->flags[i] = 0;
+	a->c[i].flags = 0;
 	if (i < a->nbuf)
 		a->busy[i / 64] &= ~(1ull << (i % 64));
 	else
@@ -43,9 +43,8 @@ int ua_init(struct umem_alloc *a, uint32_t nchunks, uint32_t nbuf)
 	nback = nchunks - nbuf;
 	n.busy = calloc(nbuf / 64 + 1, sizeof(*n.busy));
 	n.stack = malloc((size_t)(nback ? nback : 1) * sizeof(*n.stack));
-	n.ref = calloc(nchunks, sizeof(*n.ref));
-	n.flags = calloc(nchunks, sizeof(*n.flags));
-	if (!n.busy || !n.stack || !n.ref || !n.flags) {
+	n.c = calloc(nchunks, sizeof(*n.c));
+	if (!n.busy || !n.stack || !n.c) {
 		ua_fini(&n);
 		return -ENOMEM;
 	}
@@ -64,8 +63,7 @@ void ua_fini(struct umem_alloc *a)
 		return;
 	free(a->busy);
 	free(a->stack);
-	free(a->ref);
-	free(a->flags);
+	free(a->c);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -113,9 +111,13 @@ int ua_alloc_run(struct umem_alloc *a, uint32_t n, uint32_t *first)
 		s = find_run(a, 0, a->hint + n - 1 < a->nbuf ? a->hint + n - 1 : a->nbuf, n);
 	if (s == UINT32_MAX)
 		return -ENOBUFS;
+	/* 0 stays "no run": a zeroed handle never matches. */
+	if (!++a->gen)
+		a->gen = 1;
 	for (uint32_t i = s; i < s + n; i++) {
 		a->busy[i / 64] |= 1ull << (i % 64);
-		a->flags[i] = UA_F_HELD | UA_F_BUSY;
+		a->c[i].flags = UA_F_HELD | UA_F_BUSY;
+		a->c[i].gen = a->gen;
 	}
 	a->count[UA_FREE] -= n;
 	a->count[UA_QUEUED] += n;
@@ -133,7 +135,8 @@ int ua_alloc_one(struct umem_alloc *a, uint32_t *idx)
 	if (!a->nstack)
 		return -ENOBUFS;
 	i = a->stack[--a->nstack];
-	a->flags[i] = UA_F_HELD | UA_F_BUSY;
+	a->c[i].flags = UA_F_HELD | UA_F_BUSY;
+	a->c[i].gen = 0;
 	move(a, UA_FREE, UA_QUEUED);
 	*idx = i;
 	return 0;
@@ -143,15 +146,37 @@ int ua_unhold(struct umem_alloc *a, uint32_t idx)
 {
 	enum ua_state was;
 
-	if (idx >= a->nchunks || !(a->flags[idx] & UA_F_HELD)) {
+	if (idx >= a->nchunks || !(a->c[idx].flags & UA_F_HELD)) {
 		a->bad_ops++;
 		return -EINVAL;
 	}
 	was = classify(a, idx);
-	a->flags[idx] &= (uint8_t)~UA_F_HELD;
-	if (!a->ref[idx])
+	a->c[idx].flags &= (uint8_t)~UA_F_HELD;
+	if (!a->c[idx].ref)
 		release(a, idx);
 	move(a, was, classify(a, idx));
+	return 0;
+}
+
+bool ua_run_held(const struct umem_alloc *a, uint32_t first, uint32_t n, uint32_t gen)
+{
+	if (first > a->nbuf || n > a->nbuf - first)
+		return false;
+	for (uint32_t i = first; i < first + n; i++)
+		if (a->c[i].gen != gen || !(a->c[i].flags & UA_F_HELD))
+			return false;
+	return true;
+}
+
+int ua_unhold_run(struct umem_alloc *a, uint32_t first, uint32_t n, uint32_t gen)
+{
+	/* Check every chunk before changing any: a stale handle frees nothing. */
+	if (!ua_run_held(a, first, n, gen)) {
+		a->bad_ops++;
+		return -EINVAL;
+	}
+	for (uint32_t i = first; i < first + n; i++)
+		ua_unhold(a, i);
 	return 0;
 }
 
@@ -159,28 +184,28 @@ int ua_get(struct umem_alloc *a, uint32_t idx)
 {
 	enum ua_state was;
 
-	if (idx >= a->nchunks || !(a->flags[idx] & UA_F_BUSY)) {
+	if (idx >= a->nchunks || !(a->c[idx].flags & UA_F_BUSY)) {
 		a->bad_ops++;
 		return -EINVAL;
 	}
-	if (a->ref[idx] == UA_MAX_REFS)
+	if (a->c[idx].ref == UA_MAX_REFS)
 		return -EOVERFLOW;
 	was = classify(a, idx);
-	a->ref[idx]++;
-	a->flags[idx] |= UA_F_SENT;
+	a->c[idx].ref++;
+	a->c[idx].flags |= UA_F_SENT;
 	move(a, was, UA_INFLIGHT);
 	return 0;
 }
 
 int ua_put(struct umem_alloc *a, uint32_t idx)
 {
-	if (idx >= a->nchunks || !a->ref[idx]) {
+	if (idx >= a->nchunks || !a->c[idx].ref) {
 		a->bad_ops++;
 		return -EINVAL;
 	}
-	if (--a->ref[idx])
+	if (--a->c[idx].ref)
 		return 0;
-	if (!(a->flags[idx] & UA_F_HELD))
+	if (!(a->c[idx].flags & UA_F_HELD))
 		release(a, idx);
 	move(a, UA_INFLIGHT, classify(a, idx));
 	return 0;
@@ -191,10 +216,10 @@ uint64_t ua_reclaim(struct umem_alloc *a)
 	uint64_t n = 0;
 
 	for (uint32_t i = 0; i < a->nchunks; i++) {
-		if (!a->ref[i])
+		if (!a->c[i].ref)
 			continue;
-		n += a->ref[i];
-		a->ref[i] = 1;
+		n += a->c[i].ref;
+		a->c[i].ref = 1;
 		ua_put(a, i);
 	}
 	return n;

@@ -19,6 +19,12 @@
  *   INFLIGHT  at least one descriptor not yet completed;
  *   HELD      held, sent at least once, nothing in flight (kept for retransmit).
  * The four counters always add up to nchunks (design.md invariant 7).
+ *
+ * Every run allocation stamps its chunks with a fresh *generation*, so that
+ * a caller's handle to a run (struct gso_buf) can be told from a stale copy
+ * of it once the chunks were freed and handed out again: ua_unhold_run()
+ * and ua_run_held() act only on chunks that still carry the handle's
+ * generation and hold.
  */
 #ifndef GSO_XDP_UMEM_ALLOC_INTERNAL_H
 #define GSO_XDP_UMEM_ALLOC_INTERNAL_H
@@ -31,6 +37,18 @@ enum ua_state { UA_FREE = 0, UA_QUEUED, UA_INFLIGHT, UA_HELD, UA_NSTATES };
 /* Largest number of in-flight references one chunk may carry. */
 #define UA_MAX_REFS 0xffffu
 
+/*
+ * Per-chunk state, together in one 8-byte entry: every operation on a
+ * chunk reads and writes its references and flags, and the checks of a
+ * run its generation as well, so one cache line serves all three.
+ */
+struct ua_chunk {
+	uint32_t gen;   /* generation of the run allocation it belongs to; 0: none */
+	uint16_t ref;   /* in-flight references */
+	uint8_t flags;  /* UA_F_* (umem_alloc.c) */
+	uint8_t pad_;
+};
+
 struct umem_alloc {
 	uint32_t nchunks;
 	uint32_t nbuf;       /* chunks [0, nbuf) are the buffer region */
@@ -38,8 +56,8 @@ struct umem_alloc {
 	uint32_t nstack;     /* free chunks on `stack` */
 	uint64_t *busy;      /* buffer region: bit set = not free */
 	uint32_t *stack;     /* backend region: free chunk indices */
-	uint16_t *ref;       /* in-flight references per chunk */
-	uint8_t *flags;      /* UA_F_* per chunk */
+	struct ua_chunk *c;  /* per chunk */
+	uint32_t gen;        /* generation of the last run allocated */
 	uint32_t count[UA_NSTATES];
 	uint64_t bad_ops;    /* refused operations (bogus completion, double release) */
 };
@@ -55,11 +73,29 @@ void ua_fini(struct umem_alloc *a);
 
 /*
  * Take `n` consecutive free chunks of the buffer region, held by the
- * caller (QUEUED).  Returns 0 and the first index, -EINVAL (n == 0),
+ * caller (QUEUED), all stamped with a new generation (never 0; ua_gen()
+ * of any of them).  Returns 0 and the first index, -EINVAL (n == 0),
  * -EMSGSIZE (n > nbuf: can never succeed) or -ENOBUFS (no free run of n
  * now: wait for completions or releases).
  */
 int ua_alloc_run(struct umem_alloc *a, uint32_t n, uint32_t *first);
+/* Generation of chunk `idx` (the run it was last allocated with); 0 out of range. */
+static inline uint32_t ua_gen(const struct umem_alloc *a, uint32_t idx)
+{
+	return idx < a->nchunks ? a->c[idx].gen : 0;
+}
+/*
+ * Whether chunks [first, first + n) all lie in the buffer region, carry
+ * generation `gen` and are still held: the run of an allocation with that
+ * generation whose hold on those chunks was not dropped.  n == 0 is true.
+ */
+bool ua_run_held(const struct umem_alloc *a, uint32_t first, uint32_t n, uint32_t gen);
+/*
+ * Drop the hold on chunks [first, first + n) of the run allocated with
+ * generation `gen`: all of them, or -- when ua_run_held() is false for
+ * the range -- none (-EINVAL, counted in bad_ops).  Returns 0 or -EINVAL.
+ */
+int ua_unhold_run(struct umem_alloc *a, uint32_t first, uint32_t n, uint32_t gen);
 /* Take one chunk of the backend region, held (QUEUED).  0 or -ENOBUFS. */
 int ua_alloc_one(struct umem_alloc *a, uint32_t *idx);
 /* Free chunks in the backend region right now. */

@@ -8,8 +8,9 @@
  * sees exact-size allocations), gso_seg_count / gso_segment /
  * gso_segment_ref agree, a failing call wrote nothing, form (a) equals form
  * (b) rebuilt from its references, payload lengths add up, every FULL frame
- * has valid IPv4 and L4 checksums under a plain reference sum, and every
- * PARTIAL seed finishes to the FULL checksum.
+ * has valid IPv4 and L4 checksums under a plain reference sum, every
+ * PARTIAL seed finishes to the FULL checksum, and gso_offload_describe()
+ * refuses what gso_seg_count() refuses, with the same errno.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gso/offload.h>
 #include <gso/seg.h>
 #include <gso/tmpl.h>
 
@@ -223,6 +225,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		check(n >= 1);
 		check(n == (total ? (int)((total + mss - 1) / mss) : 1));
+	}
+	/*
+	 * The offload path, on the same super-segment (options it has no
+	 * equivalent for left out): the same refusals with the same errno;
+	 * where software accepts, the same count, or its own refusals
+	 * (GSO_BY_FRAGS, offsets no device can be told: -EINVAL).
+	 */
+	if (o.csum <= GSO_CSUM_PARTIAL && !o.max_segs) {
+		struct gso_offload_req r;
+		int d = gso_offload_describe(&t, (uint32_t)total, mss, o.ipid ? GSO_OFFLOAD_F_FIXEDID : 0, &r);
+
+		if (n < 0)
+			check(d == n);
+		else
+			check(d == -EINVAL || (d == 0 && r.segs == (uint32_t)n));
 	}
 
 	/* outputs: exact frame sizes, or one frame/header a byte short */

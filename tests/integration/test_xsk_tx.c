@@ -136,11 +136,11 @@ ParameterizedTest(struct tx_case *c, xsk_tx, udp_super)
 	xt_check_accounting();
 	/* Held (sent by reference) or queued (copied, never referenced): the buffer and the backend's open chunk. */
 	cr_assert_eq(st.chunks_inflight, 0);
-	cr_assert(st.chunks_held + st.chunks_queued >= buf.nchunks_ && st.chunks_held + st.chunks_queued <= buf.nchunks_ + 1,
+	cr_assert(st.chunks_held + st.chunks_queued >= xt_buf_chunks(&buf) && st.chunks_held + st.chunks_queued <= xt_buf_chunks(&buf) + 1,
 		  "held %u + queued %u: the buffer (%u) and the backend's open chunk", st.chunks_held,
-		  st.chunks_queued, buf.nchunks_);
+		  st.chunks_queued, xt_buf_chunks(&buf));
 	if (c->sg)
-		cr_assert_geq(st.chunks_held, buf.nchunks_, "sent by reference: held for retransmit");
+		cr_assert_geq(st.chunks_held, xt_buf_chunks(&buf), "sent by reference: held for retransmit");
 	gso_dev__buf_free(xt_g.dev, &buf);
 	gso_dev__close(xt_g.dev);
 	st = xt_stats();

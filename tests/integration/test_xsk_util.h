@@ -235,6 +235,14 @@ static inline struct gso_dev_stats xt_stats(void)
 	return st;
 }
 
+/* Chunks a buffer of the device spans (its cap plus the headroom, in whole chunks). */
+static inline uint32_t xt_buf_chunks(const struct gso_buf *b)
+{
+	GSO_OPTS(gso_dev_caps, c);
+	cr_assert_eq(gso_dev__caps(xt_g.dev, &c), 0);
+	return (b->cap + c.buf_headroom) / c.buf_chunk;
+}
+
 /* Invariant 7: the four chunk counters add up. */
 static inline void xt_check_accounting(void)
 {

@@ -109,8 +109,17 @@ static struct sc cases[] = {
 	  .why = GSO_TSO_WHY_IPID },
 	{ "fixed ip id without df", E1000, V4, TCP, 0, 0, false, 20000, 1448, .ipid = GSO_IPID_FIXED,
 	  .err = -EINVAL },
+	/* Software GSO keeps IDs fixed for UDP too; no device can: auto goes software. */
+	{ "fixed ip id, udp", VNET, V4, UDP, 0, 0, true, 12000, 1000, .ipid = GSO_IPID_FIXED,
+	  .why = GSO_TSO_WHY_IPID },
+	{ "fixed ip id, udp, offload mode", VNET, V4, UDP, 0, 0, true, 12000, 1000, .ipid = GSO_IPID_FIXED,
+	  .mode = GSO_TSO_OFFLOAD, .err = -EOPNOTSUPP },
+	{ "fixed ip id, tcp6 (no effect)", VNET, V6, TCP, 0, 0, false, 20000, 1428, .ipid = GSO_IPID_FIXED,
+	  .why = GSO_TSO_WHY_IPID },
 	{ "mss 0", VNET, V4, TCP, 0, 0, true, 20000, 0, .err = -EINVAL },
-	{ "mss 0xffff", VNET, V4, TCP, 0, 0, true, 200000, 0xffff, .err = -EINVAL },
+	{ "mss 0xffff", VNET, V4, TCP, 0, 0, true, 60000, 0xffff, .err = -EINVAL },
+	/* Over 64 KiB software GSO says -EMSGSIZE first, and so does every offload path. */
+	{ "mss 0xffff, datagram over 64 KiB", VNET, V4, TCP, 0, 0, true, 200000, 0xffff, .err = -EMSGSIZE },
 	{ "datagram over 64 KiB", VNET, V4, TCP, 0, 0, true, 65536 - 40, 1448, .err = -EMSGSIZE },
 	{ "unknown mode", VNET, V4, TCP, 0, 0, true, 20000, 1448, .mode = 3, .err = -EINVAL },
 	{ "unknown flag", VNET, V4, TCP, 0, 0, true, 20000, 1448, .flags = 0x80, .err = -EINVAL },

@@ -206,9 +206,10 @@ static const struct rej rejs[] = {
 	{ "mss 0", 0, 100, 0, 0, -EINVAL },
 	{ "mss 0xffff (GSO_BY_FRAGS)", 0, 100000 - 100000 + 60000, 0xffff, 0, -EINVAL },
 	{ "mss 0x10000", 6, 100, 0x10000, 0, -EINVAL },
-	{ "udp 129 segments", 6, 100 * 128 + 1, 100, 0, -EINVAL },
-	{ "udp6 129 segments", 8, 8 * 128 + 1, 8, 0, -EINVAL },
-	{ "udp 65 segments, max64", 6, 100 * 64 + 1, 100, GSO_OFFLOAD_F_UDP_MAX64, -EINVAL },
+	/* more segments than the limit: gso_segment()'s errno (the kernel's is EINVAL) */
+	{ "udp 129 segments", 6, 100 * 128 + 1, 100, 0, -E2BIG },
+	{ "udp6 129 segments", 8, 8 * 128 + 1, 8, 0, -E2BIG },
+	{ "udp 65 segments, max64", 6, 100 * 64 + 1, 100, GSO_OFFLOAD_F_UDP_MAX64, -E2BIG },
 	/* our own limits */
 	{ "v4 tcp datagram 65536", 0, 65536 - 40, 1448, 0, -EMSGSIZE },
 	{ "v6 udp datagram 65536", 8, 65536 - 48, 65534, 0, -EMSGSIZE },
@@ -216,8 +217,6 @@ static const struct rej rejs[] = {
 	{ "unknown flag", 0, 100, 100, 1u << 20, -EINVAL },
 	{ "output-only flag ECN", 0, 100, 100, GSO_OFFLOAD_F_ECN, -EINVAL },
 	{ "output-only flag IPV4", 0, 100, 100, GSO_OFFLOAD_F_IPV4, -EINVAL },
-	{ "fixedid on udp", 6, 3000, 1000, GSO_OFFLOAD_F_FIXEDID, -EINVAL },
-	{ "fixedid on v6", 4, 3000, 1000, GSO_OFFLOAD_F_FIXEDID, -EINVAL },
 };
 
 static const struct rej accepts[] = {
@@ -227,6 +226,9 @@ static const struct rej accepts[] = {
 	{ "mss 65534", 8, 65535 - 48, 65534, 0, 0 },
 	{ "v4 tcp datagram 65535", 0, 65535 - 40, 1448, 0, 0 },
 	{ "fixedid v4 tcp DF", 0, 3000, 1000, GSO_OFFLOAD_F_FIXEDID, 0 },
+	/* software GSO takes these; no device segments with them (the encoders say -ENOTSUP) */
+	{ "fixedid on udp with DF", 6, 3000, 1000, GSO_OFFLOAD_F_FIXEDID, 0 },
+	{ "fixedid on v6 (no effect)", 4, 3000, 1000, GSO_OFFLOAD_F_FIXEDID, 0 },
 	{ "udp big payload, one segment", 6, 65507, 65507, 0, 0 },
 };
 
@@ -607,6 +609,62 @@ Test(offload, e1000_data_split)
 	cr_assert_eq(gso_offload_e1000_data(&r, 0, 10, true, 4097, d, 1), -EINVAL);
 	cr_assert_eq(gso_offload_e1000_data(NULL, 0, 10, true, 0, d, 1), -EINVAL);
 	cr_assert_arr_eq(d, before, sizeof(d));
+}
+
+/*
+ * A buffer whose end passes 2^64: the pieces' addresses would wrap to 0
+ * (they did: UINT64_MAX - 99 + 4096 came out as 3996).  One that ends
+ * exactly at 2^64 is addressable and accepted.
+ */
+Test(offload, e1000_data_refuses_wrapping_buffer)
+{
+	static const struct {
+		uint64_t addr;
+		uint32_t len;
+		int ret;
+	} cases[] = {
+		{ UINT64_MAX - 99, 100, 1 },
+		{ UINT64_MAX - 99, 101, -EOVERFLOW },
+		{ UINT64_MAX, 1, 1 },
+		{ UINT64_MAX, 2, -EOVERFLOW },
+		{ UINT64_MAX - 8999, 9000, 3 },
+		{ UINT64_MAX - 4095, 9000, -EOVERFLOW },
+		{ UINT64_MAX - 8998, 9000, -EOVERFLOW },
+		{ UINT64_MAX - 99, 9000, -EOVERFLOW },
+		{ 1ull << 63, 65535, 16 },
+	};
+	struct gso_offload_req r;
+	struct gso_tmpl t;
+	struct gso_e1000_data d[20], before[20];
+	uint8_t out[GSO_E1000_DESC_LEN];
+
+	mk_tmpl(&t, &tcases[0]);
+	cr_assert_eq(gso_offload_describe(&t, 9000, 1448, 0, &r), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t a = cases[i].addr;
+		uint32_t len = cases[i].len;
+
+		memset(d, 0x3c, sizeof(d));
+		memcpy(before, d, sizeof(d));
+		int n = gso_offload_e1000_data(&r, a, len, true, 0, d, 20);
+		cr_assert_eq(n, cases[i].ret, "addr %#llx len %u: %d", (unsigned long long)a, len, n);
+		if (n < 0) {
+			cr_assert_arr_eq(d, before, sizeof(d), "written on error");
+			/* The one-descriptor encoder refuses the same buffer. */
+			struct gso_e1000_data one = { .addr = a, .len = len > 4096 ? 4096 : len,
+						      .dcmd = GSO_E1000_CMD_DEXT };
+			if (one.len - 1 > UINT64_MAX - a)
+				cr_assert_eq(gso_e1000_data_encode(&one, out), -EOVERFLOW);
+			continue;
+		}
+		uint64_t next = a;
+		for (int k = 0; k < n; k++) {
+			cr_assert_eq(d[k].addr, next, "piece %d of addr %#llx", k, (unsigned long long)a);
+			cr_assert_geq(d[k].addr + (d[k].len - 1), d[k].addr, "piece %d wraps", k);
+			cr_assert_eq(gso_e1000_data_encode(&d[k], out), 0);
+			next = d[k].addr + d[k].len;
+		}
+	}
 }
 
 /* Field by field: the structs have padding. */

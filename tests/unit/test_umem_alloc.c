@@ -215,6 +215,55 @@ Test(umem_alloc, refused_operations_change_nothing)
 	ua_fini(&a);
 }
 
+/*
+ * Runs carry the generation of their allocation: a handle kept after its
+ * run was freed and the chunks allocated again (same first chunk, same
+ * length) names another run, and releasing through it changes nothing.
+ */
+Test(umem_alloc, stale_generation_is_refused_all_or_nothing)
+{
+	struct umem_alloc a;
+	uint32_t f, f2, g, g2, before[UA_NSTATES];
+
+	cr_assert_eq(ua_init(&a, 16, 8), 0);
+	cr_assert_eq(ua_alloc_run(&a, 8, &f), 0);
+	g = ua_gen(&a, f);
+	cr_assert_neq(g, 0, "0 is no generation");
+	for (uint32_t i = f; i < f + 8; i++)
+		cr_assert_eq(ua_gen(&a, i), g, "chunk %u", i);
+	cr_assert(ua_run_held(&a, f, 8, g));
+	cr_assert_not(ua_run_held(&a, f, 9, g), "past the buffer region");
+	cr_assert_eq(ua_unhold_run(&a, f, 8, g), 0);
+	cr_assert_not(ua_run_held(&a, f, 1, g), "released");
+	cr_assert_eq(ua_unhold_run(&a, f, 1, g), -EINVAL, "double release");
+
+	cr_assert_eq(ua_alloc_run(&a, 8, &f2), 0);
+	g2 = ua_gen(&a, f2);
+	cr_assert_eq(f2, f, "the same chunks again");
+	cr_assert_neq(g2, g);
+	memcpy(before, a.count, sizeof(before));
+	a.bad_ops = 0;
+	cr_assert_eq(ua_unhold_run(&a, f, 8, g), -EINVAL, "stale handle released the new run");
+	cr_assert_eq(ua_unhold_run(&a, f + 3, 2, g), -EINVAL);
+	cr_assert_eq(ua_unhold_run(&a, f, 8, 0), -EINVAL, "a zeroed handle");
+	cr_assert_eq(memcmp(before, a.count, sizeof(before)), 0);
+	cr_assert_eq(a.bad_ops, 3);
+	for (uint32_t i = f; i < f + 8; i++)
+		cr_assert_eq(ua_state_of(&a, i), UA_QUEUED);
+
+	/* One chunk not the handle's (released early, in flight): none of the range is released. */
+	cr_assert_eq(ua_get(&a, f + 5), 0);
+	cr_assert_eq(ua_unhold(&a, f + 5), 0);
+	cr_assert_eq(ua_unhold_run(&a, f, 8, g2), -EINVAL);
+	cr_assert_eq(ua_count(&a, UA_QUEUED), 7);
+	cr_assert_eq(ua_unhold_run(&a, f, 5, g2), 0, "the head is still the run's");
+	cr_assert_eq(ua_unhold_run(&a, f + 6, 2, g2), 0);
+	cr_assert_eq(ua_put(&a, f + 5), 0);
+	cr_assert_eq(ua_count(&a, UA_FREE), 16);
+	check_sum(&a);
+	ua_fini(&a);
+}
+
 Test(umem_alloc, reference_limit)
 {
 	struct umem_alloc a;

@@ -49,7 +49,7 @@ enum gso_offload_type {
 /* Request flags (struct gso_offload_req.flags). */
 #define GSO_OFFLOAD_F_ECN       (1u << 0) /* out: TCP template has CWR; only the first segment keeps it (SKB_GSO_TCP_ECN) */
 #define GSO_OFFLOAD_F_IPV4      (1u << 1) /* out: L3 is IPv4 */
-#define GSO_OFFLOAD_F_FIXEDID   (1u << 2) /* in/out: every segment keeps the template's IPv4 ID (needs TCP over IPv4 with DF) */
+#define GSO_OFFLOAD_F_FIXEDID   (1u << 2) /* in/out: every segment keeps the template's IPv4 ID (IPv4 needs DF; devices: TCP over IPv4 only) */
 #define GSO_OFFLOAD_F_UDP_MAX64 (1u << 3) /* in/out: UDP segment limit 64 (kernels before 2024) instead of GSO_UDP_MAX_SEGS */
 /* Flags a caller may pass to gso_offload_describe(). */
 #define GSO_OFFLOAD_F_IN_MASK (GSO_OFFLOAD_F_FIXEDID | GSO_OFFLOAD_F_UDP_MAX64)
@@ -83,14 +83,25 @@ struct gso_offload_req {
  * template.  `flags` takes GSO_OFFLOAD_F_IN_MASK bits; ECN and IPV4 are
  * derived from the template and set in r->flags.
  *
+ * Every super-segment gso_segment() refuses (same template, payload
+ * length and MSS, GSO_IPID_FIXED for GSO_OFFLOAD_F_FIXEDID) is refused
+ * here first, with gso_segment()'s errno, so that no device is ever
+ * handed one; the encoders below re-check through this function.
+ *
  * Returns 0, or
  *   -EINVAL    `t`/`r` NULL, unknown flag; mss 0 or >= 0xffff (0xffff is
  *              the kernel's GSO_BY_FRAGS) -- the errno Linux gives for the
- *              same virtio_net_hdr; UDP payload over mss * 128 (64 with
- *              GSO_OFFLOAD_F_UDP_MAX64), as Linux; FIXEDID on anything but
- *              TCP over IPv4 with DF set (Linux fails segmentation); a
- *              template whose offsets contradict each other
+ *              same virtio_net_hdr; FIXEDID on IPv4 without DF (Linux fails
+ *              segmentation); a template gso_segment() refuses (damaged,
+ *              an IPv4 fragment) or whose offsets contradict each other;
+ *              SYN or RST on a TCP super-segment of more than one segment
  *   -EMSGSIZE  the IP datagram (headers + payload) over GSO_MAX_IP_LEN
+ *   -E2BIG     UDP payload over mss * GSO_UDP_MAX_SEGS (64 with
+ *              GSO_OFFLOAD_F_UDP_MAX64; Linux says EINVAL for the
+ *              virtio_net_hdr)
+ * FIXEDID is kept in r->flags where it is valid but no device can honour
+ * it when segmenting (UDP; TCP over IPv6, where it has no effect): the
+ * encoders refuse to segment with it (-ENOTSUP), software GSO can.
  * On error `r` is untouched.
  */
 GSO_API int gso_offload_describe(const struct gso_tmpl *t, uint32_t payload_len,
@@ -216,7 +227,11 @@ enum gso_e1000_kind { GSO_E1000_LEGACY = 0, GSO_E1000_CONTEXT = 1, GSO_E1000_DAT
 /* Kind of the descriptor at `desc` (16 bytes); never fails. */
 GSO_API enum gso_e1000_kind gso_e1000_desc_kind(const void *desc);
 
-/* Write 16 bytes.  Returns 0, or -EINVAL (NULL, DEXT missing, paylen/len over 20 bits). */
+/*
+ * Write 16 bytes.  Returns 0, or -EINVAL (NULL, DEXT missing, paylen/len
+ * over 20 bits), and for a data descriptor -EOVERFLOW (its buffer
+ * [addr, addr + len) runs past 2^64: the device would wrap to address 0).
+ */
 GSO_API int gso_e1000_ctx_encode(const struct gso_e1000_ctx *c, void *out);
 GSO_API int gso_e1000_data_encode(const struct gso_e1000_data *d, void *out);
 /* Read 16 bytes.  Returns 0, or -EINVAL (NULL, not a context / data descriptor). */
@@ -255,7 +270,9 @@ GSO_API int gso_offload_e1000(const struct gso_offload_req *r, const struct gso_
  * and POPTS TXSM (|IXSM for IPv4 TSO); if `eop`, the last piece also gets
  * EOP|RS (this buffer ends the packet).  Returns the number of descriptors
  * written to `out`, or -EINVAL (NULL, len 0, max_per_desc over 4096),
- * -ENOSPC (n_out too small; nothing written).
+ * -EOVERFLOW (addr + len runs past 2^64: the pieces' addresses would wrap
+ * to 0; a buffer ending at 2^64 is fine), -ENOSPC (n_out too small).
+ * Nothing is written on error.
  */
 GSO_API int gso_offload_e1000_data(const struct gso_offload_req *r, uint64_t addr,
 				   uint32_t len, bool eop, uint32_t max_per_desc,

@@ -153,13 +153,23 @@ GSO_API int gso_dev__probe(struct gso_dev *dev);
  * frames in flight reference it, so it is not copied on devices with
  * GSO_DEV_SG.  The device keeps every chunk until the caller has released
  * it (gso_dev__buf_release: the ACKed head) AND every frame referencing it
- * has completed.  Fields other than `data` and `cap` are private.
+ * has completed.  Fields other than `data` and `cap` are private; the
+ * caller reads `data` and `cap` and changes none of the fields.
+ *
+ * A copy of a gso_buf is the same buffer only until one of them is
+ * released or freed: the device stamps each allocation with a generation,
+ * so a copy kept after gso_dev__buf_free() (or after a release made
+ * through another copy) is a buffer it did not hand out, even once the
+ * same memory belongs to a new buffer; every call refuses it.  (The
+ * generation is 32 bits wide: a copy kept over 2^32 allocations is not
+ * guaranteed to be told apart.)  Callers allocate it: its size and the
+ * offsets of `data` and `cap` are part of the ABI.
  */
 struct gso_buf {
 	uint8_t *data;     /* first payload byte */
 	uint32_t cap;      /* bytes available at data */
-	uint32_t first_;   /* private: first chunk */
-	uint32_t nchunks_; /* private: chunks in the buffer */
+	uint32_t first_;   /* private: first chunk (the chunk count follows from cap) */
+	uint32_t gen_;     /* private: generation of the allocation */
 	uint32_t done_;    /* private: leading chunks already released */
 };
 
@@ -178,12 +188,17 @@ GSO_API int gso_dev__buf_alloc(struct gso_dev *dev, uint32_t len, struct gso_buf
  * cannot be sent again (gso_dev__submit says -EINVAL).  Partial ACKs call this with the
  * ACKed payload length; calling again with a smaller `upto` is a no-op.
  * Returns the number of chunks released by this call (>= 0), or -EINVAL
- * (NULL, a buffer this device did not hand out, upto > cap).
+ * (NULL, a buffer this device did not hand out -- a stale copy too --,
+ * upto > cap): then nothing is released.
  * Works after gso_dev__close(), so that callers can drain their queues.
  */
 GSO_API int gso_dev__buf_release(struct gso_dev *dev, struct gso_buf *buf, uint32_t upto);
 
-/* Release all of a buffer and zero `buf`.  NULL or a zeroed buf is a no-op. */
+/*
+ * Release all of a buffer and zero `buf`.  NULL or a zeroed buf is a
+ * no-op; a buffer gso_dev__buf_release() refuses (a stale copy) is zeroed
+ * and releases nothing.
+ */
 GSO_API void gso_dev__buf_free(struct gso_dev *dev, struct gso_buf *buf);
 
 /* Per-request flags (struct gso_tx.flags). */
