@@ -218,7 +218,13 @@ static uint64_t rate_of(uint64_t base, uint32_t flow)
 	return base + base * (flow % 8) / 20;
 }
 
-static void run_case(uint32_t nflows, uint64_t rate, uint32_t nseg, uint32_t gso, double secs)
+/*
+ * `tol`: how far a flow's rate at the receiver may be from its own.  A flow
+ * whose first datagram left late catches up on its grid, which shortens the
+ * span measured at the receiver by that lateness: with few datagrams per
+ * flow, a scheduling delay of tens of ms is percents of the span.
+ */
+static void run_case(uint32_t nflows, uint64_t rate, uint32_t nseg, uint32_t gso, double secs, double tol)
 {
 	uint32_t wire = nseg * (gso + WIRE_HDR), supers = (uint32_t)((double)rate * secs / wire) + 2;
 	struct rx r = { .nflows = nflows, .supers = supers, .nseg = nseg, .gso = gso };
@@ -305,7 +311,7 @@ static void run_case(uint32_t nflows, uint64_t rate, uint32_t nseg, uint32_t gso
 			double want = (double)rate_of(rate, i), achieved = (double)(supers - 2) * wire / span / want;
 
 			cr_assert_eq(r.f[i].got, supers * nseg, "flow %u starved", i);
-			cr_assert(achieved > 0.98 && achieved < 1.02, "flow %u: %.4f of %.0f B/s (span %.3f s)", i,
+			cr_assert(achieved > 1 - tol && achieved < 1 + tol, "flow %u: %.4f of %.0f B/s (span %.3f s)", i,
 				  achieved, want, span);
 			lo = achieved < lo ? achieved : lo;
 			hi = achieved > hi ? achieved : hi;
@@ -336,7 +342,7 @@ Test(engine_dgram, one_flow, .fini = fini, .timeout = 60)
 	gso_test_require_root();
 	cr_assert_eq(gso_testbed_create(&tb), 0);
 	/* 100 Mbit/s of wire bytes in super-segments of 32 datagrams of 1400 bytes. */
-	run_case(1, 12500000, 32, 1400, 2.0);
+	run_case(1, 12500000, 32, 1400, 2.0, 0.02);
 }
 
 Test(engine_dgram, hundred_flows, .fini = fini, .timeout = 60)
@@ -344,15 +350,19 @@ Test(engine_dgram, hundred_flows, .fini = fini, .timeout = 60)
 	gso_test_require_root();
 	cr_assert_eq(gso_testbed_create(&tb), 0);
 	/* 2 Mbit/s each, 200 in all, super-segments of 4 datagrams of 1000 bytes. */
-	run_case(100, 250000, 4, 1000, 2.0);
+	run_case(100, 250000, 4, 1000, 2.0, 0.02);
 }
 
 Test(engine_dgram, ten_thousand_flows, .fini = fini, .timeout = 90)
 {
 	gso_test_require_root();
 	cr_assert_eq(gso_testbed_create(&tb), 0);
-	/* 20 kbit/s each, 200 Mbit/s in all: one 200-byte datagram about every 97 ms per flow. */
-	run_case(10000, 2500, 1, 200, 3.0);
+	/*
+	 * 20 kbit/s each, 200 Mbit/s in all: one 200-byte datagram about every
+	 * 97 ms per flow, 32 per flow in all, so one interval is 3 % of the
+	 * span; 2 % failed here (1.022) while other tests loaded both cores.
+	 */
+	run_case(10000, 2500, 1, 200, 3.0, 0.04);
 }
 
 Test(engine_dgram, queue_the_interface_lacks, .fini = fini, .timeout = 30)
