@@ -213,11 +213,13 @@ $(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard libgso/*.h libgso/include/gso
 
 fuzz-bin: $(FUZZERS)
 
+# New inputs go to the build's corpus; the checked-in one (tests/fuzz/corpus) seeds it.
 FUZZ_SECONDS ?= 300
 fuzz: fuzz-bin
 	@for f in $(FUZZERS); do \
 		echo "== $$f for $(FUZZ_SECONDS) s"; mkdir -p $(B)/corpus/$$(basename $$f); \
-		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $(B)/corpus/$$(basename $$f) || exit 1; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $(B)/corpus/$$(basename $$f) \
+			$$(ls -d tests/fuzz/corpus/$$(basename $$f) 2>/dev/null) || exit 1; \
 	done
 
 # Build everything once more with clang, warnings as errors, to keep both
