@@ -12,6 +12,9 @@
  * each engine's chunk accounting is exact on its own; the port's is their
  * sum (gso_port__stats with GSO_PORT_ALL).
  *
+ * GSO_EV_STREAM_ESTABLISHED's `dev` is the device the SYN-ACK arrived on,
+ * which may be another queue's (compare it, do not call on it).
+ *
  * Threads.  After gso_port__start() engine q belongs to worker q: every
  * call on it and on its flows must run on that worker, i.e. from the
  * port's event callback for queue q or from a function handed to
@@ -64,7 +67,7 @@ struct gso_port; /* opaque */
 #define GSO_PORT_MAX_QUEUES 64u
 #define GSO_PORT_DEF_RING 1024u      /* gso_port__call entries per queue */
 #define GSO_PORT_MAX_RING (1u << 20)
-#define GSO_PORT_DEF_HANDOVER 512u   /* handed-over frames in flight per pair of queues */
+#define GSO_PORT_DEF_HANDOVER 256u   /* handed-over frames in flight per pair of queues */
 #define GSO_PORT_HANDOVER_FRAME 256u /* longest frame handed over (an ACK with every option fits) */
 #define GSO_PORT_ALL UINT32_MAX      /* gso_port__stats: the sum over every queue */
 
@@ -81,7 +84,11 @@ typedef void (*gso_port_call_fn)(struct gso_engine *e, void *arg);
 
 struct gso_port_opts {
 	size_t sz;
-	/* Engines (= queues 0..queues-1); 0 = the interface's TX queue count. */
+	/*
+	 * Engines (= queues 0..queues-1); 0 = the interface's TX queue count
+	 * (its RX count if smaller: a socket binds a queue that exists both
+	 * ways), at most GSO_PORT_MAX_QUEUES.
+	 */
 	uint32_t queues;
 	/*
 	 * Worker q runs pinned to CPU cpus[q] when q < ncpus and cpus[q] >= 0
@@ -92,7 +99,11 @@ struct gso_port_opts {
 	uint32_t ncpus;
 	/* gso_port__call ring entries per queue, a power of 2, 2..GSO_PORT_MAX_RING (0 = GSO_PORT_DEF_RING). */
 	uint32_t ring_size;
-	/* Hand-over frames in flight from one queue to another, power of 2, 2..65536 (0 = GSO_PORT_DEF_HANDOVER). */
+	/*
+	 * Hand-over frames in flight from one queue to another, power of 2,
+	 * 2..65536 (0 = GSO_PORT_DEF_HANDOVER).  Memory: N * (N - 1) rings of
+	 * handover_size * (GSO_PORT_HANDOVER_FRAME + 4) bytes.
+	 */
 	uint32_t handover_size;
 	/* For every engine's AF_XDP socket (queue_id is set per engine); NULL: gso_engine__open's default. */
 	const struct gso_xsk_opts *xsk;
@@ -120,7 +131,7 @@ struct gso_port_opts {
  * to one steering program.  Nothing runs until gso_port__start().
  * Returns 0 and *out, or
  *   -EINVAL   NULL, bad options (ring sizes, an engine clock, unknown tail)
- *   -E2BIG    more than GSO_PORT_MAX_QUEUES queues (asked, or the device's count)
+ *   -E2BIG    more than GSO_PORT_MAX_QUEUES queues asked
  *   -ERANGE   more queues asked than the interface has (TX or RX)
  *   -EDOM     a cpus[] entry that is neither -1 nor a CPU this process may use
  *   -ENODEV   no such interface
@@ -217,7 +228,8 @@ struct gso_port_stats {
 	uint64_t calls_refused;   /* gso_port__call answered -EAGAIN */
 	uint64_t calls_run;       /* calls the worker ran */
 	uint64_t handover_out;    /* frames received here for another queue's stream, passed to it */
-	uint64_t handover_in;     /* frames passed here by other queues and fed to this queue's streams */
+	uint64_t handover_in;     /* frames passed here by other queues and fed to this queue's streams
+				   * (those whose stream had gone are handover_stale instead) */
 	uint64_t handover_drops;  /* frames for another queue's stream not passed on: its ring was full,
 				   * or longer than GSO_PORT_HANDOVER_FRAME */
 	uint64_t handover_stale;  /* frames passed here whose stream had gone meanwhile */
