@@ -590,8 +590,20 @@ static void engine_rx(struct gso_engine *e, uint64_t now)
 	}
 	e->defer--;
 	flush_events(e);
+	if (e->port)
+		e->port->rx_done(e->port_ctx);
 	if (gone)
 		engine_gone(e);
+}
+
+void engine_input_frame(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len)
+{
+	if (e->dead)
+		return;
+	e->defer++;
+	engine_stream_input(e, rx, frame, len, engine_now(e));
+	e->defer--;
+	flush_events(e);
 }
 
 /* ---- one pass ------------------------------------------------------------------- */
@@ -615,11 +627,17 @@ static uint64_t min64(uint64_t a, uint64_t b)
 
 static int engine_pass(struct gso_engine *e, uint64_t *next_ns)
 {
-	uint64_t now = engine_now(e), next = GSO_EVLOOP_FOREVER, key;
+	uint64_t now, next = GSO_EVLOOP_FOREVER, key;
 	uint32_t slot;
 
 	e->st.polls++;
 	drain_wake(e);
+	/*
+	 * Read after the wake callback: what it did (a multi-queue port feeds
+	 * streams frames there) is stamped with the clock of its own, and the
+	 * timers below must not see a time before it (last_heard > now).
+	 */
+	now = engine_now(e);
 	if (e->mon.fd >= 0 && !e->dead && (e->mon_ready || now - e->mon_read_ns >= MON_POLL_NS))
 		read_monitor(e, now);
 	if (!e->dead)
