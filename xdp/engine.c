@@ -590,8 +590,20 @@ static void engine_rx(struct gso_engine *e, uint64_t now)
 	}
 	e->defer--;
 	flush_events(e);
+	if (e->port)
+		e->port->rx_done(e->port_ctx);
 	if (gone)
 		engine_gone(e);
+}
+
+void engine_input_frame(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len)
+{
+	if (e->dead)
+		return;
+	e->defer++;
+	engine_stream_input(e, rx, frame, len, engine_now(e));
+	e->defer--;
+	flush_events(e);
 }
 
 /* ---- one pass ------------------------------------------------------------------- */

@@ -44,6 +44,26 @@ struct eflow {
 	struct gso_route route; /* addressing, for neighbour following */
 };
 
+struct tcp_key;
+
+/*
+ * Hooks of a multi-queue port (port.c) in each of its engines; NULL in an
+ * engine of its own.  All run on the engine's thread.
+ */
+struct engine_port_hooks {
+	/*
+	 * A stream frame (checksums verified) that no stream of this engine
+	 * owns: true if the port took it (another queue's stream), false to
+	 * count it as rx_other.
+	 */
+	bool (*foreign)(void *ctx, const struct tcp_key *k, const uint8_t *frame, uint32_t len);
+	/* A stream with key `k` now receives here / no longer does (hashed, unhashed). */
+	void (*stream_added)(void *ctx, const struct tcp_key *k);
+	void (*stream_removed)(void *ctx, const struct tcp_key *k);
+	/* The end of a receive pass: frames taken by foreign() may be passed on now. */
+	void (*rx_done)(void *ctx);
+};
+
 /* One burst out of the scheduler, and what the engine hands the device for it. */
 struct ebatch {
 	struct gso_sched_burst b;
@@ -141,6 +161,10 @@ struct gso_engine {
 	int defer;
 
 	struct gso_engine_stats st;
+
+	/* the multi-queue port this engine belongs to (NULL: none) */
+	const struct engine_port_hooks *port;
+	void *port_ctx;
 };
 
 static inline uint64_t engine_now(const struct gso_engine *e)
@@ -186,6 +210,12 @@ uint32_t etimers_top(const struct etimers *t, uint64_t *key);
 /* Stream lookup (engine_tcp.c): the stream a received frame belongs to, or NULL. */
 void engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
 			 uint64_t now);
+/*
+ * Feed a frame received by another engine of the same port to this one's
+ * streams, as engine_rx does (events deferred until it is through).  On
+ * the engine's thread.
+ */
+void engine_input_frame(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len);
 /* The device is gone or the engine ends: every flow ends with err. */
 void engine_end_all(struct gso_engine *e, int err);
 

@@ -978,6 +978,8 @@ static void unhash(struct gso_stream *s)
 	for (; *p; p = &(*p)->hnext)
 		if (*p == s) {
 			*p = s->hnext;
+			if (s->f.e->port)
+				s->f.e->port->stream_removed(s->f.e->port_ctx, &s->key);
 			return;
 		}
 }
@@ -1005,6 +1007,9 @@ void engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const uint8_t
 		break;
 	}
 	if (!(s = lookup(e, &k))) {
+		/* In a port, another queue's stream may own it (its ACKs arrive where the peer chose). */
+		if (e->port && e->port->foreign(e->port_ctx, &k, frame, len))
+			return;
 		e->st.rx_other++;
 		return;
 	}
@@ -1208,6 +1213,9 @@ int gso_stream__connect(struct gso_engine *e, const struct gso_stream_opts *o, s
 	s->f.tso = &s->tso;
 	s->hnext = *bucket(e, &s->key);
 	*bucket(e, &s->key) = s;
+	/* Before the SYN leaves: the other queues must know the owner when the SYN-ACK comes. */
+	if (e->port)
+		e->port->stream_added(e->port_ctx, &s->key);
 	now = engine_now(e);
 	s->st.t_start = now;
 	s->state = GSO_STREAM_SYN_SENT;

@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <net/if.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,8 @@ struct gso_steer {
 	bool multiprog;
 	int flows_fd, xsks_fd, cnt_fd, cfg_fd;
 	uint32_t max_queues;
-	uint32_t nflows;
+	/* Atomic: the engines of a multi-queue port add and remove flows from their own threads. */
+	atomic_uint nflows;
 	struct gso_dev **devs; /* per queue; compared, never dereferenced */
 };
 
@@ -161,7 +163,7 @@ int gso_steer__flow_add(struct gso_steer *st, const struct gso_flow *f)
 		/* A full hash map says E2BIG. */
 		return err == -E2BIG ? -ENOSPC : err;
 	}
-	st->nflows++;
+	atomic_fetch_add_explicit(&st->nflows, 1, memory_order_relaxed);
 	return 0;
 }
 
@@ -177,7 +179,7 @@ int gso_steer__flow_del(struct gso_steer *st, const struct gso_flow *f)
 		return err;
 	if (bpf_map_delete_elem(st->flows_fd, &k))
 		return -errno;
-	st->nflows--;
+	atomic_fetch_sub_explicit(&st->nflows, 1, memory_order_relaxed);
 	return 0;
 }
 
@@ -288,7 +290,7 @@ int gso_steer__stats(struct gso_steer *st, struct gso_steer_stats *out)
 		}
 	}
 	free(v);
-	full.flows = st->nflows;
+	full.flows = atomic_load_explicit(&st->nflows, memory_order_relaxed);
 	for (uint32_t q = 0; q < st->max_queues; q++)
 		full.devs += st->devs[q] != NULL;
 	full.xdp_mode = st->mode == XDP_MODE_SKB ? GSO_STEER_XDP_SKB : GSO_STEER_XDP_NATIVE;
