@@ -19,18 +19,21 @@
  *                                xsk_socket__create_shared: a fill/completion
  *                                ring pair per queue), the UMEM's chunks split
  *                                in two halves, one per thread
- *   engines / port, 1 or 2 queues, F flows
- *                                libgso: one transmit engine per queue on its
- *                                own worker thread pinned to CPU q; datagram
+ *   port, 1 or 2 queues, F flows
+ *                                libgso's port (<gso/port.h>): one transmit
+ *                                engine per queue, each on its own worker
+ *                                thread pinned to CPU q; datagram
  *                                flows (gso_dgram), unpaced, super-segments
  *                                cut at gso_size so that every frame has the
  *                                row's size, refilled from GSO_EV_DGRAM_SENT;
- *                                flows placed on queues by placement (below);
+ *                                flows placed on queues by gso_port__queue_of
+ *                                (the rows of one flow per queue take the first
+ *                                source port that lands on each queue);
  *                                F = 1 per queue, and --flows (10,000)
  *
  * The raw senders are pre-built frames, descriptors recycled from the
  * completion ring, one sendto() per batch of 64: no library logic.  Raw
- * sockets and engines use the same ring sizes (TX 2048, completion 4096)
+ * sockets and the port's engines use the same ring sizes (TX 2048, completion 4096)
  * and per-sendto budget (the TX ring size).
  *
  * Measured per row: after a warm-up, the peer's counters and every sender
@@ -67,6 +70,7 @@
 
 #include <gso/engine.h>
 #include <gso/gso.h>
+#include <gso/port.h>
 #include <gso/xdp.h>
 
 #include "compat.h"
@@ -87,8 +91,8 @@
 #define SEGS 64u        /* datagrams per super-segment, where UDP and IP allow */
 #define WARMUP_S 0.05
 
-enum method { M_RAW, M_ENGINES };
-static const char *const method_name[] = { "raw xsk", "engines" };
+enum method { M_RAW, M_PORT };
+static const char *const method_name[] = { "raw xsk", "port" };
 enum umem { U_PER_QUEUE, U_SHARED };
 static const char *const umem_name[] = { "per-queue", "shared" };
 
@@ -333,7 +337,7 @@ static void run_raw(struct row *w, unsigned r, const struct args *a, int cnt_fd,
 	raw_close(&s);
 }
 
-/* ---- libgso: one engine per queue on its own worker ---- */
+/* ---- libgso: a port, one engine per queue on its own worker ---- */
 
 /* The payload of every datagram: ordinary memory, never changed while sent. */
 static uint8_t payload[GSO_MAX_IP_LEN];
@@ -342,20 +346,19 @@ struct load {
 	uint32_t gso, len; /* payload per datagram, per super-segment */
 };
 
-struct eq {
-	struct gso_engine *e;
-	struct gso_dgram **fl;
-	uint32_t nfl;
+/* What a worker's callback needs; one per queue. */
+struct pq {
 	const struct load *ld;
 	_Atomic bool have_tid;
 	pthread_t tid;
 };
 
-/* On the worker: learn its thread (for its CPU clock), and keep every flow fed. */
-static void eq_event(void *ctx, const struct gso_engine_event *ev)
+/* On worker `queue`: learn its thread (for its CPU clock), and keep every flow fed. */
+static void port_event(void *ctx, uint32_t queue, struct gso_engine *e, const struct gso_engine_event *ev)
 {
-	struct eq *q = ctx;
+	struct pq *q = &((struct pq *)ctx)[queue];
 
+	(void)e;
 	if (!atomic_load_explicit(&q->have_tid, memory_order_relaxed)) {
 		q->tid = pthread_self();
 		atomic_store_explicit(&q->have_tid, true, memory_order_release);
@@ -378,79 +381,95 @@ static struct load make_load(uint32_t frame, const struct gso_tmpl *t)
 	return ld;
 }
 
-/*
- * Flow i's queue and source port.  `flows` == queues * 1 in the one flow
- * per queue rows: then the first port found for each queue.
- */
-static uint32_t place(uint32_t queues, uint16_t sport)
+static struct gso_port *port_open(const struct row *w, const struct xskbed *bed, struct pq *pq)
 {
-	return sport % queues;
+	static const int cpus[MAXQ] = { 0, 1 };
+	/* Copy mode, whole frames (the cheaper copy-mode path), a receive ring: the port steers receive sides. */
+	GSO_OPTS(gso_xsk_opts, xo, .mode = GSO_XSK_MODE_COPY, .flags = GSO_XSK_F_NO_SG, .rx_size = 1024);
+	GSO_OPTS(gso_engine_opts, eo, .max_flows = w->flows);
+	GSO_OPTS(gso_port_opts, po, .queues = w->queues, .cpus = cpus, .ncpus = w->queues, .xsk = &xo, .engine = &eo,
+		 .on_event = port_event, .ctx = pq);
+	struct gso_port *p;
+	int err = gso_port__open(&p, bed->ifindex[0], &po);
+
+	if (err)
+		bench_die(BENCH_EXIT_SKIP, -err, "gso_port__open (%u queues)", w->queues);
+	return p;
 }
 
-static void run_engines(struct row *w, unsigned r, const struct args *a, int cnt_fd, const struct xskbed *bed)
+/*
+ * Placement by gso_port__queue_of() of each flow's source port from
+ * BASE_PORT on; the rows of one flow per queue take the first port that
+ * lands on each queue.  Returns each flow's port and queue, and the flows
+ * per queue.
+ */
+static void place(const struct row *w, const struct gso_port *p, const struct xskbed *bed, uint16_t *port_of,
+		  uint32_t *queue_of, uint32_t *per_q)
 {
-	static struct eq eq[MAXQ];
+	struct gso_tmpl t;
+	struct gso_flow f;
+
+	for (uint32_t i = 0, sp = BASE_PORT; i < w->flows; sp++) {
+		int q;
+
+		if (sp > 65535)
+			bench_die(BENCH_EXIT_FAIL, 0, "placement: ran out of ports");
+		xskbed_udp_tmpl(bed, (uint16_t)sp, 9, &t);
+		if (gso_flow__reply_of(&f, &t) || (q = gso_port__queue_of(p, &f)) < 0)
+			bench_die(BENCH_EXIT_FAIL, 0, "gso_port__queue_of");
+		if (w->flows == w->queues && per_q[q])
+			continue;
+		port_of[i] = (uint16_t)sp;
+		queue_of[i++] = (uint32_t)q;
+		per_q[q]++;
+	}
+}
+
+static void run_port(struct row *w, unsigned r, const struct args *a, int cnt_fd, const struct xskbed *bed)
+{
+	static struct pq pq[MAXQ];
 	static uint16_t port_of[MAX_FLOWS];
 	static uint32_t queue_of[MAX_FLOWS];
 	uint32_t per_q[MAXQ] = { 0 };
 	pthread_t tid[MAXQ];
+	struct gso_port *p;
 	struct gso_tmpl t;
 	struct load ld;
 
 	xskbed_udp_tmpl(bed, BASE_PORT, 9, &t);
 	ld = make_load(w->frame, &t);
-	/* Placement: every flow by its port; one flow per queue rows take the first port of each queue. */
-	for (uint32_t i = 0, p = BASE_PORT, want = w->flows; i < want; p++) {
-		uint32_t q = place(w->queues, (uint16_t)p);
-
-		if (w->flows == w->queues && per_q[q])
-			continue;
-		port_of[i] = (uint16_t)p;
-		queue_of[i++] = q;
-		per_q[q]++;
-	}
-	for (uint32_t q = 0; q < w->queues; q++) {
-		GSO_OPTS(gso_xsk_opts, xo, .mode = GSO_XSK_MODE_COPY, .flags = GSO_XSK_F_NO_SG);
-		GSO_OPTS(gso_engine_opts, eo, .max_flows = per_q[q] ? per_q[q] : 1, .on_event = eq_event, .ctx = &eq[q]);
-
-		memset(&eq[q], 0, sizeof(eq[q]));
-		eq[q].ld = &ld;
-		eq[q].fl = calloc(per_q[q] ? per_q[q] : 1, sizeof(*eq[q].fl));
-		int err = gso_engine__open(&eq[q].e, bed->ifindex[0], q, &xo, &eo);
-		if (err || !eq[q].fl)
-			bench_die(BENCH_EXIT_SKIP, err ? -err : ENOMEM, "engine on queue %u", q);
-	}
+	memset(pq, 0, sizeof(pq));
+	for (uint32_t q = 0; q < MAXQ; q++)
+		pq[q].ld = &ld;
+	p = port_open(w, bed, pq);
+	place(w, p, bed, port_of, queue_of, per_q);
+	/* Before start the engines are the caller's: open the flows and queue the starting load here. */
 	for (uint32_t i = 0; i < w->flows; i++) {
-		struct eq *q = &eq[queue_of[i]];
 		uint32_t depth = (OUTSTANDING + per_q[queue_of[i]] - 1) / per_q[queue_of[i]];
 		GSO_OPTS(gso_dgram_opts, o, .tmpl = &t, .queue_len = 2 * depth < 4 ? 4 : 2 * depth);
+		struct gso_dgram *d;
+		int err;
 
 		xskbed_udp_tmpl(bed, port_of[i], 9, &t);
-		int err = gso_dgram__open(q->e, &o, &q->fl[q->nfl]);
+		err = gso_dgram__open(gso_port__engine(p, queue_of[i]), &o, &d);
 		if (err)
 			bench_die(BENCH_EXIT_FAIL, -err, "gso_dgram__open (flow %u)", i);
 		for (uint32_t k = 0; k < depth; k++)
-			if ((err = gso_dgram__send(q->fl[q->nfl], payload, ld.len, ld.gso, 0)))
+			if ((err = gso_dgram__send(d, payload, ld.len, ld.gso, 0)))
 				bench_die(BENCH_EXIT_FAIL, -err, "gso_dgram__send");
-		q->nfl++;
 	}
-	for (uint32_t q = 0; q < w->queues; q++) {
-		int err = gso_engine__start(eq[q].e, (int)q);
-		if (err)
-			bench_die(BENCH_EXIT_FAIL, -err, "gso_engine__start");
-	}
+	int err = gso_port__start(p);
+	if (err)
+		bench_die(BENCH_EXIT_FAIL, -err, "gso_port__start");
 	/* Every worker has run its callback at least once (its thread is known). */
 	for (uint32_t q = 0; q < w->queues; q++) {
-		while (!atomic_load_explicit(&eq[q].have_tid, memory_order_acquire))
+		while (!atomic_load_explicit(&pq[q].have_tid, memory_order_acquire))
 			sleep_s(0.001);
-		tid[q] = eq[q].tid;
+		tid[q] = pq[q].tid;
 	}
 	measure(w, r, a->secs, cnt_fd, tid, w->queues);
-	for (uint32_t q = 0; q < w->queues; q++) {
-		gso_engine__stop(eq[q].e);
-		gso_engine__destroy(eq[q].e);
-		free(eq[q].fl);
-	}
+	gso_port__stop(p);
+	gso_port__destroy(p);
 }
 
 /* ---- output ---- */
@@ -532,8 +551,8 @@ static void print_json(const struct row *rows, unsigned n, const struct args *a)
 		char k[64];
 
 		snprintf(k, sizeof(k), "scale_2_vs_1_%uB", f);
-		bench_json_dbl(&j, k, ratio(find(rows, n, M_ENGINES, U_PER_QUEUE, 2, 2, f),
-					   find(rows, n, M_ENGINES, U_PER_QUEUE, 1, 1, f), rounds));
+		bench_json_dbl(&j, k, ratio(find(rows, n, M_PORT, U_PER_QUEUE, 2, 2, f),
+					   find(rows, n, M_PORT, U_PER_QUEUE, 1, 1, f), rounds));
 	}
 	for (int z = 0; z < 2; z++) {
 		uint32_t f = z ? 1514 : 64;
@@ -547,8 +566,8 @@ static void print_json(const struct row *rows, unsigned n, const struct args *a)
 					   find(rows, n, M_RAW, U_PER_QUEUE, 2, 2, f), rounds));
 		for (uint32_t q = 1; q <= MAXQ; q++) {
 			snprintf(k, sizeof(k), "flows_%lu_vs_1_%uq_%uB", (unsigned long)a->flows, q, f);
-			bench_json_dbl(&j, k, ratio(find(rows, n, M_ENGINES, U_PER_QUEUE, q, (uint32_t)a->flows, f),
-						   find(rows, n, M_ENGINES, U_PER_QUEUE, q, q, f), rounds));
+			bench_json_dbl(&j, k, ratio(find(rows, n, M_PORT, U_PER_QUEUE, q, (uint32_t)a->flows, f),
+						   find(rows, n, M_PORT, U_PER_QUEUE, q, q, f), rounds));
 		}
 	}
 	bench_json_end(&j);
@@ -563,7 +582,7 @@ static void usage(FILE *out)
 		"Scaling over 2 queues and 2 cores on a veth with 2 TX/2 RX queues whose peer drops\n"
 		"in XDP and counts per queue, AF_XDP in copy mode, 64- and 1514-byte frames:\n"
 		"raw libxdp sockets with 1 queue, 2 queues with a UMEM each, 2 queues sharing one UMEM\n"
-		"(XDP_SHARED_UMEM); libgso engines (one per queue on a worker pinned to CPU q) with\n"
+		"(XDP_SHARED_UMEM); libgso's port (an engine per queue on a worker pinned to CPU q) with\n"
 		"one datagram flow per queue and with --flows flows placed over the queues.\n"
 		"Needs root: creates two network namespaces for the run (removed at exit, also on\n"
 		"signals); the host's interfaces are never touched.  The drop program is looked up in\n"
@@ -641,8 +660,8 @@ int main(int argc, char **argv)
 		rows[n++] = (struct row){ .m = M_RAW, .u = U_PER_QUEUE, .queues = 2, .flows = 2, .frame = f };
 		rows[n++] = (struct row){ .m = M_RAW, .u = U_SHARED, .queues = 2, .flows = 2, .frame = f };
 		for (uint32_t q = 1; q <= MAXQ; q++) {
-			rows[n++] = (struct row){ .m = M_ENGINES, .queues = q, .flows = q, .frame = f };
-			rows[n++] = (struct row){ .m = M_ENGINES, .queues = q, .flows = (uint32_t)a.flows, .frame = f };
+			rows[n++] = (struct row){ .m = M_PORT, .queues = q, .flows = q, .frame = f };
+			rows[n++] = (struct row){ .m = M_PORT, .queues = q, .flows = (uint32_t)a.flows, .frame = f };
 		}
 	}
 
@@ -674,7 +693,7 @@ int main(int argc, char **argv)
 			if (w->m == M_RAW)
 				run_raw(w, r, &a, cnt_fd, frame[w->frame == 1514]);
 			else
-				run_engines(w, r, &a, cnt_fd, &bed);
+				run_port(w, r, &a, cnt_fd, &bed);
 		}
 	if (a.json)
 		print_json(rows, n, &a);
