@@ -489,6 +489,12 @@ static double ratio(const struct row *x, const struct row *y, unsigned rounds)
 	return x && y ? bench_median(x->mpps, rounds) / bench_median(y->mpps, rounds) : 0;
 }
 
+/* Per-frame sender CPU of y over x's: 1 = going to more queues costs nothing per frame. */
+static double cost_ratio(const struct row *x, const struct row *y, unsigned rounds)
+{
+	return x && y ? bench_median(y->ns_frame, rounds) / bench_median(x->ns_frame, rounds) : 0;
+}
+
 static void print_table(const struct row *rows, unsigned n, const struct args *a)
 {
 	printf("veth with 2 TX/2 RX queues, AF_XDP in copy mode, peer drops in XDP and counts per queue;\n"
@@ -515,7 +521,22 @@ static void print_table(const struct row *rows, unsigned n, const struct args *a
 			       bench_median(w->ns_frame, (unsigned)a->rounds), bench_median(w->cores, (unsigned)a->rounds),
 			       other);
 		}
+		unsigned rd = (unsigned)a->rounds;
+		printf("2 queues vs 1 (frames/s): port %.2fx, raw %.2fx (goal >= 1.8x); shared vs per-queue UMEM: %.2fx\n"
+		       "port per-frame CPU, 2 queues over 1: %.2f; %lu flows vs 1 per queue: %.2fx (1 queue), %.2fx (2 queues)\n",
+		       ratio(find(rows, n, M_PORT, U_PER_QUEUE, 2, 2, frame), find(rows, n, M_PORT, U_PER_QUEUE, 1, 1, frame), rd),
+		       ratio(find(rows, n, M_RAW, U_PER_QUEUE, 2, 2, frame), find(rows, n, M_RAW, U_PER_QUEUE, 1, 1, frame), rd),
+		       ratio(find(rows, n, M_RAW, U_SHARED, 2, 2, frame), find(rows, n, M_RAW, U_PER_QUEUE, 2, 2, frame), rd),
+		       cost_ratio(find(rows, n, M_PORT, U_PER_QUEUE, 2, 2, frame),
+				  find(rows, n, M_PORT, U_PER_QUEUE, 1, 1, frame), rd),
+		       (unsigned long)a->flows,
+		       ratio(find(rows, n, M_PORT, U_PER_QUEUE, 1, (uint32_t)a->flows, frame),
+			     find(rows, n, M_PORT, U_PER_QUEUE, 1, 1, frame), rd),
+		       ratio(find(rows, n, M_PORT, U_PER_QUEUE, 2, (uint32_t)a->flows, frame),
+			     find(rows, n, M_PORT, U_PER_QUEUE, 2, 2, frame), rd));
 	}
+	printf("\ncores: sender threads' CPU-s per second (below 1 per queue: the CPU was shared with\n"
+	       "someone, e.g. ksoftirqd or other programs); ns/frame: their CPU per frame at the peer\n");
 }
 
 static void print_json(const struct row *rows, unsigned n, const struct args *a)
@@ -553,6 +574,14 @@ static void print_json(const struct row *rows, unsigned n, const struct args *a)
 		snprintf(k, sizeof(k), "scale_2_vs_1_%uB", f);
 		bench_json_dbl(&j, k, ratio(find(rows, n, M_PORT, U_PER_QUEUE, 2, 2, f),
 					   find(rows, n, M_PORT, U_PER_QUEUE, 1, 1, f), rounds));
+	}
+	for (int z = 0; z < 2; z++) {
+		uint32_t f = z ? 1514 : 64;
+		char k[64];
+
+		snprintf(k, sizeof(k), "cpu_per_frame_2_vs_1_%uB", f);
+		bench_json_dbl(&j, k, cost_ratio(find(rows, n, M_PORT, U_PER_QUEUE, 2, 2, f),
+						find(rows, n, M_PORT, U_PER_QUEUE, 1, 1, f), rounds));
 	}
 	for (int z = 0; z < 2; z++) {
 		uint32_t f = z ? 1514 : 64;
