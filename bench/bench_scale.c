@@ -12,7 +12,9 @@
  *
  *   raw xsk, 1 queue             one libxdp AF_XDP socket (xsk_socket__create)
  *                                on queue 0, one sender thread on CPU 0: the
- *                                baseline
+ *                                baseline; and the same on CPU 1 (the CPUs
+ *                                of a VM need not be alike: 2 queues are
+ *                                also compared with the sum of both)
  *   raw xsk, 2 queues, per-queue two sockets (queues 0 and 1), each with a UMEM
  *                                of its own, two sender threads on CPUs 0, 1
  *   raw xsk, 2 queues, shared    two sockets on ONE UMEM (XDP_SHARED_UMEM via
@@ -29,7 +31,8 @@
  *                                flows placed on queues by gso_port__queue_of
  *                                (the rows of one flow per queue take the first
  *                                source port that lands on each queue);
- *                                F = 1 per queue, and --flows (10,000)
+ *                                F = 1 per queue, and --flows (10,000);
+ *                                1 queue with 1 flow also on CPU 1
  *
  * The raw senders are pre-built frames, descriptors recycled from the
  * completion ring, one sendto() per batch of 64: no library logic.  Raw
@@ -48,7 +51,9 @@
  *
  * --json: one object per row, then one with the scaling ratios of the
  * same run: scale_2_vs_1_<size>B = libgso 2 queues (one flow each) over 1
- * queue (one flow), raw_scale_2_vs_1_<size>B and
+ * queue (one flow, CPU 0), scale_2_vs_cpu0_plus_cpu1_<size>B = the same
+ * over the sum of 1 queue on CPU 0 and 1 queue on CPU 1,
+ * cpu_per_frame_2_vs_1_<size>B, raw_scale_* likewise and
  * shared_vs_per_queue_<size>B from the raw rows, flows_<F>_vs_1_<size>B
  * for the many-flows rows.
  */
@@ -100,6 +105,7 @@ struct row {
 	enum method m;
 	enum umem u;
 	uint32_t queues, flows, frame;
+	int cpu; /* CPU of queue 0's sender; queue q > 0 is on CPU q */
 	/* per round */
 	double mpps[MAX_ROUNDS], gbps[MAX_ROUNDS], cpu_gb[MAX_ROUNDS], ns_frame[MAX_ROUNDS];
 	double cores[MAX_ROUNDS]; /* sender threads' CPU-s per wall s */
@@ -270,7 +276,7 @@ static void raw_sock(struct raw_set *s, uint32_t q, const char *ifname)
 	setsockopt(xsk_socket__fd(x->xsk), SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget, sizeof(budget));
 }
 
-static void raw_open(struct raw_set *s, uint32_t n, enum umem u, const uint8_t *frame, uint32_t len)
+static void raw_open(struct raw_set *s, uint32_t n, enum umem u, int cpu, const uint8_t *frame, uint32_t len)
 {
 	const struct xsk_umem_config uc = { .fill_size = 64, .comp_size = 2 * RING, .frame_size = CHUNK };
 	uint32_t areas = u == U_SHARED ? 1 : n;
@@ -296,7 +302,7 @@ static void raw_open(struct raw_set *s, uint32_t n, enum umem u, const uint8_t *
 		uint64_t first = u == U_SHARED ? (uint64_t)q * QCHUNKS : 0;
 
 		x->len = len;
-		x->cpu = (int)q;
+		x->cpu = q ? (int)q : cpu;
 		x->stop = &s->stop;
 		for (uint64_t c = 0; c < QCHUNKS; c++) {
 			uint64_t addr = (first + c) * CHUNK;
@@ -324,7 +330,7 @@ static void run_raw(struct row *w, unsigned r, const struct args *a, int cnt_fd,
 	static struct raw_set s;
 	pthread_t tid[MAXQ];
 
-	raw_open(&s, w->queues, w->u, frame, w->frame);
+	raw_open(&s, w->queues, w->u, w->cpu, frame, w->frame);
 	for (uint32_t q = 0; q < w->queues; q++)
 		if (pthread_create(&s.q[q].tid, NULL, raw_thread, &s.q[q]))
 			bench_die(BENCH_EXIT_FAIL, errno, "thread");
@@ -383,7 +389,7 @@ static struct load make_load(uint32_t frame, const struct gso_tmpl *t)
 
 static struct gso_port *port_open(const struct row *w, const struct xskbed *bed, struct pq *pq)
 {
-	static const int cpus[MAXQ] = { 0, 1 };
+	const int cpus[MAXQ] = { w->cpu, 1 };
 	/* Copy mode, whole frames (the cheaper copy-mode path), a receive ring: the port steers receive sides. */
 	GSO_OPTS(gso_xsk_opts, xo, .mode = GSO_XSK_MODE_COPY, .flags = GSO_XSK_F_NO_SG, .rx_size = 1024);
 	GSO_OPTS(gso_engine_opts, eo, .max_flows = w->flows);
@@ -474,14 +480,29 @@ static void run_port(struct row *w, unsigned r, const struct args *a, int cnt_fd
 
 /* ---- output ---- */
 
-static const struct row *find(const struct row *rows, unsigned n, enum method m, enum umem u, uint32_t queues,
-			      uint32_t flows, uint32_t frame)
+/* The row of these parameters with queue 0 on CPU 0, or on CPU 1 with find1(). */
+static const struct row *find_on(const struct row *rows, unsigned n, enum method m, enum umem u, uint32_t queues,
+				 uint32_t flows, uint32_t frame, int cpu)
 {
 	for (unsigned i = 0; i < n; i++)
 		if (rows[i].m == m && rows[i].u == u && rows[i].queues == queues && rows[i].flows == flows &&
-		    rows[i].frame == frame)
+		    rows[i].frame == frame && rows[i].cpu == cpu)
 			return &rows[i];
 	return NULL;
+}
+
+static const struct row *find(const struct row *rows, unsigned n, enum method m, enum umem u, uint32_t queues,
+			      uint32_t flows, uint32_t frame)
+{
+	return find_on(rows, n, m, u, queues, flows, frame, 0);
+}
+
+/* 2 queues over the sum of 1 queue on CPU 0 and 1 queue on CPU 1: what the two CPUs give apart. */
+static double ratio_sum(const struct row *x, const struct row *y0, const struct row *y1, unsigned rounds)
+{
+	return x && y0 && y1 ? bench_median(x->mpps, rounds) /
+				       (bench_median(y0->mpps, rounds) + bench_median(y1->mpps, rounds))
+			     : 0;
 }
 
 static double ratio(const struct row *x, const struct row *y, unsigned rounds)
@@ -495,16 +516,21 @@ static double cost_ratio(const struct row *x, const struct row *y, unsigned roun
 	return x && y ? bench_median(y->ns_frame, rounds) / bench_median(x->ns_frame, rounds) : 0;
 }
 
+static const char *cpus_name(const struct row *w)
+{
+	return w->queues == 2 ? "0,1" : w->cpu ? "1" : "0";
+}
+
 static void print_table(const struct row *rows, unsigned n, const struct args *a)
 {
 	printf("veth with 2 TX/2 RX queues, AF_XDP in copy mode, peer drops in XDP and counts per queue;\n"
-	       "sender thread q pinned to CPU q; %lu round%s x %.2f s per row, medians; frames/s at the peer\n",
+	       "sender thread of queue q pinned to CPU q (cpus); %lu round%s x %.2f s per row, medians; frames/s at the peer\n",
 	       (unsigned long)a->rounds, a->rounds == 1 ? "" : "s", a->secs);
 	for (int z = 0; z < 2; z++) {
 		uint32_t frame = z ? 1514 : 64;
 
-		printf("\n%u-byte frames\n%-8s %6s %9s %6s %9s %8s %8s %8s %9s %9s %6s\n", frame, "method", "queues", "umem",
-		       "flows", "Mframes/s", "q0", "q1", "Gbit/s", "CPU-s/GB", "ns/frame", "cores");
+		printf("\n%u-byte frames\n%-8s %6s %4s %9s %6s %9s %8s %8s %8s %9s %9s %6s\n", frame, "method", "queues",
+		       "cpus", "umem", "flows", "Mframes/s", "q0", "q1", "Gbit/s", "CPU-s/GB", "ns/frame", "cores");
 		for (unsigned i = 0; i < n; i++) {
 			const struct row *w = &rows[i];
 			char other[64] = "";
@@ -514,14 +540,19 @@ static void print_table(const struct row *rows, unsigned n, const struct args *a
 			/* Frames the kernel itself sent (IPv6 neighbour discovery and such) land on any queue. */
 			if (w->other_queue)
 				snprintf(other, sizeof(other), "  (%lu on an unused queue)", (unsigned long)w->other_queue);
-			printf("%-8s %6u %9s %6u %9.3f %8.3f %8.3f %8.2f %9.3f %9.1f %6.2f%s\n", method_name[w->m], w->queues,
-			       umem_name[w->u], w->flows, bench_median(w->mpps, (unsigned)a->rounds),
+			printf("%-8s %6u %4s %9s %6u %9.3f %8.3f %8.3f %8.2f %9.3f %9.1f %6.2f%s\n", method_name[w->m],
+			       w->queues, cpus_name(w), umem_name[w->u], w->flows, bench_median(w->mpps, (unsigned)a->rounds),
 			       bench_median(w->qmpps[0], (unsigned)a->rounds), bench_median(w->qmpps[1], (unsigned)a->rounds),
 			       bench_median(w->gbps, (unsigned)a->rounds), bench_median(w->cpu_gb, (unsigned)a->rounds),
 			       bench_median(w->ns_frame, (unsigned)a->rounds), bench_median(w->cores, (unsigned)a->rounds),
 			       other);
 		}
 		unsigned rd = (unsigned)a->rounds;
+		printf("2 queues vs 1 queue on CPU 0 + 1 queue on CPU 1 (frames/s): port %.2fx, raw %.2fx\n",
+		       ratio_sum(find(rows, n, M_PORT, U_PER_QUEUE, 2, 2, frame), find(rows, n, M_PORT, U_PER_QUEUE, 1, 1, frame),
+				 find_on(rows, n, M_PORT, U_PER_QUEUE, 1, 1, frame, 1), rd),
+		       ratio_sum(find(rows, n, M_RAW, U_PER_QUEUE, 2, 2, frame), find(rows, n, M_RAW, U_PER_QUEUE, 1, 1, frame),
+				 find_on(rows, n, M_RAW, U_PER_QUEUE, 1, 1, frame, 1), rd));
 		printf("2 queues vs 1 (frames/s): port %.2fx, raw %.2fx (goal >= 1.8x); shared vs per-queue UMEM: %.2fx\n"
 		       "port per-frame CPU, 2 queues over 1: %.2f; %lu flows vs 1 per queue: %.2fx (1 queue), %.2fx (2 queues)\n",
 		       ratio(find(rows, n, M_PORT, U_PER_QUEUE, 2, 2, frame), find(rows, n, M_PORT, U_PER_QUEUE, 1, 1, frame), rd),
@@ -551,6 +582,7 @@ static void print_json(const struct row *rows, unsigned n, const struct args *a)
 		bench_json_str(&j, "method", method_name[w->m]);
 		bench_json_str(&j, "mode", "copy");
 		bench_json_str(&j, "umem", umem_name[w->u]);
+		bench_json_str(&j, "cpus", cpus_name(w));
 		bench_json_u64(&j, "queues", w->queues);
 		bench_json_u64(&j, "frame_bytes", w->frame);
 		bench_json_u64(&j, "flows", w->flows);
@@ -579,6 +611,14 @@ static void print_json(const struct row *rows, unsigned n, const struct args *a)
 		uint32_t f = z ? 1514 : 64;
 		char k[64];
 
+		snprintf(k, sizeof(k), "scale_2_vs_cpu0_plus_cpu1_%uB", f);
+		bench_json_dbl(&j, k, ratio_sum(find(rows, n, M_PORT, U_PER_QUEUE, 2, 2, f),
+						find(rows, n, M_PORT, U_PER_QUEUE, 1, 1, f),
+						find_on(rows, n, M_PORT, U_PER_QUEUE, 1, 1, f, 1), rounds));
+		snprintf(k, sizeof(k), "raw_scale_2_vs_cpu0_plus_cpu1_%uB", f);
+		bench_json_dbl(&j, k, ratio_sum(find(rows, n, M_RAW, U_PER_QUEUE, 2, 2, f),
+						find(rows, n, M_RAW, U_PER_QUEUE, 1, 1, f),
+						find_on(rows, n, M_RAW, U_PER_QUEUE, 1, 1, f, 1), rounds));
 		snprintf(k, sizeof(k), "cpu_per_frame_2_vs_1_%uB", f);
 		bench_json_dbl(&j, k, cost_ratio(find(rows, n, M_PORT, U_PER_QUEUE, 2, 2, f),
 						find(rows, n, M_PORT, U_PER_QUEUE, 1, 1, f), rounds));
@@ -686,10 +726,14 @@ int main(int argc, char **argv)
 		uint32_t f = z ? 1514 : 64;
 
 		rows[n++] = (struct row){ .m = M_RAW, .u = U_PER_QUEUE, .queues = 1, .flows = 1, .frame = f };
+		/* CPUs of one machine differ (a VM's vCPUs): queue 0 alone on CPU 1 too, for the sum of both. */
+		rows[n++] = (struct row){ .m = M_RAW, .u = U_PER_QUEUE, .queues = 1, .flows = 1, .frame = f, .cpu = 1 };
 		rows[n++] = (struct row){ .m = M_RAW, .u = U_PER_QUEUE, .queues = 2, .flows = 2, .frame = f };
 		rows[n++] = (struct row){ .m = M_RAW, .u = U_SHARED, .queues = 2, .flows = 2, .frame = f };
 		for (uint32_t q = 1; q <= MAXQ; q++) {
 			rows[n++] = (struct row){ .m = M_PORT, .queues = q, .flows = q, .frame = f };
+			if (q == 1)
+				rows[n++] = (struct row){ .m = M_PORT, .queues = 1, .flows = 1, .frame = f, .cpu = 1 };
 			rows[n++] = (struct row){ .m = M_PORT, .queues = q, .flows = (uint32_t)a.flows, .frame = f };
 		}
 	}
