@@ -40,6 +40,7 @@
 #include <gso/cc.h>
 #include <gso/engine.h>
 #include <gso/evloop.h>
+#include <gso/port.h>
 #include <gso/route.h>
 #include <gso/tso.h>
 #include <gso/xdp.h>
@@ -48,6 +49,7 @@
 #include "json.h"
 #include "proto.h"
 #include "sender_dev.h"
+#include "sender_port.h"
 #include "stream.h"
 #include "util.h"
 
@@ -61,7 +63,7 @@ struct opts {
 	uint16_t port, sport;
 	uint64_t bytes, seed, mss;
 	double time_s, rate_bps, idle_s;
-	uint32_t queue, pacing_shift, min_segs, win_divisor, cc;
+	uint32_t queue, pacing_shift, min_segs, win_divisor, cc, queues, streams;
 	bool json, raw, no_sack, no_ts, check, quiet;
 };
 
@@ -103,6 +105,11 @@ static void usage(FILE *f)
 		"      --no-sack           do not offer SACK (NewReno recovery)\n"
 		"      --no-ts             do not offer timestamps\n"
 		"      --queue Q           AF_XDP queue (default 0)\n"
+		"      --queues N          N > 1: a multi-queue port (<gso/port.h>), one engine and worker\n"
+		"                          per queue, streams placed by their RSS hash (AF_XDP modes;\n"
+		"                          default 1: one engine on this thread)\n"
+		"      --streams M         with --queues: M streams, to ports P..P+M-1 from sports\n"
+		"                          S..S+M-1 (default M = N)\n"
 		"      --idle-timeout S    fail after S s without hearing from the peer (default 10)\n"
 		"      --check             verify the flow queue's accounting after every step\n"
 		"  -j, --json              one JSON object on stdout\n"
@@ -118,7 +125,7 @@ static void usage(FILE *f)
 }
 
 enum { O_DEV = 256, O_SRC, O_DSTMAC, O_SPORT, O_RAW, O_RATE, O_SHIFT, O_MINSEGS, O_DIV, O_CC, O_MSS,
-       O_NOSACK, O_NOTS, O_QUEUE, O_IDLE, O_CHECK, O_LIST };
+       O_NOSACK, O_NOTS, O_QUEUE, O_IDLE, O_CHECK, O_LIST, O_QUEUES, O_STREAMS };
 
 static uint32_t parse_u32(const char *name, const char *v, uint64_t lo, uint64_t hi)
 {
@@ -160,6 +167,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "idle-timeout", required_argument, 0, O_IDLE },
 		{ "check", no_argument, 0, O_CHECK },
 		{ "list-modes", no_argument, 0, O_LIST },
+		{ "queues", required_argument, 0, O_QUEUES },
+		{ "streams", required_argument, 0, O_STREAMS },
 		{ 0, 0, 0, 0 },
 	};
 	bool have_bytes = false;
@@ -223,6 +232,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				bench_die(BENCH_EXIT_USAGE, 0, "bad --idle-timeout '%s'", optarg);
 			break;
 		case O_CHECK: o->check = true; break;
+		case O_QUEUES: o->queues = parse_u32("queues", optarg, 1, GSO_PORT_MAX_QUEUES); break;
+		case O_STREAMS: o->streams = parse_u32("streams", optarg, 1, 1024); break;
 		case O_LIST:
 			for (unsigned m = 0; m < SND_MODE_COUNT; m++)
 				printf("%s\n", snd_mode_name(m));
@@ -236,6 +247,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (!have_bytes)
 		o->bytes = o->time_s ? UINT64_MAX : DEF_BYTES;
+	if (!o->queues)
+		o->queues = 1;
+	if (!o->streams)
+		o->streams = o->queues;
+	if (o->streams > 1 && o->queues == 1)
+		bench_die(BENCH_EXIT_USAGE, 0, "--streams needs --queues > 1");
 }
 
 /* ---- addressing --------------------------------------------------------- */
@@ -652,6 +669,18 @@ int main(int argc, char **argv)
 			  o.dst_mac ? "" : " (the kernel could not resolve it; --dst-mac sets it)");
 	if (o.src)
 		memcpy(rt.src, src, 16);
+	if (o.queues > 1)
+		return sender_port_run(&(struct sender_port_args){
+			.mode = o.mode, .ifindex = ifindex, .queues = o.queues, .streams = o.streams, .route = &rt,
+			.sport = o.sport ? o.sport : (uint16_t)(32768 + getpid() % 28000), .dport = o.port,
+			.bytes = o.bytes, .seed = o.seed, .raw = o.raw, .time_s = o.time_s, .json = o.json,
+			.quiet = o.quiet, .label = o.label,
+			.so = { .sz = sizeof(struct gso_stream_opts), .route = &rt, .cc_algo = o.cc, .mss = (uint32_t)o.mss,
+				.max_rate = (uint64_t)(o.rate_bps / 8), .pacing_shift = o.pacing_shift,
+				.min_segs = o.min_segs, .win_divisor = o.win_divisor,
+				.idle_ns = (uint64_t)(o.idle_s * 1e9),
+				.flags = (o.no_sack ? GSO_STREAM_F_NO_SACK : 0) | (o.no_ts ? GSO_STREAM_F_NO_TS : 0) |
+					 (o.check ? GSO_STREAM_F_CHECK : 0) } });
 
 	e = snd_dev_open(&d, o.mode, ifindex, o.queue, err, sizeof(err));
 	if (e == -EOPNOTSUPP)

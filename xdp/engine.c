@@ -627,11 +627,17 @@ static uint64_t min64(uint64_t a, uint64_t b)
 
 static int engine_pass(struct gso_engine *e, uint64_t *next_ns)
 {
-	uint64_t now = engine_now(e), next = GSO_EVLOOP_FOREVER, key;
+	uint64_t now, next = GSO_EVLOOP_FOREVER, key;
 	uint32_t slot;
 
 	e->st.polls++;
 	drain_wake(e);
+	/*
+	 * Read after the wake callback: what it did (a multi-queue port feeds
+	 * streams frames there) is stamped with the clock of its own, and the
+	 * timers below must not see a time before it (last_heard > now).
+	 */
+	now = engine_now(e);
 	if (e->mon.fd >= 0 && !e->dead && (e->mon_ready || now - e->mon_read_ns >= MON_POLL_NS))
 		read_monitor(e, now);
 	if (!e->dead)

@@ -67,7 +67,7 @@ struct gso_port; /* opaque */
 #define GSO_PORT_MAX_QUEUES 64u
 #define GSO_PORT_DEF_RING 1024u      /* gso_port__call entries per queue */
 #define GSO_PORT_MAX_RING (1u << 20)
-#define GSO_PORT_DEF_HANDOVER 256u   /* handed-over frames in flight per pair of queues */
+#define GSO_PORT_DEF_HANDOVER 1024u   /* handed-over frames in flight per pair of queues */
 #define GSO_PORT_HANDOVER_FRAME 256u /* longest frame handed over (an ACK with every option fits) */
 #define GSO_PORT_ALL UINT32_MAX      /* gso_port__stats: the sum over every queue */
 
