@@ -444,18 +444,6 @@ static double median(const double *v, unsigned n)
 
 /* ---- set-up ---- */
 
-static void tmpl_for(struct gso_tmpl *t, const struct xskbed *bed, uint16_t sport)
-{
-	GSO_OPTS(gso_tmpl_fields, f, .l3 = GSO_L3_IPV4, .l4 = GSO_L4_UDP, .sport = sport, .dport = 9, .df = true);
-
-	memcpy(f.eth_dst, bed->mac[1], 6);
-	memcpy(f.eth_src, bed->mac[0], 6);
-	inet_pton(AF_INET, XSKBED_IP0, f.saddr);
-	inet_pton(AF_INET, XSKBED_IP1, f.daddr);
-	if (gso_tmpl_build(t, &f))
-		bench_die(BENCH_EXIT_FAIL, EINVAL, "template");
-}
-
 static struct gso_dev *open_dev(const struct xskbed *bed, uint32_t queue)
 {
 	GSO_OPTS(gso_xsk_opts, o, .mode = GSO_XSK_MODE_COPY, .queue_id = queue, .flags = GSO_XSK_F_NO_SG);
@@ -498,7 +486,7 @@ static void open_engine(struct eng *g, const struct xskbed *bed, uint32_t nflows
 		/* Room for more than the starting load: round-robin refills may run ahead of a flow. */
 		GSO_OPTS(gso_dgram_opts, o, .tmpl = &t, .queue_len = 2 * g->depth < 4 ? 4 : 2 * g->depth,
 			 .rate = rate ? (rate / nflows ?: 1) : 0);
-		tmpl_for(&t, bed, (uint16_t)(BASE_PORT + i));
+		xskbed_udp_tmpl(bed, (uint16_t)(BASE_PORT + i), 9, &t);
 		err = gso_dgram__open(g->e, &o, &g->fl[i]);
 		if (err)
 			bench_die(BENCH_EXIT_FAIL, -err, "gso_dgram__open (flow %u)", i);
@@ -683,7 +671,7 @@ int main(int argc, char **argv)
 		payload[i] = (uint8_t)(i * 13 + 1);
 
 	b.p.dev = open_dev(&bed, 0);
-	tmpl_for(&b.p.t, &bed, (uint16_t)BASE_PORT);
+	xskbed_udp_tmpl(&bed, (uint16_t)BASE_PORT, 9, &b.p.t);
 	open_engine(&b.g, &bed, (uint32_t)a.flows, (uint64_t)(a.rate / 8));
 	nsizes = a.size ? 1 : 2;
 	for (unsigned z = 0; z < nsizes; z++)

@@ -64,17 +64,10 @@ struct frames {
 
 static void build_frames(struct frames *f, const struct xskbed *b, uint32_t len)
 {
-	GSO_OPTS(gso_tmpl_fields, tf, .l3 = GSO_L3_IPV4, .l4 = GSO_L4_UDP, .sport = UDP_PORT, .dport = UDP_PORT,
-		 .df = true);
 	static uint8_t payload[2048];
 	struct gso_frame out = { .buf = f->frame, .cap = sizeof(f->frame) };
 
-	memcpy(tf.eth_dst, b->mac[1], 6);
-	memcpy(tf.eth_src, b->mac[0], 6);
-	inet_pton(AF_INET, XSKBED_IP0, tf.saddr);
-	inet_pton(AF_INET, XSKBED_IP1, tf.daddr);
-	if (gso_tmpl_build(&f->tmpl, &tf))
-		bench_die(BENCH_EXIT_FAIL, EINVAL, "template");
+	xskbed_udp_tmpl(b, UDP_PORT, UDP_PORT, &f->tmpl);
 	f->len = len;
 	f->payload = len - f->tmpl.hdr_len;
 	for (uint32_t i = 0; i < f->payload; i++)

@@ -164,3 +164,23 @@ const char *bench_exe_dir(void)
 	*slash = 0;
 	return dir;
 }
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double bench_median(const double *v, unsigned n)
+{
+	double t[1024];
+
+	if (!n)
+		return 0;
+	if (n > 1024)
+		n = 1024;
+	memcpy(t, v, n * sizeof(*t));
+	qsort(t, n, sizeof(*t), cmp_double);
+	return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}

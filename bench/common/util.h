@@ -37,6 +37,9 @@ int bench_addr_parse(const char *ip, uint16_t port, int family, struct sockaddr_
 /* Print "prog: msg: strerror" to stderr and exit(code). */
 void bench_die(int code, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4), noreturn));
 
+/* The median of v[0..n-1] (v is not changed; n >= 1, at most 1024). */
+double bench_median(const double *v, unsigned n);
+
 /* Directory of the running executable (for finding build/bpf/...), or "." */
 const char *bench_exe_dir(void);
 

@@ -18,6 +18,8 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <arpa/inet.h>
+#include <gso/gso.h>
 
 #include "util.h"
 
@@ -221,27 +223,47 @@ fail:
 	return err;
 }
 
-int xskbed_drop_count(int cnt_fd, uint64_t *frames, uint64_t *bytes)
+/* One counter of the drop program, summed over CPUs. */
+static int drop_key(int cnt_fd, uint32_t k, uint64_t *sum)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *v, sum[2] = { 0, 0 };
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	uint64_t *v;
 
 	if (ncpu <= 0)
 		return -EINVAL;
 	v = calloc((size_t)ncpu, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	for (uint32_t k = 0; k < 2; k++) {
-		if (bpf_map_lookup_elem(cnt_fd, &k, v)) {
-			int err = -errno;
-			free(v);
-			return err;
-		}
-		for (int i = 0; i < ncpu; i++)
-			sum[k] += v[i];
-	}
+	*sum = 0;
+	if (bpf_map_lookup_elem(cnt_fd, &k, v))
+		err = -errno;
+	for (int i = 0; !err && i < ncpu; i++)
+		*sum += v[i];
 	free(v);
-	*frames = sum[0];
-	*bytes = sum[1];
-	return 0;
+	return err;
+}
+
+int xskbed_drop_count(int cnt_fd, uint64_t *frames, uint64_t *bytes)
+{
+	return drop_key(cnt_fd, 0, frames) ?: drop_key(cnt_fd, 1, bytes);
+}
+
+int xskbed_drop_queue_count(int cnt_fd, uint32_t queue, uint64_t *frames)
+{
+	if (queue >= XSKBED_DROP_QUEUES)
+		return -ERANGE;
+	return drop_key(cnt_fd, 2 + queue, frames);
+}
+
+void xskbed_udp_tmpl(const struct xskbed *b, uint16_t sport, uint16_t dport, struct gso_tmpl *t)
+{
+	GSO_OPTS(gso_tmpl_fields, f, .l3 = GSO_L3_IPV4, .l4 = GSO_L4_UDP, .sport = sport, .dport = dport,
+		 .df = true);
+
+	memcpy(f.eth_dst, b->mac[1], 6);
+	memcpy(f.eth_src, b->mac[0], 6);
+	inet_pton(AF_INET, XSKBED_IP0, f.saddr);
+	inet_pton(AF_INET, XSKBED_IP1, f.daddr);
+	if (gso_tmpl_build(t, &f))
+		bench_die(BENCH_EXIT_FAIL, EINVAL, "template");
 }

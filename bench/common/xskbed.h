@@ -43,5 +43,19 @@ void xskbed_destroy(struct xskbed *b);
 int xskbed_attach_drop(const struct xskbed *b, int side, int *cnt_fd, char *err, unsigned errlen);
 /* Frames and bytes the drop program has counted (all CPUs).  0 or -errno. */
 int xskbed_drop_count(int cnt_fd, uint64_t *frames, uint64_t *bytes);
+/*
+ * Frames the drop program counted on receive queue `queue` of its veth
+ * (= the peer's transmit queue: a veth keeps the queue number).  0,
+ * -ERANGE (queue >= XSKBED_DROP_QUEUES) or -errno.
+ */
+#define XSKBED_DROP_QUEUES 64 /* XDP_DROP_QUEUES in xdp/xdp_drop.bpf.c */
+int xskbed_drop_queue_count(int cnt_fd, uint32_t queue, uint64_t *frames);
+
+struct gso_tmpl;
+/*
+ * A UDP/IPv4 template from side 0 to side 1 (MACs and addresses of the
+ * test-bed, DF set).  Exits the program if it cannot be built.
+ */
+void xskbed_udp_tmpl(const struct xskbed *b, uint16_t sport, uint16_t dport, struct gso_tmpl *t);
 
 #endif
