@@ -40,7 +40,7 @@
  * gso_engine__start() creates, in which case every call on the engine and
  * its flows must come from the event callback (which runs on that thread),
  * except gso_engine__wake() and gso_engine__stop(), which any thread may
- * call.  Hand-off queues between threads come with the multi-queue port.
+ * call.  Hand-off between threads, one engine per queue: <gso/port.h>.
  *
  * Conventions as in <gso/xdp.h>: calls return 0, a count or a negative
  * errno and a failed call changes nothing; options and output structs
