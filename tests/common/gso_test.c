@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,4 +255,11 @@ void gso_testbed_destroy(struct gso_testbed *tb)
 		close(tb->watchdog_fd);
 	tb->watchdog_fd = -1;
 	tb->up = false;
+}
+
+void gso_test_count_wire(void *ctx, const void *frame, uint32_t len)
+{
+	(void)frame;
+	(void)len;
+	atomic_fetch_add_explicit((_Atomic uint32_t *)ctx, 1, memory_order_relaxed);
 }

@@ -20,6 +20,12 @@ uint64_t gso_test_rand(uint64_t *state);
 void gso_test_fill_random(void *buf, size_t len, uint64_t *state);
 
 /*
+ * A callback wire for the e1000 model (gso_e1000_opts.wire_fn) that only
+ * counts frames: wire_ctx is an _Atomic uint32_t (the model's thread adds).
+ */
+void gso_test_count_wire(void *ctx, const void *frame, uint32_t len);
+
+/*
  * A test-bed of two network namespaces joined by one veth pair, all with
  * names unique to this test run and process ("gsot<run>-<pid>-<n>a/b").
  * Nothing of the host is touched: the veth is created directly inside the

@@ -254,15 +254,7 @@ Test(super_rules, multi_segment_syn_and_rst_refused_everywhere)
 
 /* ---- through the e1000 model: nothing reaches the wire ---- */
 
-static _Atomic uint32_t frames;
-
-static void wire(void *ctx, const void *frame, uint32_t len)
-{
-	(void)ctx;
-	(void)frame;
-	(void)len;
-	atomic_fetch_add_explicit(&frames, 1, memory_order_relaxed);
-}
+static _Atomic uint32_t frames; /* on the model's wire (gso_test_count_wire) */
 
 static struct gso_dev *dev;
 
@@ -276,7 +268,8 @@ Test(super_rules, e1000_model_sends_no_multi_segment_syn_or_rst, .fini = fini)
 {
 	static const enum edit bad[] = { E_SYN, E_RST };
 	static const unsigned modes[] = { GSO_TSO_AUTO, GSO_TSO_OFFLOAD, GSO_TSO_SOFTWARE };
-	GSO_OPTS(gso_e1000_opts, o, .flags = GSO_E1000_F_NO_THREAD, .nchunks = 256, .wire_fn = wire);
+	GSO_OPTS(gso_e1000_opts, o, .flags = GSO_E1000_F_NO_THREAD, .nchunks = 256, .wire_fn = gso_test_count_wire,
+		 .wire_ctx = (void *)&frames);
 	struct gso_dev_stats st = { .sz = sizeof(st) };
 	struct gso_tx_plan plan;
 
