@@ -942,17 +942,6 @@ static void input(struct gso_stream *s, const struct tcp_seg *g, struct gso_dev 
 
 /* ---- lookup -------------------------------------------------------------------------------- */
 
-static uint32_t key_hash(const struct tcp_key *k)
-{
-	uint32_t h = 2166136261u;
-	const uint8_t *p = (const uint8_t *)k;
-
-	/* FNV-1a over the whole key (padding is zeroed where keys are made). */
-	for (size_t i = 0; i < sizeof(*k); i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
-}
-
 static bool key_eq(const struct tcp_key *a, const struct tcp_key *b)
 {
 	return !memcmp(a, b, sizeof(*a));
@@ -960,7 +949,7 @@ static bool key_eq(const struct tcp_key *a, const struct tcp_key *b)
 
 static struct gso_stream **bucket(struct gso_engine *e, const struct tcp_key *k)
 {
-	return &e->hash[key_hash(k) & e->hash_mask];
+	return &e->hash[tcp_key_hash(k) & e->hash_mask];
 }
 
 static struct gso_stream *lookup(struct gso_engine *e, const struct tcp_key *k)

@@ -48,11 +48,37 @@ struct tcp_seg {
 };
 
 /*
+ * Where a frame's IP and L4 headers are (`len` bytes from the Ethernet
+ * header, behind at most one 802.1Q tag): the one header walk of the
+ * receive path, for tcp_frame_key(), tcp_frame_parse() and rx_frame_csum().
+ */
+struct frame_l4 {
+	uint32_t ip;     /* offset of the IP header */
+	uint32_t l4;     /* offset of the L4 header */
+	uint32_t l4_len; /* L4 header and payload, as the IP header says */
+	uint16_t vlan;   /* 0x8000 | VLAN ID when tagged, else 0 */
+	uint8_t l3;      /* GSO_L3_IPV4 or GSO_L3_IPV6 */
+	uint8_t proto;   /* IPv4 protocol or IPv6 next header */
+	bool frag;       /* an IPv4 fragment (l4 and l4_len are this fragment's) */
+};
+
+/*
+ * Returns 0, -ENOENT when the frame is not IPv4 or IPv6, or -EBADMSG when
+ * the Ethernet or IP header is cut, the IP header is of another version,
+ * or it says lengths the frame does not hold.
+ */
+int frame_l4(const uint8_t *frame, uint32_t len, struct frame_l4 *out);
+
+/*
  * The 4-tuple of a TCP frame (`len` bytes from the Ethernet header).
  * Returns 0, or -ENOENT when it is not TCP over IPv4/IPv6 (or an IP
- * fragment), -EBADMSG when the IP header is inconsistent.
+ * fragment), -EBADMSG when the IP header is inconsistent (frame_l4()) or
+ * the TCP header does not fit.
  */
 int tcp_frame_key(const uint8_t *frame, uint32_t len, struct tcp_key *key);
+
+/* The hash of a key, for the engine's stream table and the port's owner tables (FNV-1a). */
+uint32_t tcp_key_hash(const struct tcp_key *key);
 
 /*
  * Parse the TCP segment of a frame whose key tcp_frame_key() gave.

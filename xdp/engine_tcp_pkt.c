@@ -24,76 +24,100 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)v;
 }
 
-/* Where the TCP header starts and how long the segment is; the addresses into key (may be NULL). */
-static int locate(const uint8_t *f, uint32_t len, uint32_t *l4, uint32_t *l4_len, struct tcp_key *key)
+int frame_l4(const uint8_t *f, uint32_t len, struct frame_l4 *o)
 {
 	uint32_t off = 14;
 	uint16_t et;
 
-	/* Keys are compared and hashed whole: padding included. */
-	if (key)
-		memset(key, 0, sizeof(*key));
+	memset(o, 0, sizeof(*o));
 	if (len < 14)
-		return -ENOENT;
+		return -EBADMSG;
 	et = get16(f + 12);
 	if (et == 0x8100) {
 		if (len < 18)
-			return -ENOENT;
+			return -EBADMSG;
 		et = get16(f + 16);
 		off = 18;
-		if (key)
-			key->vlan = 0x8000 | (get16(f + 14) & 0xfff);
+		o->vlan = (uint16_t)(0x8000 | (get16(f + 14) & 0xfff));
 	}
+	o->ip = off;
 	if (et == 0x0800) {
 		const uint8_t *ip = f + off;
 		unsigned ihl, tot;
 
-		if (len < off + 20 || (ip[0] >> 4) != 4 || ip[9] != 6)
-			return -ENOENT;
+		if (len < off + 20 || (ip[0] >> 4) != 4)
+			return -EBADMSG;
 		ihl = (ip[0] & 15) * 4u;
 		tot = get16(ip + 2);
 		if (ihl < 20 || tot < ihl || off + tot > len)
 			return -EBADMSG;
-		if (get16(ip + 6) & 0x3fff)
-			return -ENOENT; /* a fragment: never one of ours */
-		if (key) {
-			key->l3 = GSO_L3_IPV4;
-			memcpy(key->peer_addr, ip + 12, 4);
-			memcpy(key->our_addr, ip + 16, 4);
-		}
-		*l4 = off + ihl;
-		*l4_len = tot - ihl;
+		o->l3 = GSO_L3_IPV4;
+		o->proto = ip[9];
+		o->frag = (get16(ip + 6) & 0x3fff) != 0;
+		o->l4 = off + ihl;
+		o->l4_len = tot - ihl;
 	} else if (et == 0x86dd) {
 		const uint8_t *ip = f + off;
 
-		if (len < off + 40 || (ip[0] >> 4) != 6 || ip[6] != 6)
-			return -ENOENT;
-		if (key) {
-			key->l3 = GSO_L3_IPV6;
-			memcpy(key->peer_addr, ip + 8, 16);
-			memcpy(key->our_addr, ip + 24, 16);
-		}
-		*l4 = off + 40;
-		*l4_len = get16(ip + 4);
-		if (*l4 + *l4_len > len)
+		if (len < off + 40 || (ip[0] >> 4) != 6)
+			return -EBADMSG;
+		o->l3 = GSO_L3_IPV6;
+		o->proto = ip[6];
+		o->l4 = off + 40;
+		o->l4_len = get16(ip + 4);
+		if (o->l4 + o->l4_len > len)
 			return -EBADMSG;
 	} else {
 		return -ENOENT;
 	}
-	if (*l4_len < 20)
-		return -EBADMSG;
 	return 0;
+}
+
+/* A TCP segment's headers, or why the frame is not one (tcp_frame_key's errors). */
+static int locate(const uint8_t *f, uint32_t len, struct frame_l4 *w)
+{
+	int err = frame_l4(f, len, w);
+
+	if (err)
+		return err;
+	if (w->proto != 6 || w->frag)
+		return -ENOENT; /* not TCP, or a fragment: never one of ours */
+	return w->l4_len < 20 ? -EBADMSG : 0;
+}
+
+uint32_t tcp_key_hash(const struct tcp_key *k)
+{
+	uint32_t h = 2166136261u;
+	const uint8_t *p = (const uint8_t *)k;
+
+	/* Over the whole key: its padding is zeroed wherever keys are made. */
+	for (size_t i = 0; i < sizeof(*k); i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
 }
 
 int tcp_frame_key(const uint8_t *f, uint32_t len, struct tcp_key *key)
 {
-	uint32_t l4, l4_len;
-	int err = locate(f, len, &l4, &l4_len, key);
+	struct frame_l4 w;
+	const uint8_t *ip = f;
+	int err = locate(f, len, &w);
 
+	/* Keys are compared and hashed whole: padding included. */
+	memset(key, 0, sizeof(*key));
 	if (err)
 		return err;
-	key->peer_port = get16(f + l4);
-	key->our_port = get16(f + l4 + 2);
+	ip += w.ip;
+	key->vlan = w.vlan;
+	key->l3 = w.l3;
+	if (w.l3 == GSO_L3_IPV4) {
+		memcpy(key->peer_addr, ip + 12, 4);
+		memcpy(key->our_addr, ip + 16, 4);
+	} else {
+		memcpy(key->peer_addr, ip + 8, 16);
+		memcpy(key->our_addr, ip + 24, 16);
+	}
+	key->peer_port = get16(f + w.l4);
+	key->our_port = get16(f + w.l4 + 2);
 	return 0;
 }
 
@@ -153,12 +177,14 @@ static int parse_opts(const uint8_t *o, unsigned n, struct tcp_seg *s)
 
 int tcp_frame_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s)
 {
+	struct frame_l4 w;
 	uint32_t l4, l4_len;
 	unsigned doff;
-	int err = locate(f, len, &l4, &l4_len, NULL);
 
-	if (err)
+	if (locate(f, len, &w))
 		return -EBADMSG;
+	l4 = w.l4;
+	l4_len = w.l4_len;
 	doff = (f[l4 + 12] >> 4) * 4u;
 	if (doff < 20 || doff > l4_len)
 		return -EBADMSG;

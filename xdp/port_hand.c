@@ -30,20 +30,9 @@ static void inc(_Atomic uint64_t *c)
 
 /* ---- the owner table ---- */
 
-static uint32_t key_hash(const struct tcp_key *k)
-{
-	uint32_t h = 2166136261u;
-	const uint8_t *b = (const uint8_t *)k;
-
-	/* FNV-1a over the whole key, as the engine hashes it (padding is zero where keys are made). */
-	for (size_t i = 0; i < sizeof(*k); i++)
-		h = (h ^ b[i]) * 16777619u;
-	return h;
-}
-
 static struct port_owner **owner_slot(struct port_q *pq, const struct tcp_key *k)
 {
-	struct port_owner **o = &pq->owners[key_hash(k) & pq->owners_mask];
+	struct port_owner **o = &pq->owners[tcp_key_hash(k) & pq->owners_mask];
 
 	while (*o && memcmp(&(*o)->key, k, sizeof(*k)))
 		o = &(*o)->next;

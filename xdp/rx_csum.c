@@ -1,76 +1,48 @@
 /*
  * Checksums of a received frame (see engine_tcp_internal.h): the IPv4
  * header's, and the TCP or UDP checksum over the pseudo-header, with the
- * project's checksum code (gso/csum.h).  Pure.
+ * project's checksum code (gso/csum.h), behind the receive path's one
+ * header walk (frame_l4).  Pure.
  */
 #include "engine_tcp_internal.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include <gso/csum.h>
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
+#include <gso/tmpl.h>
 
 enum rx_csum rx_frame_csum(const uint8_t *f, uint32_t len)
 {
-	uint32_t off = 14, l4, l4_len, seed;
+	struct frame_l4 w;
 	const uint8_t *ip;
-	uint16_t et, field, want;
-	uint8_t proto;
+	uint32_t seed;
+	uint16_t field, want;
+	int err = frame_l4(f, len, &w);
 
-	if (len < 14)
-		return RX_CSUM_BAD;
-	et = get16(f + 12);
-	if (et == 0x8100) {
-		if (len < 18)
-			return RX_CSUM_BAD;
-		et = get16(f + 16);
-		off = 18;
-	}
-	ip = f + off;
-	if (et == 0x0800) {
-		unsigned ihl, tot;
-
-		if (len < off + 20)
-			return RX_CSUM_BAD;
-		ihl = (ip[0] & 15) * 4u;
-		tot = get16(ip + 2);
-		if (ihl < 20 || tot < ihl || off + tot > len)
-			return RX_CSUM_BAD;
+	if (err)
+		return err == -ENOENT ? RX_CSUM_OK : RX_CSUM_BAD; /* not IP: nothing of ours to check */
+	ip = f + w.ip;
+	if (w.l3 == GSO_L3_IPV4) {
 		/* The IPv4 header's sum, its checksum included, folds to all ones. */
-		if (gso_csum_fold(gso_csum_partial(ip, ihl, 0)) != 0xffff)
+		if (gso_csum_fold(gso_csum_partial(ip, w.l4 - w.ip, 0)) != 0xffff)
 			return RX_CSUM_BAD;
-		proto = ip[9];
-		l4 = off + ihl;
-		l4_len = tot - ihl;
-		if (get16(ip + 6) & 0x3fff)
+		if (w.frag)
 			return RX_CSUM_OK; /* a fragment: its L4 checksum covers the whole datagram */
-		seed = gso_csum_pseudo4(ip + 12, ip + 16, proto, l4_len);
-	} else if (et == 0x86dd) {
-		if (len < off + 40)
-			return RX_CSUM_BAD;
-		proto = ip[6];
-		l4 = off + 40;
-		l4_len = get16(ip + 4);
-		if (l4 + l4_len > len)
-			return RX_CSUM_BAD;
-		seed = gso_csum_pseudo6(ip + 8, ip + 24, proto, l4_len);
+		seed = gso_csum_pseudo4(ip + 12, ip + 16, w.proto, w.l4_len);
 	} else {
-		return RX_CSUM_OK; /* nothing of ours to check */
+		seed = gso_csum_pseudo6(ip + 8, ip + 24, w.proto, w.l4_len);
 	}
-	if (proto == 6 && l4_len >= 20)
-		memcpy(&field, f + l4 + 16, 2);
-	else if (proto == 17 && l4_len >= 8)
-		memcpy(&field, f + l4 + 6, 2);
+	if (w.proto == 6 && w.l4_len >= 20)
+		memcpy(&field, f + w.l4 + 16, 2);
+	else if (w.proto == 17 && w.l4_len >= 8)
+		memcpy(&field, f + w.l4 + 6, 2);
 	else
-		return proto == 6 || proto == 17 ? RX_CSUM_BAD : RX_CSUM_OK;
+		return w.proto == 6 || w.proto == 17 ? RX_CSUM_BAD : RX_CSUM_OK;
 	/* UDP over IPv4 may go without a checksum (RFC 768); over IPv6 it may not (RFC 8200 8.1). */
-	if (proto == 17 && !field)
-		return et == 0x0800 ? RX_CSUM_OK : RX_CSUM_BAD;
-	if (gso_csum_fold(gso_csum_partial(f + l4, l4_len, seed)) == 0xffff)
+	if (w.proto == 17 && !field)
+		return w.l3 == GSO_L3_IPV4 ? RX_CSUM_OK : RX_CSUM_BAD;
+	if (gso_csum_fold(gso_csum_partial(f + w.l4, w.l4_len, seed)) == 0xffff)
 		return RX_CSUM_OK;
 	/*
 	 * The folded pseudo-header alone is what a Linux sender on this host
