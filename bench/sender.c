@@ -100,7 +100,7 @@ static void usage(FILE *f)
 		"      --pacing-shift N    burst = rate >> N bytes (default 10, ~1 ms)\n"
 		"      --min-segs N        smallest rate-based burst (default 2)\n"
 		"      --win-divisor N     a cwnd-limited burst is at most cwnd/N (default 3)\n"
-		"      --cc reno|cubic     congestion control (default cubic; this kernel's TCP default may differ)\n"
+		"      --cc reno|cubic|bbr congestion control (default cubic; this kernel's TCP default may differ)\n"
 		"      --mss N             cap the segment size\n"
 		"      --no-sack           do not offer SACK (NewReno recovery)\n"
 		"      --no-ts             do not offer timestamps\n"
@@ -220,8 +220,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				o->cc = GSO_CC_RENO;
 			else if (!strcmp(optarg, "cubic"))
 				o->cc = GSO_CC_CUBIC;
+			else if (!strcmp(optarg, "bbr"))
+				o->cc = GSO_CC_BBR;
 			else
-				bench_die(BENCH_EXIT_USAGE, 0, "bad --cc '%s' (reno or cubic)", optarg);
+				bench_die(BENCH_EXIT_USAGE, 0, "bad --cc '%s' (reno, cubic or bbr)", optarg);
 			break;
 		case O_MSS: o->mss = parse_u32("mss", optarg, 64, 65535); break;
 		case O_NOSACK: o->no_sack = true; break;
@@ -443,6 +445,18 @@ static void on_event(void *ctx, const struct gso_engine_event *ev)
 
 /* ---- reporting ---------------------------------------------------------- */
 
+static const char *cc_name(uint32_t cc)
+{
+	return cc == GSO_CC_RENO ? "reno" : cc == GSO_CC_BBR ? "bbr" : "cubic";
+}
+
+static const char *bbr_mode_name(uint32_t m)
+{
+	static const char *const names[] = { "startup", "drain", "probe_bw", "probe_rtt" };
+
+	return m < sizeof(names) / sizeof(names[0]) ? names[m] : "?";
+}
+
 static uint32_t burst_pct(const struct gso_stream_info *st, double p)
 {
 	uint64_t n = 0, acc = 0;
@@ -536,7 +550,25 @@ static void report(const struct report_in *in)
 	bench_json_dbl(&j, "cpu_sys_s", in->cpu->sys);
 	bench_json_dbl(&j, "cpu_s_per_gb", gb > 0 ? cpu_s / gb : 0);
 	bench_json_dbl(&j, "gen_cpu_s", (double)in->r->gen_ns * 1e-9);
-	bench_json_str(&j, "cc", o->cc == GSO_CC_RENO ? "reno" : "cubic");
+	bench_json_str(&j, "cc", cc_name(o->cc));
+	bench_json_dbl(&j, "delivery_rate_gbps_end", (double)st->delivery_rate * 8e-9);
+	bench_json_u64(&j, "app_limited_marks", st->app_limited_marks);
+	if (st->bbr.sz) {
+		/* BBR's model at the end (as ss -i shows bbr:(bw,mrtt,pacing_gain,cwnd_gain)). */
+		bench_json_obj(&j, "bbr");
+		bench_json_str(&j, "mode", bbr_mode_name(st->bbr.mode));
+		bench_json_dbl(&j, "bw_gbps", (double)st->bbr.bw * 8e-9);
+		bench_json_dbl(&j, "min_rtt_us", (double)st->bbr.min_rtt_ns * 1e-3);
+		bench_json_dbl(&j, "pacing_gain", (double)st->bbr.pacing_gain / GSO_BBR_UNIT);
+		bench_json_dbl(&j, "cwnd_gain", (double)st->bbr.cwnd_gain / GSO_BBR_UNIT);
+		bench_json_u64(&j, "cycle_idx", st->bbr.cycle_idx);
+		bench_json_bool(&j, "full_bw_reached", st->bbr.full_bw_reached);
+		bench_json_u64(&j, "rounds", st->bbr.rounds);
+		bench_json_u64(&j, "probe_rtts", st->bbr.probe_rtts);
+		bench_json_u64(&j, "extra_acked_segs", st->bbr.extra_acked);
+		bench_json_u64(&j, "target_cwnd", st->bbr.target_cwnd);
+		bench_json_close(&j);
+	}
 	bench_json_u64(&j, "mss", st->mss);
 	bench_json_u64(&j, "hdr_len", st->hdr_len);
 	bench_json_bool(&j, "sack", st->sack);

@@ -41,7 +41,7 @@ static void update_rate(struct gso_cc *cc)
 int gso_cc__init(void *mem, size_t len, const struct gso_cc_opts *o, struct gso_cc **out)
 {
 	struct gso_cc *cc = mem;
-	uint32_t algo, mss, hdr, init, maxc, ss, ca;
+	uint32_t algo, mss, hdr, init, maxc, ss, ca, shift;
 
 	if (!mem || !out || !o || ((uintptr_t)mem & 7) || !GSO_OPTS_VALID(gso_cc_opts, o))
 		return -EINVAL;
@@ -52,8 +52,9 @@ int gso_cc__init(void *mem, size_t len, const struct gso_cc_opts *o, struct gso_
 	maxc = GSO_OPTS_GET(o, max_cwnd, 0u);
 	ss = GSO_OPTS_GET(o, ss_ratio, 0u);
 	ca = GSO_OPTS_GET(o, ca_ratio, 0u);
-	if (algo > GSO_CC_RENO || !mss || mss > 65535 || hdr > GSO_MAX_HDR_LEN ||
-	    ss > 10000 || ca > 10000)
+	shift = GSO_OPTS_GET(o, pacing_shift, 0u);
+	if (algo > GSO_CC_BBR || !mss || mss > 65535 || hdr > GSO_MAX_HDR_LEN ||
+	    ss > 10000 || ca > 10000 || shift > 31)
 		return -EINVAL;
 	if (len < sizeof(*cc))
 		return -ENOSPC;
@@ -72,7 +73,10 @@ int gso_cc__init(void *mem, size_t len, const struct gso_cc_opts *o, struct gso_
 	cc->ssthresh = UINT32_MAX;
 	gso_rtt__init(&cc->rtt, GSO_OPTS_GET(o, min_rtt_win_ns, (uint64_t)0));
 	gso_cc_cubic_reset(cc);
-	update_rate(cc);
+	if (algo == GSO_CC_BBR)
+		gso_cc_bbr_init(cc, shift ? shift : GSO_BURST_DEF_PACING_SHIFT, GSO_OPTS_GET(o, seed, 0u));
+	else
+		update_rate(cc);
 	*out = cc;
 	return 0;
 }
@@ -133,13 +137,16 @@ void gso_cc_avoid_ai(struct gso_cc *cc, uint32_t w, uint32_t acked)
 
 int gso_cc__on_ack(struct gso_cc *cc, const struct gso_cc_ack *a)
 {
+	const struct gso_rate_sample *rs;
 	uint64_t now, rtt;
 	uint32_t acked, flags;
 
 	if (!cc || !a || !GSO_OPTS_VALID(gso_cc_ack, a))
 		return -EINVAL;
 	flags = GSO_OPTS_GET(a, flags, 0u);
-	if (flags & ~GSO_CC_ACK_NOT_CWND_LIMITED)
+	rs = GSO_OPTS_GET(a, rs, (const struct gso_rate_sample *)NULL);
+	if ((flags & ~(GSO_CC_ACK_NOT_CWND_LIMITED | GSO_CC_ACK_RECOVERY)) ||
+	    (rs && !GSO_OPTS_VALID(gso_rate_sample, rs)))
 		return -EINVAL;
 	now = GSO_OPTS_GET(a, now_ns, (uint64_t)0);
 	rtt = GSO_OPTS_GET(a, rtt_ns, (uint64_t)0);
@@ -147,6 +154,10 @@ int gso_cc__on_ack(struct gso_cc *cc, const struct gso_cc_ack *a)
 	cc->packets_out = GSO_OPTS_GET(a, packets_out, 0u);
 	if (rtt)
 		gso_rtt__update(&cc->rtt, now, rtt);
+	if (cc->algo == GSO_CC_BBR) {
+		gso_cc_bbr_ack(cc, a, rs);
+		return 0;
+	}
 
 	/* ACKs within an RTT of a reduction acknowledge data sent before it:
 	 * growing on them would undo the reduction (Linux: no growth in
@@ -177,6 +188,8 @@ int gso_cc__on_loss(struct gso_cc *cc, uint64_t now_ns, uint64_t sent_ns)
 {
 	if (!cc)
 		return -EINVAL;
+	if (cc->algo == GSO_CC_BBR)
+		return gso_cc_bbr_loss(cc, now_ns, sent_ns);
 	if (cc->in_recovery_once && sent_ns <= cc->recovery_start_ns)
 		return 0;
 	reduce(cc, now_ns);
@@ -190,6 +203,10 @@ int gso_cc__on_rto(struct gso_cc *cc, uint64_t now_ns)
 {
 	if (!cc)
 		return -EINVAL;
+	if (cc->algo == GSO_CC_BBR) {
+		gso_cc_bbr_rto(cc, now_ns);
+		return 0;
+	}
 	reduce(cc, now_ns);
 	cc->cwnd = 1;
 	/* Slow start again from one segment at once; losses of segments sent
@@ -198,6 +215,20 @@ int gso_cc__on_rto(struct gso_cc *cc, uint64_t now_ns)
 	gso_cc_cubic_reset(cc);
 	update_rate(cc);
 	return 0;
+}
+
+int gso_cc__on_tx_start(struct gso_cc *cc, uint64_t now_ns, bool app_limited)
+{
+	if (!cc)
+		return -EINVAL;
+	if (cc->algo == GSO_CC_BBR)
+		gso_cc_bbr_tx_start(cc, now_ns, app_limited);
+	return 0;
+}
+
+uint32_t gso_cc__min_burst_segs(const struct gso_cc *cc)
+{
+	return cc && cc->algo == GSO_CC_BBR ? gso_cc_bbr_min_tso_segs(cc) : 0;
 }
 
 int gso_cc__state(const struct gso_cc *cc, struct gso_cc_state *st)

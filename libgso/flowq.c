@@ -169,6 +169,7 @@ int gso_flowq__init(void *mem, size_t len, const struct gso_flowq_opts *o, struc
 	q->una = q->nxt = q->end = c.isn;
 	q->wnd = UINT32_MAX;
 	q->head = q->tail = q->nxt_idx = FQ_NIL;
+	q->rs.sz = sizeof(q->rs);
 	for (uint32_t i = 0; i < c.cap; i++) {
 		q->ent[i].next = i + 1 < c.cap ? i + 1 : FQ_NIL;
 		q->ent[i].prev = FQ_NIL;
@@ -361,6 +362,9 @@ int gso_flowq__sent(struct gso_flowq *q, const struct gso_flowq_tx *tx, uint64_t
 		return -ENOSPC;
 	e = &q->ent[i];
 	segs = fq_segs(e);
+	/* A send into an empty pipe starts a flight: its intervals start now (tcp_rate_skb_sent). */
+	if (!q->c.packets_out)
+		q->first_tx_ns = q->delivered_ns = now_ns;
 	if (p.flags & GSO_FLOWQ_TX_RETRANS) {
 		fq_set_flags(q, i, e->flags | FQ_RETRANS | FQ_EVER_RT);
 		q->retrans_segs += segs;
@@ -371,10 +375,56 @@ int gso_flowq__sent(struct gso_flowq *q, const struct gso_flowq_tx *tx, uint64_t
 		q->sent_segs += segs;
 	}
 	e->tx_ns = now_ns;
+	e->rate_delivered = q->delivered;
+	e->rate_ns = q->delivered_ns;
+	e->rate_first_ns = q->first_tx_ns;
+	e->flags = (uint8_t)((e->flags & ~FQ_APP_LIM) | FQ_RATE | (q->app_limited ? FQ_APP_LIM : 0));
 	return 0;
 }
 
 /* ---- state ----------------------------------------------------------- */
+
+/* RFC 6675 pipe, in segments and bytes, as gso_flowq__info() reports it. */
+static void fq_pipe(const struct gso_flowq *q, uint32_t *segs, uint32_t *bytes)
+{
+	uint32_t b = q->c.in_flight_bytes;
+
+	/* Without SACK each duplicate ACK stands for one segment that left the network. */
+	*segs = q->c.in_flight - (q->reno_dup < q->c.in_flight ? q->reno_dup : q->c.in_flight);
+	if (q->reno_dup && q->head != FQ_NIL) {
+		uint64_t d = (uint64_t)q->reno_dup * q->ent[q->head].mss;
+
+		b = d < b ? b - (uint32_t)d : 0;
+	}
+	*bytes = b;
+}
+
+int gso_flowq__check_app_limited(struct gso_flowq *q, uint32_t cwnd_segs)
+{
+	uint32_t pipe, pipe_bytes, unsent, mss;
+
+	if (!q)
+		return -EINVAL;
+	fq_pipe(q, &pipe, &pipe_bytes);
+	unsent = q->end - q->nxt;
+	mss = q->nxt_idx != FQ_NIL ? q->ent[q->nxt_idx].mss : 1;
+	if (unsent >= mss || pipe >= cwnd_segs || q->c.lost_pending)
+		return 0;
+	/* Until what is in flight now is delivered (0 is "not limited", hence ?: 1). */
+	q->app_limited = (q->delivered + pipe_bytes) ?: 1;
+	return 1;
+}
+
+int gso_flowq__rate_sample(const struct gso_flowq *q, struct gso_rate_sample *rs)
+{
+	size_t n;
+
+	if (!q || !rs || rs->sz < sizeof(size_t))
+		return -EINVAL;
+	n = rs->sz < sizeof(q->rs) ? rs->sz : sizeof(q->rs);
+	memcpy((char *)rs + sizeof(size_t), (const char *)&q->rs + sizeof(size_t), n - sizeof(size_t));
+	return 0;
+}
 
 int gso_flowq__set_wnd(struct gso_flowq *q, uint32_t wnd)
 {
@@ -410,14 +460,7 @@ int gso_flowq__info(const struct gso_flowq *q, struct gso_flowq_info *st)
 	f.lost_out = q->c.lost_out;
 	f.retrans_out = q->c.retrans_out;
 	f.lost_pending = q->c.lost_pending;
-	/* Without SACK each duplicate ACK stands for one segment that left the network. */
-	f.in_flight = q->c.in_flight - (q->reno_dup < q->c.in_flight ? q->reno_dup : q->c.in_flight);
-	f.in_flight_bytes = q->c.in_flight_bytes;
-	if (q->reno_dup && q->head != FQ_NIL) {
-		uint64_t b = (uint64_t)q->reno_dup * q->ent[q->head].mss;
-
-		f.in_flight_bytes = b < f.in_flight_bytes ? f.in_flight_bytes - (uint32_t)b : 0;
-	}
+	fq_pipe(q, &f.in_flight, &f.in_flight_bytes);
 	f.dupacks = q->dupacks;
 	f.in_recovery = q->recovery;
 	f.recovery_end = q->recovery ? q->recovery_end : 0;
@@ -429,6 +472,11 @@ int gso_flowq__info(const struct gso_flowq *q, struct gso_flowq_info *st)
 	f.sack_unsplit = q->sack_unsplit;
 	f.min_rtt_ns = q->min_rtt_ns;
 	f.rack_lost = q->rack_lost;
+	f.delivered_bytes = q->delivered;
+	if (q->rate_interval_ns)
+		f.delivery_rate = (uint64_t)((unsigned __int128)q->rate_delivered * 1000000000u /
+					     q->rate_interval_ns);
+	f.app_limited = q->app_limited != 0;
 	f.sz = st->sz < sizeof(f) ? st->sz : sizeof(f);
 	memcpy(st, &f, f.sz);
 	return 0;

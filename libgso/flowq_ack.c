@@ -22,7 +22,85 @@ struct ack_ctx {
 	uint64_t rtt_tx_ns;   /* newest send time among delivered, never retransmitted bytes */
 	bool rtt_have;
 	uint64_t lost_oldest;
+	/* rate sample: the newest transmission this ACK delivers (tcp_rate_skb_delivered) */
+	bool rate_have;
+	uint8_t rate_flags;   /* GSO_RATE_F_* of that transmission */
+	uint32_t rate_end;    /* its end sequence: the tie-break between equal send times */
+	uint64_t prior_delivered, prior_ns, snd_interval_ns;
+	uint64_t delivered, lost; /* bytes newly delivered / marked lost by this ACK */
 };
+
+/*
+ * `len` bytes of entry e are delivered now (cumulatively or by SACK, not
+ * delivered before).  Of all deliveries of one ACK, the transmission sent
+ * last (ties: the higher sequence) gives the sample; it also starts the
+ * next flight (first_tx_ns).  A SACKed entry gives its sample once.
+ */
+static void rate_delivered(struct gso_flowq *q, struct ack_ctx *c, struct fq_ent *e, uint32_t len,
+			   bool sacked)
+{
+	q->delivered += len;
+	c->delivered += len;
+	if (!(e->flags & FQ_RATE))
+		return;
+	if (!c->rate_have || e->tx_ns > q->first_tx_ns ||
+	    (e->tx_ns == q->first_tx_ns && fq_after(fq_end(e), c->rate_end))) {
+		c->rate_have = true;
+		c->prior_delivered = e->rate_delivered;
+		c->prior_ns = e->rate_ns;
+		c->rate_flags = (uint8_t)(((e->flags & FQ_APP_LIM) ? GSO_RATE_F_APP_LIMITED : 0) |
+					  ((e->flags & FQ_EVER_RT) ? GSO_RATE_F_RETRANS : 0));
+		c->rate_end = fq_end(e);
+		c->snd_interval_ns = e->tx_ns - e->rate_first_ns;
+		q->first_tx_ns = e->tx_ns;
+	}
+	if (sacked)
+		e->flags &= (uint8_t)~FQ_RATE;
+}
+
+/*
+ * The ACK's sample (tcp_rate_gen): delivered since the chosen transmission
+ * over max(send interval, ACK interval); an interval below the min RTT is
+ * no measurement (ACK compression or a retransmission's stale state).
+ */
+static void rate_gen(struct gso_flowq *q, const struct ack_ctx *c, uint64_t now_ns,
+		     uint32_t prior_in_flight)
+{
+	struct gso_rate_sample *rs = &q->rs;
+	uint64_t ack_iv, iv;
+
+	if (q->app_limited && q->delivered > q->app_limited)
+		q->app_limited = 0;
+	if (c->delivered)
+		q->delivered_ns = now_ns;
+	memset(rs, 0, sizeof(*rs));
+	rs->sz = sizeof(*rs);
+	rs->delivered_total = q->delivered;
+	rs->rtt_ns = c->res->rtt_ns;
+	rs->acked_sacked = (uint32_t)c->delivered;
+	rs->losses = (uint32_t)c->lost;
+	rs->prior_in_flight = prior_in_flight;
+	if (!c->rate_have)
+		return;
+	ack_iv = now_ns > c->prior_ns ? now_ns - c->prior_ns : 0;
+	iv = c->snd_interval_ns > ack_iv ? c->snd_interval_ns : ack_iv;
+	rs->prior_delivered = c->prior_delivered;
+	rs->snd_interval_ns = c->snd_interval_ns;
+	rs->ack_interval_ns = ack_iv;
+	rs->flags = c->rate_flags;
+	if (!iv || iv < q->min_rtt_ns || q->delivered == c->prior_delivered)
+		return;
+	rs->delivered = q->delivered - c->prior_delivered;
+	rs->interval_ns = iv;
+	/* tcpi_delivery_rate: an app-limited sample only when it beats the last one. */
+	if (!(rs->flags & GSO_RATE_F_APP_LIMITED) || !q->rate_interval_ns ||
+	    (unsigned __int128)rs->delivered * q->rate_interval_ns >=
+		    (unsigned __int128)q->rate_delivered * iv) {
+		q->rate_delivered = rs->delivered;
+		q->rate_interval_ns = iv;
+		q->rate_app_limited = rs->flags & GSO_RATE_F_APP_LIMITED;
+	}
+}
 
 static void rtt_candidate(struct ack_ctx *c, const struct fq_ent *e)
 {
@@ -39,6 +117,7 @@ static void mark_lost(struct gso_flowq *q, uint32_t i, struct ack_ctx *c)
 	uint32_t segs = fq_segs(e);
 
 	fq_set_flags(q, i, (uint8_t)((e->flags | FQ_LOST) & ~FQ_RETRANS));
+	c->lost += e->len;
 	c->res->lost_segs += segs;
 	q->lost_marked += segs;
 	if (e->tx_ns < c->lost_oldest)
@@ -178,6 +257,7 @@ static void sack_block(struct gso_flowq *q, uint32_t s, uint32_t end, struct ack
 		c->res->sacked_segs += segs;
 		c->res->delivered_segs += segs;
 		rtt_candidate(c, e);
+		rate_delivered(q, c, e, e->len, true);
 		fq_set_flags(q, i, (uint8_t)((e->flags & ~(FQ_LOST | FQ_RETRANS)) | FQ_SACKED));
 	}
 }
@@ -194,7 +274,7 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 {
 	struct gso_flowq_ack A;
 	struct ack_ctx c;
-	uint32_t old_una, old_wnd, need = 0, i;
+	uint32_t old_una, old_wnd, need = 0, i, prior_in_flight;
 	uint64_t h = 0;
 	bool old_known;
 	unsigned k = 0;
@@ -213,6 +293,10 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 	if (fq_before(A.ack, q->una)) {
 		res->flags = GSO_FLOWQ_RES_OLD;
 		res->dupacks = q->dupacks;
+		memset(&q->rs, 0, sizeof(q->rs));
+		q->rs.sz = sizeof(q->rs);
+		q->rs.delivered_total = q->delivered;
+		q->rs.prior_in_flight = q->c.in_flight_bytes;
 		return 0;
 	}
 	for (i = q->head; i != FQ_NIL && fq_before(q->ent[i].seq, A.ack); i = q->ent[i].next) {
@@ -231,14 +315,16 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 	old_wnd = q->wnd;
 	old_known = q->wnd_known;
 
+	prior_in_flight = q->c.in_flight_bytes;
 	while ((i = q->head) != FQ_NIL && !fq_after(fq_end(&q->ent[i]), A.ack)) {
-		const struct fq_ent *e = &q->ent[i];
+		struct fq_ent *e = &q->ent[i];
 		uint32_t segs = fq_segs(e);
 
 		res->acked_segs += segs;
 		if (!(e->flags & FQ_SACKED)) {
 			res->delivered_segs += segs;
 			rtt_candidate(&c, e);
+			rate_delivered(q, &c, e, e->len, false);
 		}
 		rel_add(rel, &k, e->handle, e->off + e->len);
 		fq_remove(q, i);
@@ -258,6 +344,7 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 		if (!(e->flags & FQ_SACKED)) {
 			res->delivered_segs += before - after;
 			rtt_candidate(&c, e);
+			rate_delivered(q, &c, e, d, false);
 		}
 		rel_add(rel, &k, e->handle, e->off);
 	}
@@ -337,6 +424,7 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 		}
 	}
 	res->dupacks = q->dupacks;
+	rate_gen(q, &c, A.now_ns, prior_in_flight);
 	return 0;
 }
 

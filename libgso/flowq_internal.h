@@ -17,10 +17,21 @@
 #define FQ_LOST    (1u << 2) /* presumed lost: to be retransmitted */
 #define FQ_RETRANS (1u << 3) /* with LOST: retransmitted, in flight again */
 #define FQ_EVER_RT (1u << 4) /* retransmitted at some point: no RTT sample (Karn) */
+#define FQ_APP_LIM (1u << 5) /* last transmission made while app-limited (rate sample) */
+#define FQ_RATE    (1u << 6) /* rate_* hold the last transmission's delivery state */
 
+/*
+ * Each transmission records the flow's delivery state at that moment
+ * (Linux's skb->tx, tcp_rate_skb_sent): what an ACK that delivers the
+ * entry needs to make a rate sample; valid with FQ_RATE, which SACK
+ * clears (the sample was taken then, as Linux zeroes delivered_mstamp).
+ */
 struct fq_ent {
 	uint64_t handle;
 	uint64_t tx_ns;  /* last transmission */
+	uint64_t rate_delivered; /* q->delivered at that transmission */
+	uint64_t rate_ns;        /* q->delivered_ns then */
+	uint64_t rate_first_ns;  /* q->first_tx_ns then: start of its flight */
 	uint32_t seq;
 	uint32_t len;    /* > 0 */
 	uint32_t off;
@@ -53,6 +64,14 @@ struct gso_flowq {
 	uint64_t sent_segs, retrans_segs, lost_marked, sack_unsplit, rack_lost;
 	uint64_t min_rtt_ns;   /* smallest RTT sample taken (0: none yet) */
 	uint64_t rack_xmit_ns; /* send time of the newest delivered, never retransmitted bytes */
+	/* Delivery-rate estimation (tcp_rate.c), bytes and ns: */
+	uint64_t delivered;     /* payload bytes delivered so far (tp->delivered) */
+	uint64_t delivered_ns;  /* when the last delivery was acknowledged (delivered_mstamp) */
+	uint64_t first_tx_ns;   /* send time of the packet that started the current flight */
+	uint64_t app_limited;   /* nonzero: app-limited until delivered passes it */
+	uint64_t rate_delivered, rate_interval_ns; /* tcpi_delivery_rate's sample */
+	bool rate_app_limited;
+	struct gso_rate_sample rs; /* the last ACK's sample */
 	struct fq_ent ent[];
 };
 

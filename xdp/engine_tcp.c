@@ -61,6 +61,7 @@ struct gso_stream {
 	uint32_t flags, cc_algo, mss_cap, tx_flags, notsent_lowat;
 	uint64_t max_rate, idle_ns;
 	struct gso_burst_opts bo;
+	bool user_min_segs;      /* min_segs set by the user: the CC's minimum burst does not apply */
 
 	uint32_t state;          /* enum gso_stream_state */
 	bool sized;              /* the flow queue and CC exist: data may be written */
@@ -426,12 +427,17 @@ static void s_arm(struct gso_stream *s, uint64_t now)
 	if (s->state != GSO_STREAM_ESTABLISHED || !s->sized || s->f.armed || s->f.e->dead)
 		return;
 	gso_flowq__info(s->fq, &fi);
+	cwnd = gso_cc__cwnd(s->cc);
 	if (!fi.lost_pending && !fi.unsent_bytes) {
+		/* Room in cwnd and nothing to send: samples from now on measure us, not the path. */
+		if (!fi.app_limited && gso_flowq__check_app_limited(s->fq, cwnd) == 1)
+			s->st.app_limited_marks++;
 		maybe_fin(s, &fi, now);
 		return;
 	}
-	cwnd = gso_cc__cwnd(s->cc);
 	rate = pacing_rate(s);
+	if (!s->user_min_segs)
+		s->bo.min_segs = gso_cc__min_burst_segs(s->cc); /* BBR's own; 0: the pacer's default */
 	if (cwnd > s->st.cwnd_max)
 		s->st.cwnd_max = cwnd;
 	GSO_OPTS(gso_burst_in, in, .rate = rate, .queued = fi.unsent_bytes + (uint64_t)fi.lost_pending * s->st.mss,
@@ -543,6 +549,13 @@ static void t_sent(struct eflow *f, const struct gso_sched_burst *b, const struc
 	(void)tx;
 	s->ip_id = (uint16_t)(s->ip_id + s->ptx.segs);
 	f->e->st.frames += s->ptx.segs;
+	{
+		struct gso_flowq_info fi = { .sz = sizeof(fi) };
+
+		/* Sending into an empty pipe: a restart after idle (CA_EVENT_TX_START). */
+		if (!gso_flowq__info(s->fq, &fi) && !fi.packets_out)
+			gso_cc__on_tx_start(s->cc, now, fi.app_limited);
+	}
 	err = gso_flowq__sent(s->fq, &s->ptx, now);
 	if (err) {
 		fail(s, "recording a send", err, now);
@@ -709,7 +722,8 @@ static void size_stream(struct gso_stream *s, uint64_t now)
 		return;
 	}
 	gso_flowq__set_wnd(s->fq, s->syn_wnd);
-	GSO_OPTS(gso_cc_opts, co, .algo = s->cc_algo, .mss = mss, .hdr_len = s->st.hdr_len, .max_rate = s->max_rate);
+	GSO_OPTS(gso_cc_opts, co, .algo = s->cc_algo, .mss = mss, .hdr_len = s->st.hdr_len, .max_rate = s->max_rate,
+		 .pacing_shift = s->bo.pacing_shift);
 	err = gso_cc__create(&co, &s->cc);
 	if (err) {
 		fail(s, "congestion control", err, now);
@@ -835,12 +849,17 @@ static bool process_ack(struct gso_stream *s, const struct tcp_seg *g, uint64_t 
 		s->probe_at = 0;
 		s->backoff = 0;
 	}
-	if (res.delivered_segs || res.rtt_ns) {
+	/* BBR takes every ACK (bbr_main runs per ACK); Reno and CUBIC those that deliver. */
+	if (res.delivered_segs || res.rtt_ns || s->cc_algo == GSO_CC_BBR) {
 		struct gso_flowq_info after = { .sz = sizeof(after) };
+		struct gso_rate_sample rs = { .sz = sizeof(rs) };
 
 		gso_flowq__info(s->fq, &after);
+		gso_flowq__rate_sample(s->fq, &rs);
 		GSO_OPTS(gso_cc_ack, ca, .now_ns = now, .rtt_ns = res.rtt_ns, .acked_segs = res.delivered_segs,
-			 .packets_out = after.in_flight, .flags = s->cwnd_limited ? 0 : GSO_CC_ACK_NOT_CWND_LIMITED);
+			 .packets_out = after.in_flight, .rs = &rs,
+			 .flags = (s->cwnd_limited ? 0 : GSO_CC_ACK_NOT_CWND_LIMITED) |
+				  (after.in_recovery ? GSO_CC_ACK_RECOVERY : 0));
 		gso_cc__on_ack(s->cc, &ca);
 		if (res.rtt_ns)
 			s->st.rtt_samples++;
@@ -1141,7 +1160,7 @@ int gso_stream__connect(struct gso_engine *e, const struct gso_stream_opts *o, s
 	rt = GSO_OPTS_GET(o, route, (const struct gso_route *)NULL);
 	if (!rt || rt->sz <= sizeof(size_t) || (rt->l3 != GSO_L3_IPV4 && rt->l3 != GSO_L3_IPV6) ||
 	    !GSO_OPTS_GET(o, sport, 0) || !GSO_OPTS_GET(o, dport, 0) ||
-	    (GSO_OPTS_GET(o, flags, 0u) & ~GSO_STREAM_F_KNOWN) || GSO_OPTS_GET(o, cc_algo, 0u) > GSO_CC_RENO ||
+	    (GSO_OPTS_GET(o, flags, 0u) & ~GSO_STREAM_F_KNOWN) || GSO_OPTS_GET(o, cc_algo, 0u) > GSO_CC_BBR ||
 	    (GSO_OPTS_GET(o, mss, 0u) && GSO_OPTS_GET(o, mss, 0u) < 64))
 		return -EINVAL;
 	if (e->ifindex && rt->ifindex && rt->ifindex != e->ifindex)
@@ -1167,6 +1186,7 @@ int gso_stream__connect(struct gso_engine *e, const struct gso_stream_opts *o, s
 	}
 	s->flags = GSO_OPTS_GET(o, flags, 0u);
 	s->cc_algo = GSO_OPTS_GET(o, cc_algo, 0u);
+	s->user_min_segs = GSO_OPTS_GET(o, min_segs, 0u) != 0;
 	s->mss_cap = GSO_OPTS_GET(o, mss, 0u);
 	s->max_rate = GSO_OPTS_GET(o, max_rate, (uint64_t)0);
 	s->tx_flags = GSO_OPTS_GET(o, tx_flags, 0u);
@@ -1400,6 +1420,18 @@ int gso_stream__info(const struct gso_stream *s, struct gso_stream_info *info)
 	full.timestamps = s->ts_ok;
 	if (full.min_wnd == UINT32_MAX)
 		full.min_wnd = 0;
+	full.cc_algo = s->cc_algo;
+	if (s->fq) {
+		struct gso_flowq_info fi = { .sz = sizeof(fi) };
+
+		if (!gso_flowq__info(s->fq, &fi))
+			full.delivery_rate = fi.delivery_rate;
+	}
+	full.bbr.sz = 0;
+	if (s->cc && s->cc_algo == GSO_CC_BBR) {
+		full.bbr.sz = sizeof(full.bbr);
+		gso_cc__bbr_info(s->cc, &full.bbr);
+	}
 	if (s->cc && !gso_cc__state(s->cc, &cs)) {
 		full.cwnd = cs.cwnd;
 		full.ssthresh = cs.ssthresh == UINT32_MAX ? 0 : cs.ssthresh;

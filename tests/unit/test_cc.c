@@ -101,7 +101,7 @@ Test(cc, validates)
 	cr_expect_eq(gso_cc__create(NULL, &cc), -EINVAL);
 	GSO_OPTS(gso_cc_opts, bigmss, .mss = 65536);
 	cr_expect_eq(gso_cc__create(&bigmss, &cc), -EINVAL);
-	GSO_OPTS(gso_cc_opts, algo, .mss = 1448, .algo = 2);
+	GSO_OPTS(gso_cc_opts, algo, .mss = 1448, .algo = 3);
 	cr_expect_eq(gso_cc__create(&algo, &cc), -EINVAL);
 	GSO_OPTS(gso_cc_opts, hdr, .mss = 1448, .hdr_len = 256);
 	cr_expect_eq(gso_cc__create(&hdr, &cc), -EINVAL);

@@ -41,7 +41,15 @@
  * Linux does).  Retransmission timeouts are the
  * caller's timer: gso_flowq__timeout() marks everything outstanding lost.
  * Congestion control is not here: the results say how many segments were
- * delivered or found lost and when they were sent (gso/cc.h takes those).
+ * delivered or found lost and when they were sent, and every ACK leaves a
+ * delivery-rate sample (gso_flowq__rate_sample(); gso/cc.h takes those).
+ *
+ * Delivery-rate estimation (Linux tcp_rate.c): each transmission records
+ * the flow's delivered count and the time of the last delivery; an ACK
+ * takes the newest transmission it delivers and divides what was
+ * delivered since that transmission by the longer of its send and ACK
+ * intervals.  A transmission made while the application had nothing more
+ * to send (gso_flowq__check_app_limited()) marks its sample app-limited.
  *
  * Sequence numbers are 32-bit and wrap; at most GSO_FLOWQ_MAX_QUEUED bytes
  * may be queued at once so that every comparison is unambiguous.  FIN and
@@ -56,6 +64,7 @@
 #define GSO_FLOWQ_H
 
 #include <stdbool.h>
+#include <gso/cc.h>
 #include <gso/common.h>
 
 #ifdef __cplusplus
@@ -291,6 +300,26 @@ GSO_API int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 GSO_API int gso_flowq__timeout(struct gso_flowq *q);
 
 /*
+ * The delivery-rate sample of the last gso_flowq__ack() (see the top of
+ * this file and struct gso_rate_sample); delivered and interval_ns are 0
+ * when the ACK gave none (it delivered nothing newly, it was old, or the
+ * interval was shorter than the min RTT).  Fills `rs` up to rs->sz.
+ * Returns 0, or -EINVAL (NULL, sz too small).
+ */
+GSO_API int gso_flowq__rate_sample(const struct gso_flowq *q, struct gso_rate_sample *rs);
+
+/*
+ * Call when the sender could send (cwnd has room: fewer than cwnd_segs
+ * segments in flight) but has nothing: less than one MSS unsent and no
+ * lost segment waiting for retransmission (Linux
+ * tcp_rate_check_app_limited).  Transmissions from then on, until what is
+ * in flight now is delivered, make app-limited samples.  Returns 1 if the
+ * flow is now marked app-limited, 0 if the conditions do not hold, or
+ * -EINVAL (q NULL).
+ */
+GSO_API int gso_flowq__check_app_limited(struct gso_flowq *q, uint32_t cwnd_segs);
+
+/*
  * Set the peer's window (bytes; e.g. from the SYN-ACK, already scaled).
  * Returns 0 or -EINVAL.
  */
@@ -329,9 +358,13 @@ struct gso_flowq_info {
 	uint64_t sack_unsplit;   /* SACK edges not applied for lack of a free entry */
 	uint64_t min_rtt_ns;     /* smallest RTT sample the queue took (RACK's reordering window is 1/4) */
 	uint64_t rack_lost;      /* segments marked lost by RACK (lost retransmissions among them) */
+	uint64_t delivered_bytes; /* payload bytes delivered (cumulatively ACKed or SACKed) */
+	uint64_t delivery_rate;  /* payload bytes/s of the latest sample that was not
+				  * app-limited or beat the one before (tcpi_delivery_rate); 0 none */
+	uint32_t app_limited;    /* 1 while transmissions are marked app-limited */
 	size_t :0;
 };
-#define gso_flowq_info__last_field rack_lost
+#define gso_flowq_info__last_field app_limited
 
 /* Fill `st` up to st->sz.  Returns 0 or -EINVAL (NULL, sz too small). */
 GSO_API int gso_flowq__info(const struct gso_flowq *q, struct gso_flowq_info *st);

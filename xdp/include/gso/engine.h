@@ -436,7 +436,7 @@ struct gso_stream_opts {
 	uint16_t sport;       /* our port, host order (required, 1..65535) */
 	uint16_t dport;       /* the peer's port (required) */
 	uint32_t flags;       /* GSO_STREAM_F_* */
-	uint32_t cc_algo;     /* enum gso_cc_algo */
+	uint32_t cc_algo;     /* enum gso_cc_algo (GSO_CC_BBR: rate samples from the flow queue) */
 	uint32_t mss;         /* cap on the segment size (0: MTU, peer and device decide) */
 	uint64_t max_rate;    /* pacing rate cap, wire bytes/s (0 = none) */
 	uint32_t pacing_shift, min_segs, win_divisor; /* gso_burst_opts (0 = Linux's defaults) */
@@ -537,9 +537,14 @@ struct gso_stream_info {
 	uint64_t rx_out_of_window;   /* other segments outside the receive window: answered with an ACK */
 	uint64_t challenge_acks;     /* ACKs sent for the four lines above */
 	uint64_t challenge_limited;  /* ACKs due that were not sent: at most one per 500 ms per stream */
+	/* Congestion control and delivery rate: */
+	uint32_t cc_algo;            /* enum gso_cc_algo */
+	uint32_t app_limited_marks;  /* times the flow was found app-limited (gso_flowq__check_app_limited) */
+	uint64_t delivery_rate;      /* payload bytes/s, latest sample (tcpi_delivery_rate) */
+	struct gso_cc_bbr_info bbr;  /* with GSO_CC_BBR: the model (sz 0 otherwise) */
 	size_t :0;
 };
-#define gso_stream_info__last_field challenge_limited
+#define gso_stream_info__last_field bbr
 
 /* Fill `info` up to info->sz.  Works until gso_stream__close().  0 or -EINVAL. */
 GSO_API int gso_stream__info(const struct gso_stream *s, struct gso_stream_info *info);
