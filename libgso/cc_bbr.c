@@ -266,7 +266,6 @@ static void check_probe_rtt_done(struct gso_cc *cc, uint64_t now)
 	if (!b->probe_rtt_done_set || now <= b->probe_rtt_done_ns)
 		return;
 	b->min_rtt_stamp_ns = now; /* wait a whole window before the next PROBE_RTT */
-	b->probe_rtt_app = false;
 	if (b->prior_cwnd > cc->cwnd)
 		cc->cwnd = b->prior_cwnd;
 	reset_mode(b);
@@ -279,9 +278,16 @@ static bool sample_valid(const struct gso_rate_sample *rs)
 	return rs->delivered && rs->interval_ns;
 }
 
+/*
+ * Linux marks the socket app-limited on every ACK in PROBE_RTT, so that
+ * what is sent at 4 segments, up to the last such ACK's delivered + in
+ * flight, makes app-limited samples, also those that arrive after
+ * PROBE_RTT ended.  The controller cannot mark the transport's packets;
+ * it keeps the same range of delivered counts instead (probe_rtt_lo..hi,
+ * until the next PROBE_RTT) and treats samples of packets sent in it so.
+ */
 static bool sample_app_limited(const struct cc_bbr *b, const struct gso_rate_sample *rs)
 {
-	/* PROBE_RTT's own low rate is no measurement (Linux marks the socket app-limited). */
 	if (b->probe_rtt_app && rs->prior_delivered >= b->probe_rtt_lo &&
 	    rs->prior_delivered <= b->probe_rtt_hi)
 		return true;
@@ -658,6 +664,7 @@ int gso_cc__bbr_info(const struct gso_cc *cc, struct gso_cc_bbr_info *bi)
 	f.probe_rtts = b->probe_rtts;
 	f.target_cwnd = b->target_cwnd;
 	f.prior_cwnd = b->prior_cwnd;
+	f.min_rtt_stamp_ns = b->min_rtt_stamp_ns;
 	f.sz = bi->sz < sizeof(f) ? bi->sz : sizeof(f);
 	memcpy(bi, &f, f.sz);
 	return 0;

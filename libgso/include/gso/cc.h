@@ -294,9 +294,11 @@ struct gso_cc_bbr_info {
 	uint64_t probe_rtts;     /* PROBE_RTT entries so far */
 	uint32_t target_cwnd;    /* cwnd the model aims at (before PROBE_RTT's cap) */
 	uint32_t prior_cwnd;     /* cwnd saved at recovery or PROBE_RTT entry */
+	uint64_t min_rtt_stamp_ns; /* when min_rtt_ns was taken or PROBE_RTT last ended: the
+				    * next PROBE_RTT is due 10 s after it */
 	size_t :0;
 };
-#define gso_cc_bbr_info__last_field prior_cwnd
+#define gso_cc_bbr_info__last_field min_rtt_stamp_ns
 
 /* Fill `bi` up to bi->sz.  Returns 0, -EINVAL (NULL, sz too small), -EOPNOTSUPP (not BBR). */
 GSO_API int gso_cc__bbr_info(const struct gso_cc *cc, struct gso_cc_bbr_info *bi);

@@ -1,0 +1,627 @@
+/*
+ * Multi-flow bottleneck simulator on the library's transmit path; see
+ * flowsim.h.  Integer virtual time (ns), one event heap, no wall clock.
+ */
+#include "flowsim.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ISN 1000u
+#define FQ_ENTRIES 16384u
+#define MAX_RANGES 4096u   /* out-of-order ranges a receiver holds */
+#define UNSENT_TARGET (4u << 20) /* a bulk sender keeps this much queued */
+#define APP_TICK_NS 1000000ull
+#define HANDLE_BYTES (1ull << 30) /* a new buffer handle every GiB: offsets stay in 32 bits */
+#define MAX_BACKOFF 6u
+
+enum { EV_SEG, EV_ACK, EV_DELACK, EV_TX, EV_RTO, EV_APP };
+
+struct ev {
+	uint64_t t, seq;
+	uint64_t arg;
+	uint32_t type, flow;
+};
+
+struct ack_msg {
+	uint32_t ack, n_sack, next_free;
+	struct gso_flowq_sack sack[3];
+};
+
+struct range {
+	uint64_t lo, hi; /* segments [lo, hi) held out of order */
+};
+
+struct fs_flow {
+	unsigned id;
+	const struct fs_flow_params *fp;
+	struct gso_flowq *q;
+	struct gso_cc *cc;
+	struct gso_pacer pacer;
+	struct gso_flowq_rel *rel;
+	/* application */
+	uint64_t written, avail;   /* bytes appended to the queue / made available by the app */
+	uint64_t handle, handle_off;
+	bool app_tick_armed;
+	/* timers */
+	uint64_t tx_at, tx_gen, rto_at, rto_gen;
+	uint32_t backoff;
+	/* receiver */
+	uint64_t rcv_nxt;          /* next in-order segment */
+	struct range *rng;
+	uint32_t nrng;
+	uint64_t last_ooo;
+	uint32_t unacked;
+	bool delack_armed;
+	uint64_t delack_gen;
+	struct fs_flow_result *res;
+};
+
+struct fs_sim {
+	const struct fs_params *p;
+	struct fs_result *r;
+	struct ev *heap;
+	uint32_t n, cap;
+	uint64_t seq, now;
+	int err;
+	uint32_t rng;
+	/* bottleneck */
+	uint64_t *qdep;            /* departure times of queued frames (ring) */
+	uint32_t *qlen_bytes;      /* their sizes */
+	uint32_t qhead, qn, qcap;
+	uint64_t q_bytes, link_free;
+	uint64_t q_area, q_area_from; /* integral of queue bytes over time (mean) */
+	/* ACK messages */
+	struct ack_msg *acks;
+	uint32_t nacks, ack_free;
+	struct fs_flow flow[FS_MAX_FLOWS];
+};
+
+double fs_payload_rate(const struct fs_params *p)
+{
+	return (double)p->link_rate * p->mss / (p->mss + p->hdr_len);
+}
+
+/* ---- events ----------------------------------------------------------- */
+
+static bool ev_less(const struct ev *a, const struct ev *b)
+{
+	return a->t != b->t ? a->t < b->t : a->seq < b->seq;
+}
+
+static void push(struct fs_sim *s, uint64_t t, uint32_t type, uint32_t flow, uint64_t arg)
+{
+	uint32_t i;
+
+	if (s->n == s->cap) {
+		uint32_t nc = s->cap ? s->cap * 2 : 1u << 16;
+		struct ev *h = realloc(s->heap, (size_t)nc * sizeof(*h));
+
+		if (!h) {
+			s->err = -ENOMEM;
+			return;
+		}
+		s->heap = h;
+		s->cap = nc;
+	}
+	i = s->n++;
+	s->heap[i] = (struct ev){ .t = t, .seq = s->seq++, .arg = arg, .type = type, .flow = flow };
+	while (i && ev_less(&s->heap[i], &s->heap[(i - 1) / 2])) {
+		struct ev tmp = s->heap[i];
+
+		s->heap[i] = s->heap[(i - 1) / 2];
+		s->heap[(i - 1) / 2] = tmp;
+		i = (i - 1) / 2;
+	}
+}
+
+static struct ev pop(struct fs_sim *s)
+{
+	struct ev top = s->heap[0];
+	uint32_t i = 0;
+
+	s->heap[0] = s->heap[--s->n];
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		struct ev tmp;
+
+		if (c >= s->n)
+			break;
+		if (c + 1 < s->n && ev_less(&s->heap[c + 1], &s->heap[c]))
+			c++;
+		if (!ev_less(&s->heap[c], &s->heap[i]))
+			break;
+		tmp = s->heap[i];
+		s->heap[i] = s->heap[c];
+		s->heap[c] = tmp;
+		i = c;
+	}
+	return top;
+}
+
+static uint32_t rand32(struct fs_sim *s)
+{
+	uint32_t x = s->rng;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	s->rng = x;
+	return x;
+}
+
+/* ---- the path ----------------------------------------------------------- */
+
+static void queue_account(struct fs_sim *s, uint64_t until)
+{
+	uint64_t from = s->q_area_from > s->p->measure_from_ns ? s->q_area_from : s->p->measure_from_ns;
+
+	if (until > from)
+		s->q_area += s->q_bytes * (until - from);
+	s->q_area_from = until;
+}
+
+/* Frames that left the bottleneck by `t` leave its queue. */
+static void queue_drain(struct fs_sim *s, uint64_t t)
+{
+	while (s->qn && s->qdep[s->qhead] <= t) {
+		queue_account(s, s->qdep[s->qhead]);
+		s->q_bytes -= s->qlen_bytes[s->qhead];
+		s->qhead = (s->qhead + 1) % s->qcap;
+		s->qn--;
+	}
+	queue_account(s, t);
+}
+
+static void transmit(struct fs_sim *s, struct fs_flow *f, uint64_t seg)
+{
+	const struct fs_params *p = s->p;
+	uint32_t wire = p->mss + p->hdr_len;
+	uint64_t dep;
+
+	f->res->segs_sent++;
+	if (p->loss_ppm && rand32(s) % 1000000u < p->loss_ppm) {
+		f->res->losses_random++;
+		return;
+	}
+	queue_drain(s, s->now);
+	if (s->q_bytes + wire > p->queue_bytes || s->qn == s->qcap) {
+		f->res->losses_queue++;
+		return;
+	}
+	dep = (s->now > s->link_free ? s->now : s->link_free) + (uint64_t)wire * 1000000000u / p->link_rate;
+	s->link_free = dep;
+	s->qdep[(s->qhead + s->qn) % s->qcap] = dep;
+	s->qlen_bytes[(s->qhead + s->qn) % s->qcap] = wire;
+	s->qn++;
+	s->q_bytes += wire;
+	if (s->now >= p->measure_from_ns && s->q_bytes > s->r->max_queue_bytes)
+		s->r->max_queue_bytes = s->q_bytes;
+	push(s, dep + p->rtt_ns / 2, EV_SEG, f->id, seg);
+}
+
+/* ---- receiver ----------------------------------------------------------- */
+
+static uint32_t seq_of(const struct fs_sim *s, uint64_t seg)
+{
+	return (uint32_t)(ISN + seg * s->p->mss);
+}
+
+static void send_ack(struct fs_sim *s, struct fs_flow *f)
+{
+	struct ack_msg *m;
+	uint32_t idx, k = 0;
+	int first = -1;
+
+	f->unacked = 0;
+	f->delack_armed = false;
+	f->delack_gen++;
+	if (s->ack_free == UINT32_MAX) {
+		uint32_t nc = s->nacks ? s->nacks * 2 : 4096;
+		struct ack_msg *a = realloc(s->acks, (size_t)nc * sizeof(*a));
+
+		if (!a) {
+			s->err = -ENOMEM;
+			return;
+		}
+		for (uint32_t i = s->nacks; i < nc; i++)
+			a[i].next_free = i + 1 < nc ? i + 1 : UINT32_MAX;
+		s->acks = a;
+		s->ack_free = s->nacks;
+		s->nacks = nc;
+	}
+	idx = s->ack_free;
+	m = &s->acks[idx];
+	s->ack_free = m->next_free;
+	m->ack = seq_of(s, f->rcv_nxt);
+	/* RFC 2018: the block with the latest arrival first, then the highest ones. */
+	for (uint32_t i = 0; i < f->nrng; i++)
+		if (f->last_ooo >= f->rng[i].lo && f->last_ooo < f->rng[i].hi)
+			first = (int)i;
+	if (first >= 0)
+		m->sack[k++] = (struct gso_flowq_sack){ seq_of(s, f->rng[first].lo), seq_of(s, f->rng[first].hi) };
+	for (int i = (int)f->nrng - 1; i >= 0 && k < 3; i--)
+		if (i != first)
+			m->sack[k++] = (struct gso_flowq_sack){ seq_of(s, f->rng[i].lo), seq_of(s, f->rng[i].hi) };
+	m->n_sack = k;
+	push(s, s->now + s->p->rtt_ns / 2, EV_ACK, f->id, idx);
+}
+
+/* Hold an out-of-order segment: extend, merge or insert a range (kept sorted). */
+static int hold(struct fs_flow *f, uint64_t seg)
+{
+	uint32_t i = 0;
+
+	while (i < f->nrng && f->rng[i].hi < seg)
+		i++;
+	if (i < f->nrng && seg >= f->rng[i].lo && seg < f->rng[i].hi)
+		return 0; /* a duplicate */
+	if (i < f->nrng && f->rng[i].hi == seg) {
+		f->rng[i].hi++;
+		if (i + 1 < f->nrng && f->rng[i + 1].lo == f->rng[i].hi) {
+			f->rng[i].hi = f->rng[i + 1].hi;
+			memmove(&f->rng[i + 1], &f->rng[i + 2], (f->nrng - i - 2) * sizeof(*f->rng));
+			f->nrng--;
+		}
+		return 0;
+	}
+	if (i < f->nrng && f->rng[i].lo == seg + 1) {
+		f->rng[i].lo = seg;
+		return 0;
+	}
+	if (f->nrng == MAX_RANGES)
+		return -E2BIG;
+	memmove(&f->rng[i + 1], &f->rng[i], (f->nrng - i) * sizeof(*f->rng));
+	f->rng[i] = (struct range){ seg, seg + 1 };
+	f->nrng++;
+	return 0;
+}
+
+static void deliver_bytes(struct fs_sim *s, struct fs_flow *f, uint64_t segs)
+{
+	uint64_t b = segs * s->p->mss;
+
+	f->res->delivered += b;
+	if (s->now >= s->p->measure_from_ns)
+		f->res->measured += b;
+}
+
+static void rx_seg(struct fs_sim *s, struct fs_flow *f, uint64_t seg)
+{
+	bool filled = false;
+
+	if (seg < f->rcv_nxt) {
+		send_ack(s, f); /* a spurious retransmission: tell the sender at once */
+		return;
+	}
+	if (seg > f->rcv_nxt) {
+		int err = hold(f, seg);
+
+		if (err)
+			s->err = err;
+		f->last_ooo = seg;
+		send_ack(s, f);
+		return;
+	}
+	f->rcv_nxt++;
+	deliver_bytes(s, f, 1);
+	if (f->nrng && f->rng[0].lo == f->rcv_nxt) {
+		deliver_bytes(s, f, f->rng[0].hi - f->rng[0].lo);
+		f->rcv_nxt = f->rng[0].hi;
+		memmove(&f->rng[0], &f->rng[1], (f->nrng - 1) * sizeof(*f->rng));
+		f->nrng--;
+		filled = true;
+	}
+	if (filled || f->nrng || ++f->unacked >= (s->p->ack_every ? s->p->ack_every : 2)) {
+		send_ack(s, f);
+	} else if (!f->delack_armed) {
+		f->delack_armed = true;
+		push(s, s->now + (s->p->delack_ns ? s->p->delack_ns : 5000000u), EV_DELACK, f->id, f->delack_gen);
+	}
+}
+
+/* ---- sender ------------------------------------------------------------- */
+
+static bool app_limited_now(const struct fs_sim *s, const struct fs_flow *f)
+{
+	return f->fp->app_rate && s->now >= f->fp->app_from_ns && s->now < f->fp->app_to_ns;
+}
+
+/* The application hands data to the queue: bulk keeps UNSENT_TARGET queued. */
+static void top_up(struct fs_sim *s, struct fs_flow *f)
+{
+	const struct fs_params *p = s->p;
+	struct gso_flowq_info fi = { .sz = sizeof(fi) };
+	uint32_t chunk = 65160u / p->mss * p->mss;
+
+	gso_flowq__info(f->q, &fi);
+	if (!app_limited_now(s, f))
+		f->avail = f->written + (fi.unsent_bytes < UNSENT_TARGET ? UNSENT_TARGET - fi.unsent_bytes : 0);
+	while (f->avail >= f->written + p->mss) {
+		uint64_t want = f->avail - f->written;
+		uint32_t len = want < chunk ? (uint32_t)(want / p->mss * p->mss) : chunk;
+		int err;
+
+		if (f->handle_off + len > HANDLE_BYTES) {
+			f->handle++;
+			f->handle_off = 0;
+		}
+		err = gso_flowq__append(f->q, f->handle, (uint32_t)f->handle_off, len, p->mss);
+		if (err == -ENOSPC)
+			return; /* entries full: wait for ACKs */
+		if (err) {
+			s->err = err;
+			return;
+		}
+		f->handle_off += len;
+		f->written += len;
+	}
+}
+
+static void arm_rto(struct fs_sim *s, struct fs_flow *f)
+{
+	struct gso_flowq_info fi = { .sz = sizeof(fi) };
+	struct gso_cc_state cs;
+	uint64_t rto;
+
+	gso_flowq__info(f->q, &fi);
+	if (!fi.unacked_bytes) {
+		f->rto_at = 0;
+		return;
+	}
+	gso_cc__state(f->cc, &cs);
+	rto = cs.rto_ns << f->backoff;
+	f->rto_at = s->now + rto;
+	push(s, f->rto_at, EV_RTO, f->id, ++f->rto_gen);
+}
+
+static void try_send(struct fs_sim *s, struct fs_flow *f)
+{
+	const struct fs_params *p = s->p;
+
+	if (s->now < f->fp->start_ns)
+		return;
+	for (;;) {
+		struct gso_flowq_info fi = { .sz = sizeof(fi) };
+		struct gso_cc_state cs;
+		struct gso_flowq_tx tx;
+		struct gso_burst b;
+		uint64_t next = gso_pacer__next(&f->pacer), dep;
+		uint32_t cwnd;
+		int segs, r;
+
+		top_up(s, f);
+		if (s->err)
+			return;
+		if (next > s->now) {
+			if (f->tx_at != next) {
+				f->tx_at = next;
+				push(s, next, EV_TX, f->id, ++f->tx_gen);
+			}
+			return;
+		}
+		gso_flowq__info(f->q, &fi);
+		gso_cc__state(f->cc, &cs);
+		cwnd = cs.cwnd;
+		GSO_OPTS(gso_burst_in, in, .rate = cs.pacing_rate,
+			 .queued = fi.unsent_bytes + (uint64_t)fi.lost_pending * p->mss, .mss = p->mss,
+			 .hdr_len = p->hdr_len, .cwnd = cwnd, .in_flight = fi.in_flight,
+			 .peer_wnd = UINT32_MAX, .min_rtt_ns = cs.min_rtt_ns,
+			 .flags = fi.in_recovery ? GSO_BURST_IN_RECOVERY : 0);
+		GSO_OPTS(gso_burst_opts, bo, .min_segs = gso_cc__min_burst_segs(f->cc));
+		segs = gso_burst_size(&in, &bo, &b);
+		if (segs < 0) {
+			s->err = segs;
+			return;
+		}
+		if (!segs) {
+			if (!fi.lost_pending && fi.unsent_bytes < p->mss)
+				gso_flowq__check_app_limited(f->q, cwnd);
+			return;
+		}
+		r = gso_flowq__peek(f->q, (uint32_t)segs, &tx);
+		if (r <= 0) {
+			if (r < 0)
+				s->err = r;
+			return;
+		}
+		if (!fi.packets_out)
+			gso_cc__on_tx_start(f->cc, s->now, fi.app_limited);
+		r = gso_flowq__sent(f->q, &tx, s->now);
+		if (r) {
+			s->err = r;
+			return;
+		}
+		gso_pacer__stamp(&f->pacer, s->now, cs.pacing_rate, tx.len + tx.segs * p->hdr_len, tx.segs, &dep);
+		if (tx.flags & GSO_FLOWQ_TX_RETRANS)
+			f->res->retrans_segs += tx.segs;
+		for (uint32_t k = 0; k < tx.segs; k++)
+			transmit(s, f, (uint32_t)(tx.seq - ISN) / p->mss + k);
+		if (!f->rto_at)
+			arm_rto(s, f);
+	}
+}
+
+static void rx_ack(struct fs_sim *s, struct fs_flow *f, const struct ack_msg *m)
+{
+	struct gso_flowq_ack_res res;
+	struct gso_flowq_info after = { .sz = sizeof(after) };
+	struct gso_rate_sample rs = { .sz = sizeof(rs) };
+	int err;
+
+	GSO_OPTS(gso_flowq_ack, a, .now_ns = s->now, .ack = m->ack, .wnd = 1u << 30, .n_sack = m->n_sack);
+	memcpy(a.sack, m->sack, sizeof(m->sack));
+	err = gso_flowq__ack(f->q, &a, &res, f->rel, FQ_ENTRIES + 1);
+	if (err) {
+		s->err = err;
+		return;
+	}
+	if (res.flags & GSO_FLOWQ_RES_OLD)
+		return;
+	gso_flowq__info(f->q, &after);
+	gso_flowq__rate_sample(f->q, &rs);
+	/* As the engine: every ACK to BBR, delivering ones to Reno and CUBIC. */
+	if (res.delivered_segs || res.rtt_ns || f->fp->cc_algo == GSO_CC_BBR) {
+		GSO_OPTS(gso_cc_ack, ca, .now_ns = s->now, .rtt_ns = res.rtt_ns, .acked_segs = res.delivered_segs,
+			 .packets_out = after.in_flight, .rs = &rs,
+			 .flags = after.in_recovery ? GSO_CC_ACK_RECOVERY : 0);
+		gso_cc__on_ack(f->cc, &ca);
+	}
+	if (res.lost_segs)
+		gso_cc__on_loss(f->cc, s->now, res.lost_sent_ns);
+	if (res.flags & GSO_FLOWQ_RES_ADVANCED) {
+		f->backoff = 0;
+		arm_rto(s, f);
+	}
+	if (s->p->hook)
+		s->p->hook(s->p->hook_ctx, f->id, s->now, f->cc, f->q);
+	try_send(s, f);
+}
+
+static void rto_fire(struct fs_sim *s, struct fs_flow *f)
+{
+	f->res->rto++;
+	if (f->backoff < MAX_BACKOFF)
+		f->backoff++;
+	gso_flowq__timeout(f->q);
+	gso_cc__on_rto(f->cc, s->now);
+	f->rto_at = 0;
+	arm_rto(s, f);
+	try_send(s, f);
+}
+
+static void app_tick(struct fs_sim *s, struct fs_flow *f)
+{
+	if (app_limited_now(s, f)) {
+		f->avail += f->fp->app_rate * APP_TICK_NS / 1000000000u;
+		push(s, s->now + APP_TICK_NS, EV_APP, f->id, 0);
+	} else if (s->now < f->fp->app_from_ns) {
+		push(s, f->fp->app_from_ns, EV_APP, f->id, 0);
+		return;
+	}
+	try_send(s, f);
+}
+
+/* ---- set-up ------------------------------------------------------------- */
+
+static int flow_init(struct fs_sim *s, struct fs_flow *f, unsigned i)
+{
+	const struct fs_params *p = s->p;
+
+	f->id = i;
+	f->fp = &p->flow[i];
+	f->res = &s->r->flow[i];
+	GSO_OPTS(gso_flowq_opts, fo, .max_entries = FQ_ENTRIES, .isn = ISN);
+	GSO_OPTS(gso_cc_opts, co, .algo = f->fp->cc_algo, .mss = p->mss, .hdr_len = p->hdr_len,
+		 .seed = f->fp->seed ? f->fp->seed : i + 1);
+	f->rel = calloc(FQ_ENTRIES + 1, sizeof(*f->rel));
+	f->rng = calloc(MAX_RANGES, sizeof(*f->rng));
+	if (!f->rel || !f->rng)
+		return -ENOMEM;
+	if (gso_flowq__create(&fo, &f->q) || gso_cc__create(&co, &f->cc))
+		return -EINVAL;
+	gso_pacer__init(&f->pacer, NULL);
+	push(s, f->fp->start_ns, EV_TX, i, ++f->tx_gen);
+	if (f->fp->app_rate)
+		push(s, f->fp->app_from_ns, EV_APP, i, 0);
+	return 0;
+}
+
+int fs_run(const struct fs_params *p, struct fs_result *r)
+{
+	struct fs_sim s;
+	int rc = 0;
+
+	memset(r, 0, sizeof(*r));
+	memset(&s, 0, sizeof(s));
+	if (!p->nflows || p->nflows > FS_MAX_FLOWS || !p->link_rate || !p->mss || !p->queue_bytes)
+		return -EINVAL;
+	s.p = p;
+	s.r = r;
+	s.rng = p->seed ? p->seed : 1;
+	s.ack_free = UINT32_MAX;
+	s.qcap = (uint32_t)(p->queue_bytes / (p->mss + p->hdr_len)) + 2;
+	s.qdep = calloc(s.qcap, sizeof(*s.qdep));
+	s.qlen_bytes = calloc(s.qcap, sizeof(*s.qlen_bytes));
+	if (!s.qdep || !s.qlen_bytes)
+		rc = -ENOMEM;
+	for (unsigned i = 0; !rc && i < p->nflows; i++)
+		rc = flow_init(&s, &s.flow[i], i);
+
+	while (!rc && s.n && !s.err) {
+		struct ev e = pop(&s);
+		struct fs_flow *f = &s.flow[e.flow];
+
+		if (e.t > p->duration_ns)
+			break;
+		s.now = e.t;
+		r->events++;
+		switch (e.type) {
+		case EV_SEG:
+			rx_seg(&s, f, e.arg);
+			break;
+		case EV_ACK: {
+			struct ack_msg m = s.acks[e.arg];
+
+			s.acks[e.arg].next_free = s.ack_free;
+			s.ack_free = (uint32_t)e.arg;
+			rx_ack(&s, f, &m);
+			break;
+		}
+		case EV_DELACK:
+			if (f->delack_armed && e.arg == f->delack_gen)
+				send_ack(&s, f);
+			break;
+		case EV_TX:
+			if (e.arg == f->tx_gen) {
+				f->tx_at = 0;
+				try_send(&s, f);
+			}
+			break;
+		case EV_RTO:
+			if (e.arg == f->rto_gen && f->rto_at)
+				rto_fire(&s, f);
+			break;
+		case EV_APP:
+			app_tick(&s, f);
+			break;
+		}
+		/* Sequence numbers are 32 bits: keep every run below 4 GiB per flow. */
+		if (f->written > 0xf0000000ull)
+			s.err = -EOVERFLOW;
+	}
+	if (!rc)
+		rc = s.err;
+	if (!rc) {
+		double cap = fs_payload_rate(p), sum = 0;
+		uint64_t span = p->duration_ns - p->measure_from_ns;
+
+		queue_drain(&s, p->duration_ns);
+		r->mean_queue_bytes = span ? (double)s.q_area / (double)span : 0;
+		for (unsigned i = 0; i < p->nflows; i++) {
+			uint64_t from = p->measure_from_ns > p->flow[i].start_ns ? p->measure_from_ns
+										  : p->flow[i].start_ns;
+
+			r->flow[i].goodput = p->duration_ns > from ? (double)r->flow[i].measured * 1e9 /
+									 (double)(p->duration_ns - from)
+								   : 0;
+			r->flow[i].cwnd_end = gso_cc__cwnd(s.flow[i].cc);
+			r->flow[i].rate_end = gso_cc__pacing_rate(s.flow[i].cc);
+			sum += (double)r->flow[i].measured;
+		}
+		r->utilization = span ? sum * 1e9 / (double)span / cap : 0;
+	}
+	for (unsigned i = 0; i < p->nflows; i++) {
+		gso_flowq__destroy(s.flow[i].q);
+		gso_cc__destroy(s.flow[i].cc);
+		free(s.flow[i].rel);
+		free(s.flow[i].rng);
+	}
+	free(s.heap);
+	free(s.acks);
+	free(s.qdep);
+	free(s.qlen_bytes);
+	return rc;
+}
