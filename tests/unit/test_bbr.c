@@ -8,7 +8,9 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 
 #include "flowsim.h"
@@ -73,6 +75,9 @@ struct trace {
 	uint64_t bw_at_full;           /* first time bw >= 90 % of the link's payload rate */
 	uint64_t stamp_before[MAX_MODES]; /* the min RTT stamp on the ACK before each mode change */
 	uint64_t stamp;
+	uint32_t phases_seen;          /* PROBE_BW cycle indices seen (bit mask) */
+	uint32_t phase_gain[8], phase_cwnd_gain[8];
+	uint32_t first_phase;          /* the cycle index PROBE_BW started at (+1: 0 = not yet) */
 	/* PROBE_RTT */
 	uint32_t probe_max_cwnd, probe_min_inflight;
 	uint64_t probe_min_rtt;        /* smallest RTT sample seen in PROBE_RTT */
@@ -117,6 +122,13 @@ static void trace_hook(void *ctx, unsigned flow, uint64_t now, const struct gso_
 		t->last_mode = bi.mode;
 	}
 	t->stamp = bi.min_rtt_stamp_ns;
+	if (bi.mode == GSO_BBR_PROBE_BW) {
+		if (!t->first_phase)
+			t->first_phase = bi.cycle_idx + 1;
+		t->phases_seen |= 1u << bi.cycle_idx;
+		t->phase_gain[bi.cycle_idx] = bi.pacing_gain;
+		t->phase_cwnd_gain[bi.cycle_idx] = bi.cwnd_gain;
+	}
 	if (!t->bw_at_full && bi.bw * 10 >= t->link_payload * 9)
 		t->bw_at_full = now;
 	if (bi.mode == GSO_BBR_PROBE_RTT) {
@@ -189,6 +201,15 @@ Test(bbr, deep_buffer_no_standing_queue_fast_startup, .timeout = 120)
 	cr_expect_gt(t.bw_at_full, 0);
 	cr_expect_leq(rounds, log2(bdp_segs) + 3 + 0.5, "startup took %.1f RTTs", rounds);
 	cr_expect_geq(r.utilization, 0.95);
+	/* PROBE_BW: 5/4, 3/4, then six phases of 1, cwnd gain 2, never starting at 3/4. */
+	cr_expect_eq(t.phases_seen, 0xff, "phases seen %#x", t.phases_seen);
+	cr_expect_neq(t.first_phase, 2, "started at the 3/4 phase");
+	cr_expect_eq(t.phase_gain[0], GSO_BBR_UNIT * 5 / 4);
+	cr_expect_eq(t.phase_gain[1], GSO_BBR_UNIT * 3 / 4);
+	for (int k = 2; k < 8; k++)
+		cr_expect_eq(t.phase_gain[k], GSO_BBR_UNIT, "phase %d", k);
+	for (int k = 0; k < 8; k++)
+		cr_expect_eq(t.phase_cwnd_gain[k], 2 * GSO_BBR_UNIT, "phase %d", k);
 }
 
 /* ---- PROBE_RTT on schedule ------------------------------------------------ */
@@ -316,4 +337,164 @@ Test(bbr, app_limited_sender_keeps_its_bandwidth_estimate, .timeout = 120)
 	cr_expect_gt(t.app_limited_samples, 100, "the samples were marked");
 	cr_expect_geq(t.bw_before * 10, t.link_payload * 9, "bulk filled the link first");
 	cr_expect_geq(t.bw_min_in_window * 10, t.bw_before * 9, "app-limited samples did not pull the estimate down");
+}
+
+/* ---- the controller through its API ---------------------------------------------- */
+
+static struct gso_cc *bbr_new(uint64_t max_rate)
+{
+	struct gso_cc *cc = NULL;
+
+	GSO_OPTS(gso_cc_opts, o, .algo = GSO_CC_BBR, .mss = MSS, .hdr_len = HDR, .max_rate = max_rate, .seed = 7);
+	cr_assert_eq(gso_cc__create(&o, &cc), 0);
+	return cc;
+}
+
+/* One ACK of `segs` segments with a sample of `rate` payload bytes/s over `rtt`. */
+static void bbr_ack(struct gso_cc *cc, uint64_t now, uint64_t *delivered, uint32_t segs, uint64_t rate,
+		    uint64_t rtt, uint32_t packets_out, uint32_t flags, uint32_t lost_segs)
+{
+	struct gso_rate_sample rs = { .sz = sizeof(rs) };
+
+	/* UINT32_MAX: what a 172-segment pipe with a short queue holds, or cwnd if less. */
+	if (packets_out == UINT32_MAX)
+		packets_out = gso_cc__cwnd(cc) < 180 ? gso_cc__cwnd(cc) : 180;
+	rs.prior_in_flight = (packets_out + segs) * MSS;
+	rs.prior_delivered = *delivered > rate * rtt / S ? *delivered - rate * rtt / S : 0;
+	*delivered += (uint64_t)segs * MSS;
+	rs.delivered_total = *delivered;
+	rs.delivered = *delivered - rs.prior_delivered;
+	rs.interval_ns = rs.delivered * S / rate;
+	rs.ack_interval_ns = rs.interval_ns;
+	rs.rtt_ns = rtt;
+	rs.acked_sacked = segs * MSS;
+	rs.losses = lost_segs * MSS;
+	GSO_OPTS(gso_cc_ack, a, .now_ns = now, .rtt_ns = rtt, .acked_segs = segs, .packets_out = packets_out,
+		 .flags = flags, .rs = &rs);
+	cr_assert_eq(gso_cc__on_ack(cc, &a), 0);
+}
+
+Test(bbr_cc, options_and_info)
+{
+	struct gso_cc *cc = NULL;
+	struct gso_cc_bbr_info bi = { .sz = sizeof(bi) };
+	struct gso_rate_sample bad = { .sz = 3 };
+	uint64_t want;
+
+	GSO_OPTS(gso_cc_opts, shift, .algo = GSO_CC_BBR, .mss = MSS, .pacing_shift = 32);
+	cr_expect_eq(gso_cc__create(&shift, &cc), -EINVAL);
+	cc = bbr_new(0);
+	cr_assert_eq(gso_cc__bbr_info(cc, &bi), 0);
+	cr_expect_eq(bi.mode, GSO_BBR_STARTUP);
+	cr_expect_eq(bi.pacing_gain, GSO_BBR_UNIT * 2885 / 1000 + 1, "2/ln 2");
+	cr_expect_eq(bi.cwnd_gain, bi.pacing_gain);
+	cr_expect_eq(bi.min_rtt_ns, 0);
+	cr_expect_eq(gso_cc__cwnd(cc), GSO_CC_DEF_INIT_CWND);
+	/* Before an RTT: 2.885 x init cwnd per nominal 1 ms, less the 1 % margin, in wire bytes. */
+	want = (uint64_t)10 * (MSS + HDR) * 1000 * 739 / 256 * 99 / 100;
+	cr_expect(llabs((long long)gso_cc__pacing_rate(cc) - (long long)want) <= (long long)want / 100,
+		  "initial rate %lu, want about %lu", (unsigned long)gso_cc__pacing_rate(cc), (unsigned long)want);
+	cr_expect_eq(gso_cc__min_burst_segs(cc), 2);
+	GSO_OPTS(gso_cc_ack, a, .now_ns = 1, .rs = &bad);
+	cr_expect_eq(gso_cc__on_ack(cc, &a), -EINVAL, "a sample with a bad sz is refused");
+	GSO_OPTS(gso_cc_ack, f, .now_ns = 1, .flags = 1u << 7);
+	cr_expect_eq(gso_cc__on_ack(cc, &f), -EINVAL);
+	bi.sz = 4;
+	cr_expect_eq(gso_cc__bbr_info(cc, &bi), -EINVAL);
+	cr_expect_eq(gso_cc__bbr_info(NULL, &bi), -EINVAL);
+	gso_cc__destroy(cc);
+
+	GSO_OPTS(gso_cc_opts, cu, .mss = MSS);
+	cr_assert_eq(gso_cc__create(&cu, &cc), 0);
+	bi.sz = sizeof(bi);
+	cr_expect_eq(gso_cc__bbr_info(cc, &bi), -EOPNOTSUPP);
+	cr_expect_eq(gso_cc__min_burst_segs(cc), 0, "CUBIC: the pacer's default");
+	gso_cc__destroy(cc);
+	cr_expect_eq(gso_cc__min_burst_segs(NULL), 0);
+}
+
+Test(bbr_cc, min_burst_is_one_segment_below_1_2_mbit)
+{
+	/* A 1 Mbit/s cap keeps the pacing rate below bbr_min_tso_rate. */
+	struct gso_cc *cc = bbr_new(1000000 / 8);
+
+	cr_expect_leq(gso_cc__pacing_rate(cc), 1000000 / 8);
+	cr_expect_eq(gso_cc__min_burst_segs(cc), 1);
+	gso_cc__destroy(cc);
+}
+
+/* Drive a controller into PROBE_BW on a 100 Mbit/s, 20 ms path. */
+static struct gso_cc *bbr_steady(uint64_t *now, uint64_t *delivered)
+{
+	struct gso_cc *cc = bbr_new(0);
+	struct gso_cc_bbr_info bi = { .sz = sizeof(bi) };
+	uint64_t rate = 12500000, rtt = 20 * MS;
+
+	*now = 1 * MS;
+	*delivered = 0;
+	for (int i = 0; i < 4000; i++) {
+		*now += 200000; /* an ACK of 2 segments every 0.2 ms: about 116 Mbit/s of payload */
+		bbr_ack(cc, *now, delivered, 2, rate, rtt, UINT32_MAX, 0, 0);
+	}
+	cr_assert_eq(gso_cc__bbr_info(cc, &bi), 0);
+	cr_assert_eq(bi.mode, GSO_BBR_PROBE_BW, "mode %u", bi.mode);
+	cr_assert(bi.full_bw_reached);
+	return cc;
+}
+
+Test(bbr_cc, recovery_conserves_packets_then_restores_cwnd)
+{
+	uint64_t now, delivered, rate_before;
+	struct gso_cc *cc = bbr_steady(&now, &delivered);
+	struct gso_cc_bbr_info bi = { .sz = sizeof(bi) };
+	uint32_t cwnd_before = gso_cc__cwnd(cc);
+
+	rate_before = gso_cc__pacing_rate(cc);
+	/* Loss: nothing is cut by the loss itself. */
+	cr_expect_eq(gso_cc__on_loss(cc, now, now - 20 * MS), 1);
+	cr_expect_eq(gso_cc__cwnd(cc), cwnd_before);
+	cr_expect_eq(gso_cc__pacing_rate(cc), rate_before, "loss does not cut the rate");
+	/* First ACK in recovery: cwnd = in flight + delivered (packet conservation). */
+	now += 200000;
+	bbr_ack(cc, now, &delivered, 2, 12500000, 20 * MS, 100, GSO_CC_ACK_RECOVERY, 1);
+	cr_expect_eq(gso_cc__cwnd(cc), 102);
+	/* Still recovering in the same round: never below in flight + delivered. */
+	now += 200000;
+	bbr_ack(cc, now, &delivered, 2, 12500000, 20 * MS, 90, GSO_CC_ACK_RECOVERY, 0);
+	cr_expect_eq(gso_cc__cwnd(cc), 102);
+	/* Recovery over: the cwnd from before comes back, within the model's target. */
+	now += 200000;
+	bbr_ack(cc, now, &delivered, 2, 12500000, 20 * MS, 90, 0, 0);
+	gso_cc__bbr_info(cc, &bi);
+	cr_expect_eq(gso_cc__cwnd(cc), cwnd_before + 2 < bi.target_cwnd ? cwnd_before + 2 : bi.target_cwnd,
+		     "cwnd %u, before %u, target %u", gso_cc__cwnd(cc), cwnd_before, bi.target_cwnd);
+	cr_expect_gt(gso_cc__cwnd(cc), 102);
+	gso_cc__destroy(cc);
+}
+
+Test(bbr_cc, timeout_starts_at_one_segment_and_restores)
+{
+	uint64_t now, delivered;
+	struct gso_cc *cc = bbr_steady(&now, &delivered);
+	struct gso_cc_bbr_info bi = { .sz = sizeof(bi) };
+	uint32_t cwnd_before = gso_cc__cwnd(cc);
+	uint64_t bw_before;
+
+	gso_cc__bbr_info(cc, &bi);
+	bw_before = bi.bw;
+	cr_assert_eq(gso_cc__on_rto(cc, now), 0);
+	cr_expect_eq(gso_cc__cwnd(cc), 1);
+	gso_cc__bbr_info(cc, &bi);
+	cr_expect_eq(bi.bw, bw_before, "the model survives a timeout");
+	cr_expect_eq(bi.prior_cwnd, cwnd_before);
+	now += 200000;
+	bbr_ack(cc, now, &delivered, 1, 12500000, 20 * MS, 1, GSO_CC_ACK_RECOVERY, 0);
+	/* 1 + 1 delivered, raised to the 4-segment floor (no conservation after a timeout). */
+	cr_expect_eq(gso_cc__cwnd(cc), 4, "cwnd %u", gso_cc__cwnd(cc));
+	now += 200000;
+	bbr_ack(cc, now, &delivered, 1, 12500000, 20 * MS, 1, 0, 0);
+	gso_cc__bbr_info(cc, &bi);
+	cr_expect_eq(gso_cc__cwnd(cc), cwnd_before + 1 < bi.target_cwnd ? cwnd_before + 1 : bi.target_cwnd,
+		     "cwnd %u, before %u, target %u", gso_cc__cwnd(cc), cwnd_before, bi.target_cwnd);
+	gso_cc__destroy(cc);
 }
