@@ -40,7 +40,7 @@ __attribute__((unused)) static double bdp_bytes(const struct fs_params *p)
 
 /* ---- what BBR is for --------------------------------------------------- */
 
-Test(bbr, one_percent_loss_keeps_the_link_full, .timeout = 240)
+Test(bbr, one_percent_loss_keeps_the_link_full)
 {
 	struct fs_params p;
 	struct fs_result bbr, cubic;
@@ -166,7 +166,7 @@ static void trace_print(const struct trace *t)
 
 /* ---- no bufferbloat, and a fast startup --------------------------------- */
 
-Test(bbr, deep_buffer_no_standing_queue_fast_startup, .timeout = 120)
+Test(bbr, deep_buffer_no_standing_queue_fast_startup)
 {
 	struct fs_params p;
 	struct fs_result r;
@@ -214,7 +214,7 @@ Test(bbr, deep_buffer_no_standing_queue_fast_startup, .timeout = 120)
 
 /* ---- PROBE_RTT on schedule ------------------------------------------------ */
 
-Test(bbr, probe_rtt_every_10s_for_200ms_at_4_segments, .timeout = 120)
+Test(bbr, probe_rtt_every_10s_for_200ms_at_4_segments)
 {
 	struct fs_params p;
 	struct fs_result r;
@@ -284,7 +284,7 @@ ParameterizedTestParameters(bbr, two_flows_share_fairly)
 	return cr_make_param_array(struct share_case, c, sizeof(c) / sizeof(c[0]));
 }
 
-ParameterizedTest(struct share_case *c, bbr, two_flows_share_fairly, .timeout = 120)
+ParameterizedTest(struct share_case *c, bbr, two_flows_share_fairly)
 {
 	struct fs_params p;
 	struct fs_result r;
@@ -311,7 +311,7 @@ ParameterizedTest(struct share_case *c, bbr, two_flows_share_fairly, .timeout = 
 
 /* ---- app-limited senders ------------------------------------------------------- */
 
-Test(bbr, app_limited_sender_keeps_its_bandwidth_estimate, .timeout = 120)
+Test(bbr, app_limited_sender_keeps_its_bandwidth_estimate)
 {
 	struct fs_params p;
 	struct fs_result r;
