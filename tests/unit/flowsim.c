@@ -3,6 +3,7 @@
  * flowsim.h.  Integer virtual time (ns), one event heap, no wall clock.
  */
 #include "flowsim.h"
+#include "simheap.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -19,11 +20,6 @@
 
 enum { EV_SEG, EV_ACK, EV_DELACK, EV_TX, EV_RTO, EV_APP };
 
-struct ev {
-	uint64_t t, seq;
-	uint64_t arg;
-	uint32_t type, flow;
-};
 
 struct ack_msg {
 	uint32_t ack, n_sack, next_free;
@@ -62,9 +58,8 @@ struct fs_flow {
 struct fs_sim {
 	const struct fs_params *p;
 	struct fs_result *r;
-	struct ev *heap;
-	uint32_t n, cap;
-	uint64_t seq, now;
+	struct sim_heap heap;
+	uint64_t now;
 	int err;
 	uint32_t rng;
 	/* bottleneck */
@@ -86,59 +81,12 @@ double fs_payload_rate(const struct fs_params *p)
 
 /* ---- events ----------------------------------------------------------- */
 
-static bool ev_less(const struct ev *a, const struct ev *b)
-{
-	return a->t != b->t ? a->t < b->t : a->seq < b->seq;
-}
-
 static void push(struct fs_sim *s, uint64_t t, uint32_t type, uint32_t flow, uint64_t arg)
 {
-	uint32_t i;
+	int err = sim_heap_push(&s->heap, t, type, flow, arg);
 
-	if (s->n == s->cap) {
-		uint32_t nc = s->cap ? s->cap * 2 : 1u << 16;
-		struct ev *h = realloc(s->heap, (size_t)nc * sizeof(*h));
-
-		if (!h) {
-			s->err = -ENOMEM;
-			return;
-		}
-		s->heap = h;
-		s->cap = nc;
-	}
-	i = s->n++;
-	s->heap[i] = (struct ev){ .t = t, .seq = s->seq++, .arg = arg, .type = type, .flow = flow };
-	while (i && ev_less(&s->heap[i], &s->heap[(i - 1) / 2])) {
-		struct ev tmp = s->heap[i];
-
-		s->heap[i] = s->heap[(i - 1) / 2];
-		s->heap[(i - 1) / 2] = tmp;
-		i = (i - 1) / 2;
-	}
-}
-
-static struct ev pop(struct fs_sim *s)
-{
-	struct ev top = s->heap[0];
-	uint32_t i = 0;
-
-	s->heap[0] = s->heap[--s->n];
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-		struct ev tmp;
-
-		if (c >= s->n)
-			break;
-		if (c + 1 < s->n && ev_less(&s->heap[c + 1], &s->heap[c]))
-			c++;
-		if (!ev_less(&s->heap[c], &s->heap[i]))
-			break;
-		tmp = s->heap[i];
-		s->heap[i] = s->heap[c];
-		s->heap[c] = tmp;
-		i = c;
-	}
-	return top;
+	if (err)
+		s->err = err;
 }
 
 static uint32_t rand32(struct fs_sim *s)
@@ -550,8 +498,8 @@ int fs_run(const struct fs_params *p, struct fs_result *r)
 	for (unsigned i = 0; !rc && i < p->nflows; i++)
 		rc = flow_init(&s, &s.flow[i], i);
 
-	while (!rc && s.n && !s.err) {
-		struct ev e = pop(&s);
+	while (!rc && s.heap.n && !s.err) {
+		struct sim_ev e = sim_heap_pop(&s.heap);
 		struct fs_flow *f = &s.flow[e.flow];
 
 		if (e.t > p->duration_ns)
@@ -619,7 +567,7 @@ int fs_run(const struct fs_params *p, struct fs_result *r)
 		free(s.flow[i].rel);
 		free(s.flow[i].rng);
 	}
-	free(s.heap);
+	sim_heap_free(&s.heap);
 	free(s.acks);
 	free(s.qdep);
 	free(s.qlen_bytes);

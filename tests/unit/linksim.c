@@ -4,6 +4,7 @@
  * the same result.
  */
 #include "linksim.h"
+#include "simheap.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -12,22 +13,16 @@
 #include <gso/gso.h>
 
 #define RING (1u << 16)  /* per-segment send records; > any window here */
-#define EV_CAP (1u << 16)
+#define EV_CAP (1u << 16) /* events held at once; more is a bug in the model */
 
 enum { EV_RX_SEG, EV_RX_ACK, EV_DELACK, EV_SEND_TIMER, EV_RTO };
 
-struct ev {
-	uint64_t t, seq; /* time, then insertion order: FIFO among equal times */
-	uint64_t arg;
-	uint32_t type;
-};
 
 struct sim {
 	const struct ls_params *p;
 	struct ls_result *r;
-	struct ev *heap;
-	uint32_t n;
-	uint64_t seq, now;
+	struct sim_heap heap;
+	uint64_t now;
 	bool overflow;
 	/* path */
 	uint64_t nic_free, link_free;
@@ -50,51 +45,10 @@ struct sim {
 	uint64_t last_send;
 };
 
-static bool ev_less(const struct ev *a, const struct ev *b)
-{
-	return a->t != b->t ? a->t < b->t : a->seq < b->seq;
-}
-
 static void push(struct sim *s, uint64_t t, uint32_t type, uint64_t arg)
 {
-	uint32_t i;
-
-	if (s->n == EV_CAP) {
+	if (sim_heap_push(&s->heap, t, type, 0, arg))
 		s->overflow = true;
-		return;
-	}
-	i = s->n++;
-	s->heap[i] = (struct ev){ .t = t, .seq = s->seq++, .arg = arg, .type = type };
-	while (i && ev_less(&s->heap[i], &s->heap[(i - 1) / 2])) {
-		struct ev tmp = s->heap[i];
-
-		s->heap[i] = s->heap[(i - 1) / 2];
-		s->heap[(i - 1) / 2] = tmp;
-		i = (i - 1) / 2;
-	}
-}
-
-static struct ev pop(struct sim *s)
-{
-	struct ev top = s->heap[0];
-	uint32_t i = 0;
-
-	s->heap[0] = s->heap[--s->n];
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-
-		if (c >= s->n)
-			break;
-		if (c + 1 < s->n && ev_less(&s->heap[c + 1], &s->heap[c]))
-			c++;
-		if (!ev_less(&s->heap[c], &s->heap[i]))
-			break;
-		struct ev tmp = s->heap[i];
-		s->heap[i] = s->heap[c];
-		s->heap[c] = tmp;
-		i = c;
-	}
-	return top;
 }
 
 static uint64_t ser_ns(uint64_t bytes, uint64_t rate)
@@ -341,13 +295,13 @@ int ls_run(const struct ls_params *p, struct ls_result *r)
 	s.r = r;
 	s.timer_at = UINT64_MAX;
 	s.rto_at = UINT64_MAX;
-	s.heap = calloc(EV_CAP, sizeof(*s.heap));
+	s.heap.max = EV_CAP;
 	s.qdep = calloc(p->queue_pkts, sizeof(*s.qdep));
 	s.sent_at = calloc(RING, sizeof(*s.sent_at));
 	s.retx = calloc(RING, 1);
 	GSO_OPTS(gso_cc_opts, co, .algo = p->cc_algo, .mss = p->mss, .hdr_len = p->hdr_len,
 		 .max_rate = p->max_rate);
-	if (!s.heap || !s.qdep || !s.sent_at || !s.retx || gso_cc__create(&co, &s.cc))
+	if (!s.qdep || !s.sent_at || !s.retx || gso_cc__create(&co, &s.cc))
 		goto out;
 	if (p->mode == LS_SCHED) {
 		GSO_OPTS(gso_sched_opts, so, .max_flows = 1, .max_bursts = 8,
@@ -357,8 +311,8 @@ int ls_run(const struct ls_params *p, struct ls_result *r)
 	}
 
 	try_send(&s);
-	while (s.n && !s.overflow) {
-		struct ev e = pop(&s);
+	while (s.heap.n && !s.overflow) {
+		struct sim_ev e = sim_heap_pop(&s.heap);
 
 		if (e.t > p->duration_ns)
 			break;
@@ -404,7 +358,7 @@ int ls_run(const struct ls_params *p, struct ls_result *r)
 out:
 	gso_sched__destroy(s.sched);
 	gso_cc__destroy(s.cc);
-	free(s.heap);
+	sim_heap_free(&s.heap);
 	free(s.qdep);
 	free(s.sent_at);
 	free(s.retx);
