@@ -27,6 +27,7 @@
  * gso_flowq__check() and that steps other than ACKs leave the sample alone.
  */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
@@ -241,11 +242,6 @@ static const struct step first_flight[] = {
 	{ .op = OP_END },
 };
 
-Test(flowq_rate, first_flight)
-{
-	run("first flight", 0, first_flight);
-}
-
 /* ---- steady ACK clock ------------------------------------------------ */
 
 /*
@@ -284,11 +280,6 @@ static const struct step ack_clock[] = {
 	{ .op = OP_END },
 };
 
-Test(flowq_rate, ack_clock)
-{
-	run("ACK clock", 0, ack_clock);
-}
-
 /* ---- cumulative, partial and stretch ACKs ----------------------------- */
 
 static const struct step stretch[] = {
@@ -315,11 +306,6 @@ static const struct step stretch[] = {
 	  INFO(12000, 640000, 0) },
 	{ .op = OP_END },
 };
-
-Test(flowq_rate, partial_and_stretch_acks)
-{
-	run("stretch", 0, stretch);
-}
 
 /* ---- SACK ----------------------------------------------------------- */
 
@@ -370,11 +356,6 @@ static const struct step sack[] = {
 	{ .op = OP_END },
 };
 
-Test(flowq_rate, sack)
-{
-	run("SACK", 0, sack);
-}
-
 /* ---- retransmission ------------------------------------------------- */
 
 /*
@@ -409,11 +390,6 @@ static const struct step retrans[] = {
 	  INFO(3000, 25000, 0) },
 	{ .op = OP_END },
 };
-
-Test(flowq_rate, retransmission)
-{
-	run("retransmission", 0, retrans);
-}
 
 /* ---- app-limited -------------------------------------------------------- */
 
@@ -461,12 +437,6 @@ static const struct step app_limited[] = {
 	  INFO(5000, 500000, 0) },
 	{ .op = OP_END },
 };
-
-Test(flowq_rate, app_limited)
-{
-	run("app-limited", 0, app_limited);
-	cr_expect_eq(gso_flowq__check_app_limited(NULL, 10), -EINVAL);
-}
 
 /* ---- losses ------------------------------------------------------------- */
 
@@ -520,12 +490,6 @@ static const struct step reno_losses[] = {
 	{ .op = OP_END },
 };
 
-Test(flowq_rate, losses)
-{
-	run("losses", 0, losses);
-	run("NewReno losses", GSO_FLOWQ_F_NO_SACK, reno_losses);
-}
-
 /* ---- old and refused ACKs ------------------------------------------------ */
 
 static const struct step old_and_bad[] = {
@@ -546,14 +510,45 @@ static const struct step old_and_bad[] = {
 	{ .op = OP_END },
 };
 
-Test(flowq_rate, old_and_refused_acks)
+/* ---- the scripts ---------------------------------------------------------- */
+
+struct rate_case {
+	const char *name;
+	uint32_t flags; /* GSO_FLOWQ_F_* */
+	const struct step *steps;
+};
+
+static const struct rate_case cases[] = {
+	{ "first flight", 0, first_flight },
+	{ "ACK clock", 0, ack_clock },
+	{ "partial and stretch ACKs", 0, stretch },
+	{ "SACK", 0, sack },
+	{ "retransmission", 0, retrans },
+	{ "app-limited", 0, app_limited },
+	{ "SACK losses", 0, losses },
+	{ "NewReno losses", GSO_FLOWQ_F_NO_SACK, reno_losses },
+	{ "old and refused ACKs", 0, old_and_bad },
+};
+#define N_CASES (sizeof(cases) / sizeof(cases[0]))
+
+/* Criterion hands parameters to another process: pass indices, not pointers. */
+ParameterizedTestParameters(flowq_rate, scripts)
 {
-	run("old and refused", 0, old_and_bad);
+	static int idx[N_CASES];
+
+	for (size_t i = 0; i < N_CASES; i++)
+		idx[i] = (int)i;
+	return cr_make_param_array(int, idx, N_CASES);
+}
+
+ParameterizedTest(int *i, flowq_rate, scripts)
+{
+	run(cases[*i].name, cases[*i].flags, cases[*i].steps);
 }
 
 /* ---- the sample's size (ABI) ---------------------------------------------- */
 
-Test(flowq_rate, sample_size)
+Test(flowq_rate, sample_size_and_bad_args)
 {
 	GSO_OPTS(gso_flowq_opts, o);
 	GSO_OPTS(gso_flowq_ack, a, .ack = 1000, .wnd = WND, .now_ns = US(10000));
@@ -612,6 +607,7 @@ Test(flowq_rate, sample_size)
 
 	cr_expect_eq(gso_flowq__rate_sample(NULL, &rs), -EINVAL);
 	cr_expect_eq(gso_flowq__rate_sample(q, NULL), -EINVAL);
+	cr_expect_eq(gso_flowq__check_app_limited(NULL, 10), -EINVAL);
 	cr_expect_eq(gso_flowq__check(q), 0);
 	gso_flowq__destroy(q);
 }
