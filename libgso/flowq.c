@@ -384,8 +384,7 @@ int gso_flowq__sent(struct gso_flowq *q, const struct gso_flowq_tx *tx, uint64_t
 
 /* ---- state ----------------------------------------------------------- */
 
-/* RFC 6675 pipe, in segments and bytes, as gso_flowq__info() reports it. */
-static void fq_pipe(const struct gso_flowq *q, uint32_t *segs, uint32_t *bytes)
+void fq_pipe(const struct gso_flowq *q, uint32_t *segs, uint32_t *bytes)
 {
 	uint32_t b = q->c.in_flight_bytes;
 

@@ -274,7 +274,7 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 {
 	struct gso_flowq_ack A;
 	struct ack_ctx c;
-	uint32_t old_una, old_wnd, need = 0, i, prior_in_flight;
+	uint32_t old_una, old_wnd, need = 0, i, pipe, prior_in_flight;
 	uint64_t h = 0;
 	bool old_known;
 	unsigned k = 0;
@@ -296,7 +296,7 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 		memset(&q->rs, 0, sizeof(q->rs));
 		q->rs.sz = sizeof(q->rs);
 		q->rs.delivered_total = q->delivered;
-		q->rs.prior_in_flight = q->c.in_flight_bytes;
+		fq_pipe(q, &pipe, &q->rs.prior_in_flight);
 		return 0;
 	}
 	for (i = q->head; i != FQ_NIL && fq_before(q->ent[i].seq, A.ack); i = q->ent[i].next) {
@@ -315,7 +315,7 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 	old_wnd = q->wnd;
 	old_known = q->wnd_known;
 
-	prior_in_flight = q->c.in_flight_bytes;
+	fq_pipe(q, &pipe, &prior_in_flight);
 	while ((i = q->head) != FQ_NIL && !fq_after(fq_end(&q->ent[i]), A.ack)) {
 		struct fq_ent *e = &q->ent[i];
 		uint32_t segs = fq_segs(e);

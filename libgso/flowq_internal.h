@@ -113,6 +113,14 @@ uint32_t fq_split(struct gso_flowq *q, uint32_t i, uint32_t at);
 /* Unlink entry i and put it on the free list (its contribution removed). */
 void fq_remove(struct gso_flowq *q, uint32_t i);
 
+/*
+ * RFC 6675 pipe in segments and bytes, as gso_flowq__info() reports it
+ * (without SACK, less one segment per duplicate ACK): what
+ * gso_flowq__check_app_limited() and a rate sample's prior_in_flight use,
+ * as Linux uses tcp_packets_in_flight() for both.
+ */
+void fq_pipe(const struct gso_flowq *q, uint32_t *segs, uint32_t *bytes);
+
 /* Peek with the window and slot rules; shared by peek and sent. */
 int fq_peek(const struct gso_flowq *q, uint32_t max_segs, struct gso_flowq_tx *tx, uint32_t *idx);
 
