@@ -422,6 +422,7 @@ int gso_flowq__rate_sample(const struct gso_flowq *q, struct gso_rate_sample *rs
 		return -EINVAL;
 	n = rs->sz < sizeof(q->rs) ? rs->sz : sizeof(q->rs);
 	memcpy((char *)rs + sizeof(size_t), (const char *)&q->rs + sizeof(size_t), n - sizeof(size_t));
+	rs->sz = n; /* what was written, as gso_flowq__info() */
 	return 0;
 }
 
