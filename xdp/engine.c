@@ -564,10 +564,18 @@ static void engine_tx(struct gso_engine *e, uint64_t now)
 
 /* ---- receiving ------------------------------------------------------------------ */
 
-static void engine_rx(struct gso_engine *e, uint64_t now)
+/*
+ * Receive what the devices hold.  The clock is read again before every
+ * batch after the first: a pass can take milliseconds of ACK processing
+ * at high rate, and an ACK stamped with the pass's start time gives an
+ * RTT sample that short (seen through a 20 ms relay: samples of 14 ms).
+ * *now advances with it, so that what follows in the pass never sees a
+ * time before an ACK's.
+ */
+static void engine_rx(struct gso_engine *e, uint64_t *now)
 {
 	struct gso_rx_pkt pk[RX_BATCH];
-	bool gone = false;
+	bool gone = false, first = true;
 
 	e->defer++;
 	for (unsigned i = 0; i < e->nrx && !gone; i++) {
@@ -581,8 +589,15 @@ static void engine_rx(struct gso_engine *e, uint64_t now)
 			if (n <= 0)
 				break;
 			e->st.rx_frames += (uint64_t)n;
+			if (!first) {
+				uint64_t t = engine_now(e);
+
+				if (t > *now)
+					*now = t;
+			}
+			first = false;
 			for (int k = 0; k < n; k++)
-				engine_stream_input(e, e->rx[i], pk[k].data, pk[k].len, now);
+				engine_stream_input(e, e->rx[i], pk[k].data, pk[k].len, *now);
 			gso_dev__rx_release(e->rx[i], pk, (unsigned)n);
 			if (n < RX_BATCH)
 				break;
@@ -641,7 +656,7 @@ static int engine_pass(struct gso_engine *e, uint64_t *next_ns)
 	if (e->mon.fd >= 0 && !e->dead && (e->mon_ready || now - e->mon_read_ns >= MON_POLL_NS))
 		read_monitor(e, now);
 	if (!e->dead)
-		engine_rx(e, now);
+		engine_rx(e, &now);
 	/* Expired flow timers; each sets its next one. */
 	for (int k = 0; k < 1024 && !e->dead; k++) {
 		slot = etimers_top(&e->timers, &key);
