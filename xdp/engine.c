@@ -565,12 +565,13 @@ static void engine_tx(struct gso_engine *e, uint64_t now)
 /* ---- receiving ------------------------------------------------------------------ */
 
 /*
- * Receive what the devices hold.  The clock is read again before every
- * batch after the first: a pass can take milliseconds of ACK processing
- * at high rate, and an ACK stamped with the pass's start time gives an
- * RTT sample that short (seen through a 20 ms relay: samples of 14 ms).
- * *now advances with it, so that what follows in the pass never sees a
- * time before an ACK's.
+ * Receive what the devices hold.  Every frame after the first is stamped
+ * with the clock read when its turn comes (a vDSO read, small beside an
+ * ACK's processing): a pass can spend milliseconds on ACKs at high rate
+ * (more with GSO_STREAM_F_CHECK), and an ACK stamped with the pass's
+ * start time gives an RTT sample that much short (seen through a 20 ms
+ * relay: samples of 14 ms).  *now advances with it, so that what follows
+ * in the pass never sees a time before an ACK's.
  */
 static void engine_rx(struct gso_engine *e, uint64_t *now)
 {
@@ -589,15 +590,16 @@ static void engine_rx(struct gso_engine *e, uint64_t *now)
 			if (n <= 0)
 				break;
 			e->st.rx_frames += (uint64_t)n;
-			if (!first) {
-				uint64_t t = engine_now(e);
+			for (int k = 0; k < n; k++) {
+				if (!first) {
+					uint64_t t = engine_now(e);
 
-				if (t > *now)
-					*now = t;
-			}
-			first = false;
-			for (int k = 0; k < n; k++)
+					if (t > *now)
+						*now = t;
+				}
+				first = false;
 				engine_stream_input(e, e->rx[i], pk[k].data, pk[k].len, *now);
+			}
 			gso_dev__rx_release(e->rx[i], pk, (unsigned)n);
 			if (n < RX_BATCH)
 				break;
