@@ -75,7 +75,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: sender --dev IFNAME --dst ADDR [options]\n"
 		"A TCP sender over libgso: active open, the bench stream, SACK/NewReno recovery,\n"
-		"Reno/CUBIC, pacing, FIN.  ACKs come back on an AF_XDP socket (XDP steering).\n\n"
+		"Reno/CUBIC/BBR, pacing, FIN.  ACKs come back on an AF_XDP socket (XDP steering).\n\n"
 		"  -m, --mode MODE         software | csum | multibuf | offload-e1000 | offload-vnet | auto\n"
 		"                          (default software; --list-modes prints them):\n"
 		"                            software       AF_XDP, whole frames, software checksums\n"
