@@ -20,6 +20,9 @@
 # AF_XDP) segments and checksums them itself.  Both meet the same relay and
 # the same receiver on rR.
 #
+# The libgso sender's timeline (every 0.5 s: goodput, cwnd, pacing rate,
+# BBR's mode, bw and min RTT) is in BUILD_DIR/bench_relay/run*.sender.err.
+#
 # Needs root (namespaces, veths); as non-root it says so and exits 0.
 # Exit 1 when a row is not verified.
 set -u
@@ -32,7 +35,7 @@ for a in "$@"; do
 	case $a in
 	--quick) SECS=2 ;;
 	--json) JSON=1 ;;
-	-h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,/^set -u/p' "$0" | sed -n 's/^# \{0,1\}//p'; exit 0 ;;
 	*) printf 'bench_relay: unknown option %s (--quick, --json)\n' "$a" >&2; exit 2 ;;
 	esac
 done
@@ -59,7 +62,7 @@ for s in "0 % loss, 20 ms|--delay 20" "1 % loss, 20 ms +- 5 ms|--loss 1 --delay 
 	say "  $name: $RELAY_SETTINGS"
 	offl=$(offload_text rS)
 	for cc in bbr cubic; do
-		run_one "libgso software" relay "$offl" "$cc" "$B/bench/sender" --mode software --quiet
+		run_one "libgso software" relay "$offl" "$cc" "$B/bench/sender" --mode software --progress
 		printf '%s\t%s\tlibgso\n' "$RUN" "$name" >>"$SCEN"
 		run_one "kernel" relay "$offl" "$cc" "$B/bench/kernel_sender"
 		printf '%s\t%s\tkernel\n' "$RUN" "$name" >>"$SCEN"
@@ -161,5 +164,5 @@ awk -F '\t' -v json="$JSON" -v secs="$SECS" -v jout="$OUT/results.json" '
 		exit bad
 	}' "$SCEN" "$OUT/extra.tsv" "$TSV"
 rc=$?
-say "results: $OUT/results.json, $TSV (per run: $OUT/run*.json)"
+say "results: $OUT/results.json, $TSV (per run: $OUT/run*.json; libgso timelines: run*.sender.err)"
 exit $rc
