@@ -18,7 +18,9 @@
 # segments, as on a real path); kernel TCP builds its packets as usual and
 # the stack segments them before the veth; libgso (sender --mode software,
 # AF_XDP) segments and checksums them itself.  Both meet the same relay and
-# the same receiver on rR.
+# the same receiver on rR.  Kernel TCP's send buffer may grow to the
+# receiver's tcp_rmem max (the 4 MiB default held it back at 20 ms); each
+# kernel row says how long its send buffer still limited it.
 #
 # The libgso sender's timeline (every 0.5 s: goodput, cwnd, pacing rate,
 # BBR's mode, bw and min RTT) is in BUILD_DIR/bench_relay/run*.sender.err.
@@ -76,15 +78,19 @@ done
 # Per row: the libgso sender's model (BBR) and window at the end, for whoever tunes it.
 : >"$OUT/extra.tsv"
 while IFS="$(printf '\t')" read -r run name who _; do
-	[ "$who" = libgso ] || continue
 	sj="$OUT/run$run.sender.json"
+	if [ "$who" = kernel ]; then
+		printf '%s\tkernel\t%s\t%s\n' "$run" "$(jget "$sj" ti_sndbuf_limited_us)" "$(jget "$sj" ti_snd_cwnd)" >>"$OUT/extra.tsv"
+		continue
+	fi
+	[ "$who" = libgso ] || continue
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$run" "$(jobj "$sj" bbr mode)" "$(jobj "$sj" bbr bw_gbps)" \
 		"$(jobj "$sj" bbr min_rtt_us)" "$(jget "$sj" cwnd_end)" "$(jget "$sj" pacing_rate_gbps_end)" \
 		"$(jget "$sj" rto)" "$(jget "$sj" delivery_rate_gbps_end)" >>"$OUT/extra.tsv"
 done <"$SCEN"
 
 say ""
-awk -F '\t' -v json="$JSON" -v secs="$SECS" -v jout="$OUT/results.json" '
+awk -F '\t' -v json="$JSON" -v secs="$SECS" -v jout="$OUT/results.json" -v snd="$(sender_text)" '
 	FILENAME == ARGV[1] { if ($1 != "-") { scen[$1] = $2; who[$1] = $3 } else relay[$2] = $4; next }
 	FILENAME == ARGV[2] { ex[$1] = $0; next }
 	/^#/ { next }
@@ -108,6 +114,8 @@ awk -F '\t' -v json="$JSON" -v secs="$SECS" -v jout="$OUT/results.json" '
 			r = row[i]
 			split(ex[r], e, "\t")
 			state = ""
+			if (who[r] == "kernel" && e[2] == "kernel")
+				state = sprintf("cwnd %s, send buffer limited %.1f s", e[4], e[3] / 1e6)
 			if (who[r] == "libgso")
 				state = sprintf("cwnd %s, pacing %s Gbit/s, rto %s%s", e[5], e[6] == "-" ? "-" : sprintf("%.3f", e[6]), e[7],
 						e[2] == "-" ? "" : sprintf("; bbr %s, bw %.3f Gbit/s, min_rtt %.0f us", e[2], e[3], e[4]))
@@ -129,6 +137,7 @@ awk -F '\t' -v json="$JSON" -v secs="$SECS" -v jout="$OUT/results.json" '
 		print "offloads: " offl[row[1]] " on the sending veth rS, for every row (libgso: AF_XDP software mode,"
 		print "          it segments and checksums itself; kernel TCP: the stack segments before the veth)"
 		print "receiver: " rx[row[1]]
+		print snd "; kernel end state: time its send buffer limited it"
 		print "goodput: verified bytes at the receiver / time; retr/MB: retransmitted segments per 10^6 bytes"
 		print "delivered (kernel: Tcp.RetransSegs of the sender namespace); ratio: libgso / kernel, same run."
 		printf "" > jout
@@ -137,9 +146,12 @@ awk -F '\t' -v json="$JSON" -v secs="$SECS" -v jout="$OUT/results.json" '
 			split(ex[r], e, "\t")
 			line = sprintf("{\"tool\": \"bench_relay\", \"setting\": %s, \"sender\": %s, \"cc\": %s, \"seconds\": %d, " \
 				       "\"goodput_gbps\": %s, \"retrans\": %s, \"retrans_per_mb\": %s, \"bytes_verified\": %s, " \
-				       "\"verified\": %s, \"offload\": %s, \"receiver\": %s", q(scen[r]), q(who[r]), q(cc[r]), secs,
+				       "\"verified\": %s, \"offload\": %s, \"receiver\": %s, \"kernel_sndbuf\": %s", q(scen[r]), q(who[r]), q(cc[r]), secs,
 				       num(gp[r]), num(rt[r]), rpm[r] < 0 ? "null" : sprintf("%.4f", rpm[r]), num(by[r]),
-				       ver[r] == "yes" ? "true" : "false", q(offl[r]), q(rx[r]))
+				       ver[r] == "yes" ? "true" : "false", q(offl[r]), q(rx[r]), q(snd))
+			if (who[r] == "kernel" && e[2] == "kernel")
+				line = line sprintf(", \"cwnd_end\": %s, \"sndbuf_limited_s\": %s", num(e[4]),
+						    e[3] ~ /^[0-9]+$/ ? sprintf("%.3f", e[3] / 1e6) : "null")
 			if (who[r] == "libgso")
 				line = line sprintf(", \"cwnd_end\": %s, \"pacing_rate_gbps_end\": %s, \"rto\": %s, " \
 						    "\"delivery_rate_gbps_end\": %s, \"bbr_mode\": %s, \"bbr_bw_gbps\": %s, \"bbr_min_rtt_us\": %s",

@@ -123,6 +123,7 @@ awk -F '\t' -v relay="$RELAY_SETTINGS" '
 say ""
 say "cc: the row's congestion control (DEMO_CC), libgso's own or the kernel's TCP_CONGESTION, the same for both;"
 awk -F '\t' '!/^#/ && !seen[$14]++ { print "receiver: " $14 }' "$TSV"
+say "$(sender_text)"
 say "goodput: receiver's count of verified bytes / time; CPU s/GB: sender process user+sys"
 say "(on veth part of the receiver's work runs on the sender's CPU: compare rows, not absolutes);"
 say "burst segs: mean[/p99/max] segments per packet handed down (kernel: Tcp.OutSegs/Ip.OutRequests);"

@@ -83,7 +83,18 @@ bed_create() {
 	for i in dR rR; do ip -n "$NS_R" link set "$i" up || return 1; done
 	# The relayed path is for per-segment faults: segment before the relay.
 	ip netns exec "$NS_S" ethtool -K rS tso off gso off >/dev/null 2>&1
+	# Kernel TCP may keep as much unacknowledged as the receiver may buffer
+	# (its tcp_rmem max), as the libgso sender may: the default 4 MiB send
+	# buffer limit held kernel BBR back for most of an 8 s run at 20 ms.
+	rmax=$(ip netns exec "$NS_R" cat /proc/sys/net/ipv4/tcp_rmem | awk '{print $3}')
+	[ -n "$rmax" ] && ip netns exec "$NS_S" sh -c "echo '4096 16384 $rmax' > /proc/sys/net/ipv4/tcp_wmem"
 	return 0
+}
+
+# sender_text: the kernel sender's socket buffer limits (what it may keep in flight).
+sender_text() {
+	printf 'kernel_sender: tcp_wmem %s (autotuned)' \
+		"$(ip netns exec "$NS_S" cat /proc/sys/net/ipv4/tcp_wmem 2>/dev/null | tr -s ' \t' ' ')"
 }
 
 bed_setup() {
