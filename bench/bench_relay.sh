@@ -44,6 +44,7 @@ done
 OUT="$B/bench_relay"
 TAG="gsob$$"
 SEED=20180601
+# shellcheck source=bench/common/demobed.sh
 . "$(dirname "$0")/common/demobed.sh"
 
 if [ "$(id -u)" != 0 ]; then
@@ -51,7 +52,9 @@ if [ "$(id -u)" != 0 ]; then
 	exit 0
 fi
 bed_check_root "make bench" || exit 1
-[ -x "$B/bench/sender" ] && [ -x "$B/bench/impair" ] || die "$B/bench/sender or impair missing: run 'make' first"
+if [ ! -x "$B/bench/sender" ] || [ ! -x "$B/bench/impair" ]; then
+	die "$B/bench/sender or impair missing: run 'make' first"
+fi
 bed_setup
 SCEN="$OUT/scenarios.tsv"
 : >"$SCEN"

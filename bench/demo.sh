@@ -41,6 +41,7 @@ OUT="$B/demo"
 TAG="gsod$$"
 SEED=20040601
 CCS=${DEMO_CC:-cubic}
+# shellcheck source=bench/common/demobed.sh
 . "$(dirname "$0")/common/demobed.sh"
 
 for c in $CCS; do
