@@ -317,6 +317,7 @@ int main(int argc, char **argv)
 	struct bench_snmp *s0, *s1;
 	struct bench_verdict vd = { 0 };
 	struct tcp_info ti;
+	char cc_used[16] = "";
 	bool have_ti, have_vd = false;
 	uint8_t *buf, hdr[BENCH_HDR_LEN], vwire[BENCH_VERDICT_LEN];
 	uint64_t sent = 0, gen_ns = 0;
@@ -385,6 +386,10 @@ int main(int argc, char **argv)
 	t_end = c1.wall;
 	sl = sizeof(ti);
 	have_ti = !getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &sl);
+	/* The congestion control the socket ran with: --cc, or the namespace's default. */
+	sl = sizeof(cc_used) - 1;
+	if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc_used, &sl))
+		snprintf(cc_used, sizeof(cc_used), "%s", o.cc ? o.cc : "");
 	bench_snmp_read(s1);
 	close(fd);
 	bench_cpu_diff(&c0, &c1, &cpu);
@@ -411,10 +416,10 @@ int main(int argc, char **argv)
 	if (o.dev)
 		snprintf(ifname, sizeof(ifname), "%s", o.dev);
 	if (!o.json) {
-		printf("kernel_sender: %s: %" PRIu64 " bytes in %.3f s = %.3f Gbit/s, CPU %.3f s "
+		printf("kernel_sender (%s): %s: %" PRIu64 " bytes in %.3f s = %.3f Gbit/s, CPU %.3f s "
 		       "(%.3f s/GB, stream generation %.3f s), %" PRId64 " retransmitted segments, "
 		       "%.1f segments/packet\n",
-		       status, sent, secs, secs > 0 ? (double)sent * 8 / secs / 1e9 : 0, cpu_s,
+		       cc_used, status, sent, secs, secs > 0 ? (double)sent * 8 / secs / 1e9 : 0, cpu_s,
 		       gb > 0 ? cpu_s / gb : 0, (double)gen_ns * 1e-9, retrans,
 		       outpkts > 0 ? (double)outsegs / (double)outpkts : 0);
 	} else {
@@ -426,6 +431,7 @@ int main(int argc, char **argv)
 		if (o.label)
 			bench_json_str(&j, "label", o.label);
 		bench_json_str(&j, "status", status);
+		bench_json_str(&j, "cc", cc_used);
 		if (have_vd)
 			bench_json_bool(&j, "verified", vd.status == BENCH_OK && vd.received == sent);
 		else

@@ -4,8 +4,11 @@
 #
 # datafile: tab-separated, '#' comment lines skipped; columns
 #   1 index  2 label  3 goodput Gbit/s  4 sender CPU-s/GB  (5.. ignored here)
+# ccol: a column to append to each bar's label (demo.sh: 12, the congestion control)
 # term: pngcairo (default), png or svg -- demo.sh picks what this gnuplot has.
 
+if (!exists("ccol")) ccol = 0
+barname(x) = ccol > 0 ? stringcolumn(2)." ".stringcolumn(ccol) : stringcolumn(2)
 if (!exists("term")) term = "pngcairo"
 if (!exists("outfile")) outfile = "demo.png"
 if (!exists("title")) title = "libgso bench: all modes in one run, side by side"
@@ -37,8 +40,8 @@ set bmargin 7
 set multiplot layout 1,2 title title
 set title gtitle
 set ylabel "Gbit/s"
-plot datafile using 3:xtic(2) notitle linecolor rgb "#4477aa"
+plot datafile using 3:xtic(barname(0)) notitle linecolor rgb "#4477aa"
 set title "sender CPU per GB sent (lower is better)"
 set ylabel "CPU-seconds / GB"
-plot datafile using 4:xtic(2) notitle linecolor rgb "#cc6677"
+plot datafile using 4:xtic(barname(0)) notitle linecolor rgb "#cc6677"
 unset multiplot

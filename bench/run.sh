@@ -1,8 +1,9 @@
 #!/bin/sh
 # `make bench`: run every micro-benchmark once, each printing its own
-# side-by-side table.  BENCH_ARGS is passed to each (e.g. BENCH_ARGS=--quick).
-# Benchmarks that need root (namespaces, AF_XDP) say so and are skipped
-# as non-root.
+# side-by-side table, then bench/bench_relay.sh (libgso vs kernel TCP, BBR
+# and CUBIC, through the impairment relay).  BENCH_ARGS is passed to each
+# (e.g. BENCH_ARGS=--quick).  Benchmarks that need root (namespaces,
+# AF_XDP) say so and are skipped as non-root.
 set -u
 B=${1:-build}
 status=0
@@ -16,4 +17,7 @@ for b in "$B"/bench/bench_*; do
 	esac || { echo "==== $(basename "$b") failed (exit $?)"; status=1; }
 	echo
 done
+echo "==== bench_relay ${BENCH_ARGS:-}"
+# shellcheck disable=SC2086
+sh bench/bench_relay.sh "$B" ${BENCH_ARGS:-} || { echo "==== bench_relay failed (exit $?)"; status=1; }
 exit $status

@@ -64,7 +64,7 @@ struct opts {
 	uint64_t bytes, seed, mss;
 	double time_s, rate_bps, idle_s;
 	uint32_t queue, pacing_shift, min_segs, win_divisor, cc, queues, streams;
-	bool json, raw, no_sack, no_ts, check, quiet;
+	bool json, raw, no_sack, no_ts, check, quiet, progress;
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -75,7 +75,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: sender --dev IFNAME --dst ADDR [options]\n"
 		"A TCP sender over libgso: active open, the bench stream, SACK/NewReno recovery,\n"
-		"Reno/CUBIC, pacing, FIN.  ACKs come back on an AF_XDP socket (XDP steering).\n\n"
+		"Reno/CUBIC/BBR, pacing, FIN.  ACKs come back on an AF_XDP socket (XDP steering).\n\n"
 		"  -m, --mode MODE         software | csum | multibuf | offload-e1000 | offload-vnet | auto\n"
 		"                          (default software; --list-modes prints them):\n"
 		"                            software       AF_XDP, whole frames, software checksums\n"
@@ -116,6 +116,8 @@ static void usage(FILE *f)
 		"  -n, --netns NAME        run in network namespace NAME\n"
 		"  -l, --label TEXT        copied into the result\n"
 		"  -q, --quiet             no progress line\n"
+		"      --progress          progress lines on stderr even when it is not a terminal,\n"
+		"                          one per line, with BBR's mode, bw and min RTT (for logs)\n"
 		"      --list-modes        print the modes, one per line\n"
 		"  -h, --help\n\n"
 		"Exit: 0 sent and acknowledged; 1 transfer failed (peer silent or reset, the\n"
@@ -125,7 +127,7 @@ static void usage(FILE *f)
 }
 
 enum { O_DEV = 256, O_SRC, O_DSTMAC, O_SPORT, O_RAW, O_RATE, O_SHIFT, O_MINSEGS, O_DIV, O_CC, O_MSS,
-       O_NOSACK, O_NOTS, O_QUEUE, O_IDLE, O_CHECK, O_LIST, O_QUEUES, O_STREAMS };
+       O_NOSACK, O_NOTS, O_QUEUE, O_IDLE, O_CHECK, O_LIST, O_QUEUES, O_STREAMS, O_PROGRESS };
 
 static uint32_t parse_u32(const char *name, const char *v, uint64_t lo, uint64_t hi)
 {
@@ -149,6 +151,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "netns", required_argument, 0, 'n' },
 		{ "label", required_argument, 0, 'l' },
 		{ "quiet", no_argument, 0, 'q' },
+		{ "progress", no_argument, 0, O_PROGRESS },
 		{ "help", no_argument, 0, 'h' },
 		{ "dev", required_argument, 0, O_DEV },
 		{ "src", required_argument, 0, O_SRC },
@@ -234,6 +237,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				bench_die(BENCH_EXIT_USAGE, 0, "bad --idle-timeout '%s'", optarg);
 			break;
 		case O_CHECK: o->check = true; break;
+		case O_PROGRESS: o->progress = true; break;
 		case O_QUEUES: o->queues = parse_u32("queues", optarg, 1, GSO_PORT_MAX_QUEUES); break;
 		case O_STREAMS: o->streams = parse_u32("streams", optarg, 1, 1024); break;
 		case O_LIST:
@@ -487,15 +491,25 @@ static uint64_t stream_bytes(const struct opts *o, const struct gso_stream_info 
 	return st->acked > h ? st->acked - h : 0;
 }
 
+/* One progress line; `log`: a line each (for files), else overwritten in place (a terminal). */
 static void progress(const struct gso_stream_info *st, uint64_t t0, uint64_t now, uint64_t *last_ns,
-		     uint64_t *last_bytes)
+		     uint64_t *last_bytes, bool log)
 {
 	double dt = (double)(now - *last_ns) * 1e-9;
 	uint64_t b = st->acked;
 
-	fprintf(stderr, "\r%7.1f s %9.3f Gbit/s  acked %8.1f MB  cwnd %6u  srtt %6.0f us  retrans %8" PRIu64 "  ",
-		(double)(now - t0) * 1e-9, dt > 0 ? (double)(b - *last_bytes) * 8e-9 / dt : 0, (double)b * 1e-6,
-		st->cwnd, (double)st->srtt_ns * 1e-3, st->retrans_segs);
+	fprintf(stderr, "%s%7.1f s %9.3f Gbit/s  acked %8.1f MB  cwnd %6u  srtt %6.0f us  retrans %8" PRIu64 "  ",
+		log ? "" : "\r", (double)(now - t0) * 1e-9, dt > 0 ? (double)(b - *last_bytes) * 8e-9 / dt : 0,
+		(double)b * 1e-6, st->cwnd, (double)st->srtt_ns * 1e-3, st->retrans_segs);
+	if (log) {
+		fprintf(stderr, "pacing %.3f Gbit/s  rto %" PRIu64, st->pacing_rate == GSO_RATE_UNPACED ? 0 :
+			(double)st->pacing_rate * 8e-9, st->rto);
+		if (st->bbr.sz)
+			fprintf(stderr, "  bbr %s bw %.3f Gbit/s min_rtt %.0f us pacing_gain %.2f",
+				bbr_mode_name(st->bbr.mode), (double)st->bbr.bw * 8e-9,
+				(double)st->bbr.min_rtt_ns * 1e-3, (double)st->bbr.pacing_gain / GSO_BBR_UNIT);
+		fputc('\n', stderr);
+	}
 	*last_ns = now;
 	*last_bytes = b;
 }
@@ -744,7 +758,7 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
-	tty = !o.quiet && isatty(STDERR_FILENO);
+	tty = o.progress || (!o.quiet && isatty(STDERR_FILENO));
 	bench_cpu_now(&c0);
 	t0 = last_print = gso_evloop_now_ns();
 	{
@@ -778,7 +792,7 @@ int main(int argc, char **argv)
 		if (tty && gso_evloop_now_ns() - last_print > 500000000ull) {
 			GSO_OPTS(gso_stream_info, si);
 			gso_stream__info(r.s, &si);
-			progress(&si, t0, gso_evloop_now_ns(), &last_print, &last_bytes);
+			progress(&si, t0, gso_evloop_now_ns(), &last_print, &last_bytes, o.progress);
 		}
 	}
 	bench_cpu_now(&c1);
@@ -793,8 +807,9 @@ int main(int argc, char **argv)
 	GSO_OPTS(gso_steer_stats, sts);
 	have_sts = d.steer && !gso_steer__stats(d.steer, &sts);
 	if (tty) {
-		progress(&si, t0, gso_evloop_now_ns(), &last_print, &last_bytes);
-		fputc('\n', stderr);
+		progress(&si, t0, gso_evloop_now_ns(), &last_print, &last_bytes, o.progress);
+		if (!o.progress)
+			fputc('\n', stderr);
 	}
 	ok = si.state == GSO_STREAM_DONE;
 	status = ok ? "ok" : r.setup_failed ? "setting up the transmit device" : si.why ? si.why : "interrupted";

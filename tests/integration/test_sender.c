@@ -101,6 +101,31 @@ Test(sender, refused_connection, .fini = fini, .timeout = 60)
 	cr_assert_eq(bt_num(sj, "bytes"), 0, "%s", sj);
 }
 
+/*
+ * --cc: an unknown name is a usage error (exit 2) before anything is opened,
+ * and --help offers bbr.  kernel_sender (the demo's baseline beside every
+ * libgso row) refuses a name its kernel lacks the same way, so a baseline
+ * never runs another congestion control than the row it sits beside.
+ */
+Test(sender, cc_option, .fini = bt_fini, .timeout = 30)
+{
+	const char *bad[] = { bt_prog("sender"), "--dev", "lo", "--dst", "127.0.0.1", "--cc", "vegas-nope", NULL };
+	const char *help[] = { bt_prog("sender"), "--help", NULL };
+	const char *kbad[] = { bt_prog("kernel_sender"), "--dst", "127.0.0.1", "--port", "1", "--cc", "vegas-nope", NULL };
+	struct bt_proc *p;
+
+	p = bt_spawn(bad);
+	cr_assert_eq(bt_wait(p, 10), 2, "exit %d: %s", p->status, bt_read(p->err));
+	cr_assert(strstr(bt_read(p->err), "bad --cc 'vegas-nope'"), "%s", bt_read(p->err));
+	cr_assert_eq(bt_read(p->out)[0], 0, "a usage error printed a result: %s", bt_read(p->out));
+	p = bt_spawn(help);
+	cr_assert_eq(bt_wait(p, 10), 0, "exit %d: %s", p->status, bt_read(p->err));
+	cr_assert(strstr(bt_read(p->out), "--cc reno|cubic|bbr"), "%s", bt_read(p->out));
+	p = bt_spawn(kbad);
+	cr_assert_eq(bt_wait(p, 10), 2, "exit %d: %s", p->status, bt_read(p->err));
+	cr_assert(strstr(bt_read(p->err), "TCP_CONGESTION vegas-nope"), "%s", bt_read(p->err));
+}
+
 /* ---- the tiny receive buffer (2004) --------------------------------------- */
 
 /*
