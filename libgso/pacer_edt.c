@@ -66,6 +66,22 @@ int gso_pacer__stamp(struct gso_pacer *p, uint64_t now_ns, uint64_t rate,
 	return 0;
 }
 
+int gso_pacer__refund(struct gso_pacer *p, uint64_t rate, uint32_t wire_bytes, uint64_t floor_ns)
+{
+	uint64_t gap;
+
+	if (!p || !rate)
+		return -EINVAL;
+	if (rate == GSO_RATE_UNPACED || !wire_bytes ||
+	    (!(p->flags & GSO_PACER_F_PACE_ALL) && p->segs_sent <= p->unpaced_segs))
+		return 0;
+	if (p->next_ns <= floor_ns)
+		return 0;
+	gap = (uint64_t)wire_bytes * 1000000000u / rate;
+	p->next_ns = p->next_ns - floor_ns > gap ? p->next_ns - gap : floor_ns;
+	return 0;
+}
+
 uint64_t gso_pacer__next(const struct gso_pacer *p)
 {
 	return p ? p->next_ns : 0;

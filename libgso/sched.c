@@ -412,6 +412,18 @@ int gso_sched__flow_drain(struct gso_sched *s, uint32_t flow, struct gso_sched_b
 
 /* ---- enqueue / dequeue ------------------------------------------------------ */
 
+int gso_sched__flow_refund(struct gso_sched *s, uint32_t flow, uint32_t wire_bytes)
+{
+	struct sflow *f;
+
+	if (!s)
+		return -EINVAL;
+	f = flow_get(s, flow);
+	if (!f)
+		return -ENOENT;
+	return gso_pacer__refund(&f->pacer, f->rate, wire_bytes, f->last_dep);
+}
+
 int gso_sched__enqueue(struct gso_sched *s, uint64_t now_ns, struct gso_sched_burst *b)
 {
 	struct gso_pacer p;

@@ -545,8 +545,11 @@ static void t_sent(struct eflow *f, const struct gso_sched_burst *b, const struc
 	struct gso_stream *s = to_s(f);
 	int err;
 
-	(void)b;
 	(void)tx;
+	/* Sized before it was built: a shorter burst gives the pacer back the rest. */
+	if (b->wire_bytes > s->ptx.len + s->ptx.segs * s->st.hdr_len)
+		gso_sched__flow_refund(f->e->sched, f->sched_id,
+				       b->wire_bytes - (s->ptx.len + s->ptx.segs * s->st.hdr_len));
 	s->ip_id = (uint16_t)(s->ip_id + s->ptx.segs);
 	f->e->st.frames += s->ptx.segs;
 	{

@@ -9,10 +9,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #define ISN 1000u
 #define FQ_ENTRIES 16384u
-#define MAX_RANGES 4096u   /* out-of-order ranges a receiver holds */
+#define MAX_RANGES 65536u  /* out-of-order ranges a receiver holds */
 #define UNSENT_TARGET (4u << 20) /* a bulk sender keeps this much queued */
 #define APP_TICK_NS 1000000ull
 #define HANDLE_BYTES (1ull << 30) /* a new buffer handle every GiB: offsets stay in 32 bits */
@@ -66,7 +67,7 @@ struct fs_sim {
 	uint64_t *qdep;            /* departure times of queued frames (ring) */
 	uint32_t *qlen_bytes;      /* their sizes */
 	uint32_t qhead, qn, qcap;
-	uint64_t q_bytes, link_free;
+	uint64_t q_bytes, link_free, last_arrival;
 	uint64_t q_area, q_area_from; /* integral of queue bytes over time (mean) */
 	/* ACK messages */
 	struct ack_msg *acks;
@@ -123,6 +124,20 @@ static void queue_drain(struct fs_sim *s, uint64_t t)
 	queue_account(s, t);
 }
 
+/* When a frame that left the bottleneck at `dep` reaches the receivers. */
+static uint64_t arrival(struct fs_sim *s, uint64_t dep)
+{
+	uint64_t t = dep + s->p->rtt_ns / 2;
+
+	if (s->p->jitter_ns) {
+		t = t - s->p->jitter_ns + rand32(s) % (2 * s->p->jitter_ns + 1);
+		if (t < s->last_arrival)
+			t = s->last_arrival; /* never reorders */
+		s->last_arrival = t;
+	}
+	return t;
+}
+
 static void transmit(struct fs_sim *s, struct fs_flow *f, uint64_t seg)
 {
 	const struct fs_params *p = s->p;
@@ -147,7 +162,7 @@ static void transmit(struct fs_sim *s, struct fs_flow *f, uint64_t seg)
 	s->q_bytes += wire;
 	if (s->now >= p->measure_from_ns && s->q_bytes > s->r->max_queue_bytes)
 		s->r->max_queue_bytes = s->q_bytes;
-	push(s, dep + p->rtt_ns / 2, EV_SEG, f->id, seg);
+	push(s, arrival(s, dep), EV_SEG, f->id, seg);
 }
 
 /* ---- receiver ----------------------------------------------------------- */
@@ -247,8 +262,13 @@ static void rx_seg(struct fs_sim *s, struct fs_flow *f, uint64_t seg)
 	if (seg > f->rcv_nxt) {
 		int err = hold(f, seg);
 
-		if (err)
+		if (err) {
 			s->err = err;
+			if (getenv("FS_DEBUG"))
+				fprintf(stderr, "hold failed at %.3f s: rcv_nxt %lu seg %lu nrng %u first [%lu,%lu)\n",
+					(double)s->now / 1e9, (unsigned long)f->rcv_nxt, (unsigned long)seg, f->nrng,
+					(unsigned long)f->rng[0].lo, (unsigned long)f->rng[0].hi);
+		}
 		f->last_ooo = seg;
 		send_ack(s, f);
 		return;

@@ -46,6 +46,9 @@ typedef void (*fs_ack_hook)(void *ctx, unsigned flow, uint64_t now_ns, const str
 struct fs_params {
 	uint64_t link_rate;    /* bottleneck, wire bytes/s */
 	uint64_t rtt_ns;       /* propagation round trip, split evenly */
+	uint64_t jitter_ns;    /* the data direction's delay varies uniformly by +-jitter_ns
+				* per frame, never reordering (a frame never leaves before
+				* the one ahead of it), as bench/impair relay --jitter */
 	uint64_t queue_bytes;  /* bottleneck buffer, wire bytes (a frame is dropped if it does not fit) */
 	uint32_t loss_ppm;     /* random loss before the bottleneck, per million frames */
 	uint32_t seed;         /* of the loss process (0 = 1) */

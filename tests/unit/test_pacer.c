@@ -551,6 +551,31 @@ Test(edt, late_sender_credit)
 	cr_expect_eq(gso_pacer__next(&p), 0u);
 }
 
+/* A burst that left shorter than stamped gives its unused time back, never before its departure. */
+Test(edt, refund_of_a_shorter_burst)
+{
+	struct gso_pacer p = mkpacer(0, GSO_PACER_F_PACE_ALL), q;
+	uint64_t dep;
+
+	/* Stamped for 1000 bytes at 1 MB/s (1 ms), 400 of them left: 0.4 ms back. */
+	cr_assert_eq(gso_pacer__stamp(&p, 0, 1000000, 1000, 1, &dep), 0);
+	cr_assert_eq(gso_pacer__refund(&p, 1000000, 400, dep), 0);
+	cr_expect_eq(gso_pacer__next(&p), 600000u);
+	/* More than the burst's own time: back to its departure, not before. */
+	cr_assert_eq(gso_pacer__stamp(&p, 600000, 1000000, 1000, 1, &dep), 0);
+	cr_assert_eq(gso_pacer__refund(&p, 1000000, 5000, dep), 0);
+	cr_expect_eq(gso_pacer__next(&p), 600000u);
+	/* The clock does not run: nothing to give back. */
+	q = mkpacer(4, 0);
+	cr_assert_eq(gso_pacer__stamp(&q, 0, 1000000, 1000, 1, &dep), 0);
+	cr_assert_eq(gso_pacer__refund(&q, 1000000, 1000, 0), 0);
+	cr_expect_eq(gso_pacer__next(&q), 0u, "unpaced segments");
+	cr_assert_eq(gso_pacer__refund(&p, GSO_RATE_UNPACED, 1000, 0), 0);
+	cr_expect_eq(gso_pacer__next(&p), 600000u);
+	cr_expect_eq(gso_pacer__refund(&p, 0, 1000, 0), -EINVAL);
+	cr_expect_eq(gso_pacer__refund(NULL, 1000000, 1000, 0), -EINVAL);
+}
+
 Test(edt, rejects_and_writes_nothing)
 {
 	struct gso_pacer p = mkpacer(0, GSO_PACER_F_PACE_ALL), ref;

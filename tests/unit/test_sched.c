@@ -144,6 +144,29 @@ Test(sched, one_flow_edt)
 	gso_sched__destroy(s);
 }
 
+/* A burst that left shorter than queued: the flow's next departure moves up by the bytes it did not carry. */
+Test(sched, refund_moves_the_next_departure)
+{
+	struct gso_sched *s = mk(4, 64, 0, 0);
+	uint32_t f = add_flow(s, 1000000, false); /* 1 MB/s */
+	struct gso_sched_burst b;
+	uint64_t dep[8], next;
+
+	/* Past the 10 unpaced segments, then one paced 2-segment burst of 3028 wire bytes. */
+	for (int i = 0; i < 6; i++)
+		cr_assert_eq(enq(s, 0, f, 2, (uint64_t)i, &dep[i]), 0);
+	cr_expect_eq(dep[5], 0u);
+	for (int i = 0; i < 6; i++)
+		cr_assert_eq(gso_sched__dequeue(s, 0, &b, &next), 1);
+	/* The last one carried 1514 bytes of its 3028: 1.514 ms back, next at 1.514 ms. */
+	cr_assert_eq(gso_sched__flow_refund(s, f, 1514), 0);
+	cr_assert_eq(enq(s, 0, f, 2, 6, &dep[6]), 0);
+	cr_expect_eq(dep[6], 1514000u);
+	cr_expect_eq(gso_sched__flow_refund(s, f + 1, 1), -ENOENT);
+	cr_expect_eq(gso_sched__flow_refund(NULL, f, 1), -EINVAL);
+	gso_sched__destroy(s);
+}
+
 /* ---- horizon: refused, not queued, and the flow's clock is untouched ---- */
 
 Test(sched, horizon_refusal)

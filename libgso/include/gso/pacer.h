@@ -250,6 +250,17 @@ GSO_API int gso_pacer__init(struct gso_pacer *p, const struct gso_pacer_opts *o)
 GSO_API int gso_pacer__stamp(struct gso_pacer *p, uint64_t now_ns, uint64_t rate,
 			     uint32_t wire_bytes, uint32_t segs, uint64_t *departure_ns);
 
+/*
+ * The burst stamped last carried `wire_bytes` fewer than it was stamped
+ * with (it was sized before it was built, and came out shorter: the end of
+ * the data, a one-segment retransmission): give their time back, so that
+ * the flow's rate counts what left, not what was planned.  The clock moves
+ * back by wire_bytes / rate but never before floor_ns (pass that burst's
+ * departure).  Nothing changes while the clock does not run (unpaced
+ * segments, GSO_RATE_UNPACED).  Returns 0, or -EINVAL (p NULL, rate 0).
+ */
+GSO_API int gso_pacer__refund(struct gso_pacer *p, uint64_t rate, uint32_t wire_bytes, uint64_t floor_ns);
+
 /* Earliest departure of the flow's next burst (0 before the first). */
 GSO_API uint64_t gso_pacer__next(const struct gso_pacer *p);
 
@@ -384,6 +395,15 @@ GSO_API int gso_sched__flow_drain(struct gso_sched *s, uint32_t flow,
  * A refused burst changes nothing, the flow's pacer included.
  */
 GSO_API int gso_sched__enqueue(struct gso_sched *s, uint64_t now_ns, struct gso_sched_burst *b);
+
+/*
+ * The flow's last dequeued burst left with `wire_bytes` fewer than it was
+ * queued with: its pacing clock gives their time back (gso_pacer__refund,
+ * never before that burst's departure), so that later bursts are not held
+ * back for bytes that never left.  Call it before queueing the flow's next
+ * burst.  Returns 0, -EINVAL (s NULL), -ENOENT (no such flow).
+ */
+GSO_API int gso_sched__flow_refund(struct gso_sched *s, uint32_t flow, uint32_t wire_bytes);
 
 /*
  * Hand out the next burst due at `now_ns`: among flows whose head burst's
