@@ -10,9 +10,19 @@
  * about three times as fast.  clang vectorises them at -O2 already.
  */
 #if defined(__GNUC__) && !defined(__clang__)
-#define VECTORISE __attribute__((optimize("O3")))
+#define VECTORISE_O3 __attribute__((optimize("O3")))
 #else
-#define VECTORISE
+#define VECTORISE_O3
+#endif
+/*
+ * And built for the widest vectors the CPU has, picked at load time
+ * (ifunc): with SSE2 only, filling ran at 11 GB/s where memcpy runs at 50;
+ * with AVX2 at 26 (64 KiB in cache, this VM).
+ */
+#if defined(__x86_64__) && defined(__ELF__)
+#define VECTORISE VECTORISE_O3 __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define VECTORISE VECTORISE_O3
 #endif
 
 uint64_t bench_splitmix64(uint64_t *state)
