@@ -473,9 +473,7 @@ int gso_flowq__info(const struct gso_flowq *q, struct gso_flowq_info *st)
 	f.min_rtt_ns = q->min_rtt_ns;
 	f.rack_lost = q->rack_lost;
 	f.delivered_bytes = q->delivered;
-	if (q->rate_interval_ns)
-		f.delivery_rate = (uint64_t)((unsigned __int128)q->rate_delivered * 1000000000u /
-					     q->rate_interval_ns);
+	f.delivery_rate = q->delivery_rate;
 	f.app_limited = q->app_limited != 0;
 	f.sz = st->sz < sizeof(f) ? st->sz : sizeof(f);
 	memcpy(st, &f, f.sz);

@@ -85,15 +85,25 @@ static int locate(const uint8_t *f, uint32_t len, struct frame_l4 *w)
 	return w->l4_len < 20 ? -EBADMSG : 0;
 }
 
+_Static_assert(sizeof(struct tcp_key) % 8 == 0, "tcp_key_hash reads the key in 8-byte words");
+
+/*
+ * Over the whole key, its padding included (zeroed wherever keys are
+ * made), a word at a time: multiply-xorshift per 8 bytes.  Byte-wise FNV-1a
+ * cost about 240 instructions per ACK (callgrind, bench_frame_cost); this
+ * is about 30.  Only the engine's and the port's own tables use it.
+ */
 uint32_t tcp_key_hash(const struct tcp_key *k)
 {
-	uint32_t h = 2166136261u;
 	const uint8_t *p = (const uint8_t *)k;
+	uint64_t h = 0x9e3779b97f4a7c15ull, w;
 
-	/* Over the whole key: its padding is zeroed wherever keys are made. */
-	for (size_t i = 0; i < sizeof(*k); i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
+	for (size_t i = 0; i < sizeof(*k); i += 8) {
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return (uint32_t)(h ^ (h >> 29));
 }
 
 int tcp_frame_key(const uint8_t *f, uint32_t len, struct tcp_key *key)
