@@ -191,6 +191,7 @@ while IFS="$(printf '\t')" read -r r pass fc; do
 	callgrind)
 		ct="$OUT/callgrind.$fc.txt"
 		[ -s "$ct" ] || continue
+		[ "$fc" = kernel ] || fact "$fc" callgrind_acks "$(jget "$sj" acks)"
 		fact "$fc" ir_total "$(sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' "$ct" | tr -d ,)"
 		: >>"$OUT/cg_fns.tsv"
 		cg_split "$ct" | while IFS="$(printf '\t')" read -r k v rest; do
@@ -202,9 +203,50 @@ while IFS="$(printf '\t')" read -r r pass fc; do
 done <"$OUT/runs.tsv"
 
 # ---- report ---------------------------------------------------------------
+# The table: one line per metric, "pass key scale|label|JSON key" (scale
+# "raw": as measured; "sum": user + system; "ack": strace calls of the
+# named syscalls per ACK), or "- -|section title".
+TABLE='- -|-- timing run (sender: getrusage via wait4; machine: /proc/stat, all CPUs)
+timing gbps raw|goodput Gbit/s (verified)|goodput_gbps
+timing timing_frames raw|frames in the run|frames
+timing user_s+sys_s sum|sender CPU ns/frame|cpu_ns
+timing user_s 1e9|  user ns/frame|user_ns
+timing gen_cpu_s 1e9|    of it bench stream generation|gen_ns
+timing sys_s 1e9|  system ns/frame|sys_ns
+timing nvcsw 1e3|voluntary ctx switches /1k frames|nvcsw_per_kframe
+timing nivcsw 1e3|involuntary ctx switches /1k frames|nivcsw_per_kframe
+timing machine_softirq_s 1e9|machine softirq ns/frame|machine_softirq_ns
+timing machine_sys_s 1e9|machine system ns/frame (w/o softirq)|machine_sys_ns
+timing machine_user_s 1e9|machine user ns/frame (receiver, ...)|machine_user_ns
+timing net_rx_softirqs 1|NET_RX softirq runs per frame|net_rx_per_frame
+- -|-- transmit vs ACK path (sender JSON; kernel: Tcp.InSegs, write(2)s)
+timing kicks 1e3|TX kicks (sendto; kernel write) /1k fr|kicks_per_kframe
+timing acks 1e3|ACKs received /1k frames|acks_per_kframe
+timing evloop_sleeps 1e3|event-loop sleeps (wake-ups) /1k fr|sleeps_per_kframe
+timing evloop_spins 1e3|event-loop spins /1k frames|spins_per_kframe
+- -|-- syscalls (strace -c -f, separate short run: counts only, setup included)
+strace sc_total 1e3|syscalls /1k frames|syscalls_per_kframe
+strace sc_sendto 1e3|  sendto /1k frames|sendto_per_kframe
+strace sc_recvfrom 1e3|  recvfrom /1k frames|recvfrom_per_kframe
+strace sc_io_uring_enter 1e3|  io_uring_enter /1k frames|io_uring_enter_per_kframe
+strace sc_poll 1e3|  poll /1k frames|poll_per_kframe
+strace sc_write 1e3|  write /1k frames|write_per_kframe
+strace sc_clock_gettime 1e3|  clock_gettime /1k frames|clock_gettime_per_kframe
+strace total ack|all syscalls per ACK|syscalls_per_ack
+strace recvfrom+recvmsg+io_uring_enter+poll+ppoll+epoll_wait+epoll_pwait+select+pselect6 ack|receive/wait syscalls per ACK|rx_syscalls_per_ack
+- -|-- user-space instructions (callgrind, the real sender, --bytes run)
+callgrind ir_total 1|Ir/frame, whole program|ir_per_frame
+callgrind ir_gen 1|  bench stream generator (fill_words)|ir_gen
+callgrind ir_libgso 1|  libgso/ (segment, checksum, flowq, cc)|ir_libgso
+callgrind ir_xdp 1|  xdp/ (engine, rings, UMEM)|ir_xdp
+callgrind ir_libc 1|  libc (memcpy, memset, ...)|ir_libc
+callgrind ir_bench 1|  rest of the bench program|ir_bench
+callgrind ir_setup 1|  setup (ld.so, libbpf, libelf)|ir_setup
+callgrind ir_other 1|  other|ir_other
+callgrind callgrind_acks 1e3|ACKs /1k frames (this slow run)|callgrind_acks_per_kframe'
 [ -e "$OUT/cg_fns.tsv" ] || : >"$OUT/cg_fns.tsv"
 say ""
-awk -F '\t' -v json="$JSON" -v jout="$OUT/results.json" -v rows="$ROWS" -v offl="$OFFL" '
+awk -F '\t' -v table="$TABLE" -v json="$JSON" -v jout="$OUT/results.json" -v rows="$ROWS" -v offl="$OFFL" '
 	FILENAME == ARGV[1] { V[$1, $2] = $3; next }
 	{ FN[$1, ++nf[$1]] = $2 "\t" $3 "\t" $4 }       # row, Ir, category, function
 	function isnum(v) { return v ~ /^-?[0-9.]+(e[-+]?[0-9]+)?$/ }
@@ -226,7 +268,15 @@ awk -F '\t' -v json="$JSON" -v jout="$OUT/results.json" -v rows="$ROWS" -v offl=
 		print line
 		for (i = 1; i <= nr; i++) J[R[i]] = J[R[i]] sprintf(", \"%s\": %s", key, isnum(M[R[i]]) ? M[R[i]] + 0 : "null")
 	}
-	function section(t) { print t }
+	# per_ack NAMES: calls of these syscalls in the strace run, per ACK it received.
+	function per_ack(names,   i, r, k, n, sx, KW) {
+		n = split(names, KW, " ")
+		for (i = 1; i <= nr; i++) {
+			r = R[i]; sx = 0
+			for (k = 1; k <= n; k++) if (isnum(V[r, "sc_" KW[k]])) sx += V[r, "sc_" KW[k]]
+			M[r] = (isnum(V[r, "sc_total"]) && V[r, "strace_acks"] > 0) ? sx / V[r, "strace_acks"] : "-"
+		}
+	}
 	function fill(k, fk, scale,   i) { for (i = 1; i <= nr; i++) M[R[i]] = per(R[i], k, fk, scale) }
 	function raw(k,   i) { for (i = 1; i <= nr; i++) M[R[i]] = V[R[i], k] }
 	function sum2(a, b, fk, scale,   i, r, x, y) {
@@ -241,46 +291,16 @@ awk -F '\t' -v json="$JSON" -v jout="$OUT/results.json" -v rows="$ROWS" -v offl=
 		for (i = 1; i <= nr; i++) head = head sprintf(" %9s", R[i] == "kernel" ? "kernel" : R[i])
 		for (i = 1; i < nr; i++) head = head sprintf(" %7s", substr(R[i], 1, 4) "/k")
 		print head
-		section("-- timing run (sender: getrusage via wait4; machine: /proc/stat, all CPUs)")
-		raw("gbps"); metric("goodput Gbit/s (verified)", "goodput_gbps")
-		raw("timing_frames"); metric("frames in the run", "frames")
-		sum2("user_s", "sys_s", "timing", 1e9); metric("sender CPU ns/frame", "cpu_ns")
-		fill("user_s", "timing", 1e9); metric("  user ns/frame", "user_ns")
-		fill("gen_cpu_s", "timing", 1e9); metric("    of it bench stream generation", "gen_ns")
-		fill("sys_s", "timing", 1e9); metric("  system ns/frame", "sys_ns")
-		fill("nvcsw", "timing", 1e3); metric("voluntary ctx switches /1k frames", "nvcsw_per_kframe")
-		fill("nivcsw", "timing", 1e3); metric("involuntary ctx switches /1k frames", "nivcsw_per_kframe")
-		fill("machine_softirq_s", "timing", 1e9); metric("machine softirq ns/frame", "machine_softirq_ns")
-		fill("machine_sys_s", "timing", 1e9); metric("machine system ns/frame (w/o softirq)", "machine_sys_ns")
-		fill("machine_user_s", "timing", 1e9); metric("machine user ns/frame (receiver, ...)", "machine_user_ns")
-		fill("net_rx_softirqs", "timing", 1); metric("NET_RX softirq runs per frame", "net_rx_per_frame")
-		section("-- transmit vs ACK path (sender JSON; kernel: Tcp.InSegs, write(2)s)")
-		fill("kicks", "timing", 1e3); metric("TX kicks (sendto; kernel write) /1k fr", "kicks_per_kframe")
-		fill("acks", "timing", 1e3); metric("ACKs received /1k frames", "acks_per_kframe")
-		fill("evloop_sleeps", "timing", 1e3); metric("event-loop sleeps (wake-ups) /1k fr", "sleeps_per_kframe")
-		fill("evloop_spins", "timing", 1e3); metric("event-loop spins /1k frames", "spins_per_kframe")
-		section("-- syscalls (strace -c -f, separate short run: counts only, setup included)")
-		fill("sc_total", "strace", 1e3); metric("syscalls /1k frames", "syscalls_per_kframe")
-		fill("sc_sendto", "strace", 1e3); metric("  sendto /1k frames", "sendto_per_kframe")
-		fill("sc_recvfrom", "strace", 1e3); metric("  recvfrom /1k frames", "recvfrom_per_kframe")
-		fill("sc_io_uring_enter", "strace", 1e3); metric("  io_uring_enter /1k frames", "io_uring_enter_per_kframe")
-		fill("sc_poll", "strace", 1e3); metric("  poll /1k frames", "poll_per_kframe")
-		fill("sc_write", "strace", 1e3); metric("  write /1k frames", "write_per_kframe")
-		fill("sc_clock_gettime", "strace", 1e3); metric("  clock_gettime /1k frames", "clock_gettime_per_kframe")
-		for (i = 1; i <= nr; i++) {
-			r = R[i]
-			M[r] = (isnum(V[r, "sc_total"]) && V[r, "strace_acks"] > 0) ? V[r, "sc_total"] / V[r, "strace_acks"] : "-"
+		nt = split(table, T, "\n")
+		for (t = 1; t <= nt; t++) {
+			split(T[t], P, "|"); split(P[1], Q, " ")
+			if (Q[1] == "-") { print P[2]; continue }
+			if (Q[3] == "raw") raw(Q[2])
+			else if (Q[3] == "sum") { split(Q[2], S2, "+"); sum2(S2[1], S2[2], Q[1], 1e9) }
+			else if (Q[3] == "ack") { gsub(/\+/, " ", Q[2]); per_ack(Q[2]) }
+			else fill(Q[2], Q[1], Q[3] + 0)
+			metric(P[2], P[3])
 		}
-		metric("syscalls per ACK", "syscalls_per_ack")
-		section("-- user-space instructions (callgrind, the real sender, --bytes run)")
-		fill("ir_total", "callgrind", 1); metric("Ir/frame, whole program", "ir_per_frame")
-		fill("ir_gen", "callgrind", 1); metric("  bench stream generator (fill_words)", "ir_gen")
-		fill("ir_libgso", "callgrind", 1); metric("  libgso/ (segment, checksum, flowq, cc)", "ir_libgso")
-		fill("ir_xdp", "callgrind", 1); metric("  xdp/ (engine, rings, UMEM)", "ir_xdp")
-		fill("ir_libc", "callgrind", 1); metric("  libc (memcpy, memset, ...)", "ir_libc")
-		fill("ir_bench", "callgrind", 1); metric("  rest of the bench program", "ir_bench")
-		fill("ir_setup", "callgrind", 1); metric("  setup (ld.so, libbpf, libelf)", "ir_setup")
-		fill("ir_other", "callgrind", 1); metric("  other", "ir_other")
 		print ""
 		print "top functions by self Ir/frame (callgrind run):"
 		for (i = 1; i <= nr; i++) {
@@ -318,6 +338,8 @@ awk -F '\t' -v json="$JSON" -v jout="$OUT/results.json" -v rows="$ROWS" -v offl=
 		print "  syscalls      counted by strace in a separate short run (timing there is not used)."
 		print "  Ir            user-space instructions per frame of the same sender under callgrind, by source"
 		print "                file of each function (inlined system-header code goes with its function)."
+		print "                Under valgrind the receiver ACKs the slow sender more often than at speed, so"
+		print "                per-ACK work (engine_stream_input, gso_flowq__ack, tcp_key_hash) weighs more here."
 		printf "  here: sender CPU/frame"
 		for (i = 1; i < nr; i++) printf " %s %sx", R[i], ratio(per(R[i], "user_s", "timing", 1) + per(R[i], "sys_s", "timing", 1), per("kernel", "user_s", "timing", 1) + per("kernel", "sys_s", "timing", 1))
 		printf " the kernel'"'"'s; NET_RX runs/frame %s vs kernel %s; user Ir/frame without the generator:",
