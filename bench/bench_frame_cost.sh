@@ -116,6 +116,14 @@ if [ $HAVE_CG = 1 ]; then
 	SECS=$fc_secs
 fi
 bed_cleanup
+# The AF_XDP copy-mode transmit alone, for the split: the same kind of
+# 46-frame super-segments through the same kernel path into a veth whose
+# peer drops them at once (no TCP receiver, no ACKs, no engine).
+if [ -x "$B/bench/bench_xsk_tx" ]; then
+	if [ "$SECS" -le 1 ]; then XTX="--quick"; else XTX="--rounds 3 --seconds 0.5"; fi
+	# shellcheck disable=SC2086
+	"$B/bench/bench_xsk_tx" $XTX >"$OUT/xsk_tx.txt" 2>&1 || say "bench_frame_cost: bench_xsk_tx failed: $(tail -n 1 "$OUT/xsk_tx.txt")"
+fi
 fi
 
 [ $REPORT = 1 ] && OFFL=$(cat "$OUT/offload.txt" 2>/dev/null)
@@ -158,6 +166,12 @@ cg_split() {
 		for (k in fsum) { split(k, kk, "|"); printf "fn\t%s\t%s\t%s\n", fsum[k], kk[2], kk[1] }
 	}' "$1"
 }
+# xsk_tx MODE: bench_xsk_tx's CPU ns per frame for MODE (CPU-s/GB x MSS).
+xsk_tx() {
+	[ -s "$OUT/xsk_tx.txt" ] || { printf '%s' "-"; return; }
+	awk -v m="$1" '/MSS [0-9]+/ { match($0, /MSS [0-9]+/); mss = substr($0, RSTART + 4, RLENGTH - 4) }
+		$1 == m && $4 ~ /^[0-9.]+$/ { v = $4 * mss } END { if (v != "") printf "%.1f", v; else printf "-" }' "$OUT/xsk_tx.txt"
+}
 while IFS="$(printf '\t')" read -r r pass fc; do
 	sj="$OUT/run$r.sender.json"
 	f=$(frames "$r" "$fc")
@@ -170,6 +184,14 @@ while IFS="$(printf '\t')" read -r r pass fc; do
 		for k in user_s sys_s nvcsw nivcsw machine_user_s machine_sys_s machine_softirq_s net_rx_softirqs wall_s; do
 			fact "$fc" "$k" "$(jget "$cj" $k)"
 		done
+		case $fc in software) xm=copy+sw ;; csum) xm=copy+csum ;; multibuf) xm=sg+csum ;; *) xm="" ;; esac
+		if [ -n "$xm" ]; then
+			x=$(xsk_tx "$xm")
+			fact "$fc" xtx_ns "$x"
+			# What the sender spent beyond that transmit, in seconds for the run.
+			fact "$fc" rest_s "$(awk -v u="$(jget "$cj" user_s)" -v s="$(jget "$cj" sys_s)" -v x="$x" -v f="$f" \
+				'BEGIN { if (x ~ /^[0-9.]+$/ && f > 0) printf "%.6f", u + s - x * f * 1e-9; else printf "-" }')"
+		fi
 		if [ "$fc" = kernel ]; then
 			fact "$fc" acks "$(jget "$cj" tcp_in_segs)"
 			b=$(jget "$sj" bytes); w=$(jget "$sj" write_size)
@@ -213,6 +235,8 @@ timing user_s+sys_s sum|sender CPU ns/frame|cpu_ns
 timing user_s 1e9|  user ns/frame|user_ns
 timing gen_cpu_s 1e9|    of it bench stream generation|gen_ns
 timing sys_s 1e9|  system ns/frame|sys_ns
+timing xtx_ns raw|  AF_XDP transmit alone (bench_xsk_tx)|xsk_tx_ns
+timing rest_s 1e9|  the rest (engine, rx TCP input, ACKs)|rest_ns
 timing nvcsw 1e3|voluntary ctx switches /1k frames|nvcsw_per_kframe
 timing nivcsw 1e3|involuntary ctx switches /1k frames|nivcsw_per_kframe
 timing machine_softirq_s 1e9|machine softirq ns/frame|machine_softirq_ns
@@ -324,6 +348,12 @@ awk -F '\t' -v table="$TABLE" -v json="$JSON" -v jout="$OUT/results.json" -v row
 		print "                copy, dev_direct_xmit, veth_xmit) and whatever softirq runs on its CPU when it"
 		print "                re-enables bottom halves: on a veth that is the receiver'"'"'s TCP input and the"
 		print "                XDP program + AF_XDP receive copy of our ACKs."
+		print "  transmit alone  bench_xsk_tx after the run (UDP super-segments of 46 frames: the library'"'"'s"
+		print "                segmentation and copy, then the same copy-mode kernel path: copy+sw, copy+csum,"
+		print "                sg+csum for multibuf) into a veth whose peer drops every frame at once: what"
+		print "                putting a frame on the wire costs, in user space and the kernel.  The rest is the"
+		print "                sender CPU beyond it: the TCP engine, the receiver'"'"'s TCP input and our ACKs'"'"'"
+		print "                XDP + AF_XDP receive, which run in softirq on the sender'"'"'s CPU."
 		print "  gen           the bench stream generator (both senders fill the same stream: not the library)."
 		print "  ctx switches  voluntary: the sender slept (event-loop sleeps, blocking write); involuntary: it was"
 		print "                preempted (the receiver or ksoftirqd woken on its CPU)."
