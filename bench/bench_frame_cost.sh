@@ -70,6 +70,15 @@ for p in sender cost_probe; do
 done
 HAVE_STRACE=0; command -v strace >/dev/null 2>&1 && HAVE_STRACE=1
 HAVE_CG=0; command -v valgrind >/dev/null 2>&1 && command -v callgrind_annotate >/dev/null 2>&1 && HAVE_CG=1
+# Fixed placement, so that runs compare (unpinned, the kernel row moved
+# between 0.3 and 1.7 us per frame with where the scheduler put the two):
+# the sender on CPU 0; this shell, and so the receiver it starts, on CPU 1.
+# On a veth the receiver's TCP input then runs in softirq on CPU 0, for
+# every row alike.
+PIN=""
+if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null 2>&1; then
+	taskset -p -c 1 $$ >/dev/null 2>&1 && PIN="taskset -c 0"
+fi
 bed_setup
 rm -f "$OUT"/cost.* "$OUT"/strace.* "$OUT"/callgrind.* "$OUT"/cg_fns.tsv
 # The kernel row's veth offloads; the libgso rows do not depend on them
@@ -82,6 +91,7 @@ printf '%s\n' "$OFFL" >"$OUT/offload.txt"
 XARGS=""
 row() {
 	fc_n=$1; shift
+	set -- $PIN "$@"
 	# shellcheck disable=SC2086
 	if [ "$fc_n" = kernel ]; then run_one "kernel per-MTU" direct "$OFFL" cubic "$@" "$B/bench/kernel_sender" $XARGS
 	else run_one "libgso $fc_n" direct "$OFFL" cubic "$@" "$B/bench/sender" --mode "$fc_n" $XARGS; fi
@@ -89,6 +99,7 @@ row() {
 : >"$OUT/runs.tsv"
 
 say "bench_frame_cost: per-frame sender cost, direct veth path, $OFFL, receiver $(receiver_text dR)"
+say "  $([ -n "$PIN" ] && echo "sender pinned to CPU 0, receiver to CPU 1" || echo "not pinned (one CPU or no taskset)")"
 say "  timing ${SECS} s per row; strace $([ $HAVE_STRACE = 1 ] && echo "${STRACE_SECS} s" || echo "not installed: skipped");" \
 	"callgrind $([ $HAVE_CG = 1 ] && echo "--bytes $CG_BYTES" || echo "not installed: skipped")"
 for fc in $ROWS; do
