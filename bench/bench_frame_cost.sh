@@ -23,11 +23,16 @@
 #            (libgso/), the AF_XDP backend (xdp/), libc (memcpy & co.) and the
 #            rest of the bench program; the top functions are listed.  This is
 #            the real sender over AF_XDP under valgrind, not a model of it.
-# strace and valgrind are optional: without them those columns say "-".
+# strace and valgrind are optional: without them those lines say "-".
+# After the rows, bench_xsk_tx (its own test-bed) gives the AF_XDP copy-mode
+# transmit alone per frame, to split the sender's CPU into that and the rest.
+# The sender runs on CPU 0, the receiver on CPU 1 (taskset), for every row.
 #
-# The printed table has a row per sender and a column of ratios to the
-# kernel row; below it, what each cost is.  With --json one JSON line per row
-# (all of them are in BUILD_DIR/bench_frame_cost/results.json either way).
+# The printed table has a line per metric, a column per sender and columns
+# of ratios to the kernel's; below it, what each cost is.  With --json one
+# JSON line per sender (all of them are in
+# BUILD_DIR/bench_frame_cost/results.json either way).  --report prints the
+# last run's tables again from its files, without running anything.
 #
 # Needs root (namespaces, veths, AF_XDP); as non-root it says so and exits 0.
 # Exit 1 when a timing row is not verified by the receiver.
