@@ -273,9 +273,10 @@ demo: deps
 	$(Q)$(MAKE) all
 	$(Q)sh bench/demo.sh $(B)
 
-# Benchmarks compare with DPDK where its -dev package is installed.
+# Benchmarks compare with DPDK where its -dev package is installed; the
+# per-frame cost breakdown counts syscalls (strace) and instructions (valgrind).
 bench:
-	$(Q)GSO_EXTRA_PKGS="libdpdk-dev" sh tools/install-deps.sh
+	$(Q)GSO_EXTRA_PKGS="libdpdk-dev strace valgrind" sh tools/install-deps.sh
 	$(Q)$(MAKE) all
 	$(Q)sh bench/run.sh $(B)
 
