@@ -38,8 +38,11 @@
 # Exit 1 when a timing row is not verified by the receiver.
 set -u
 
-B=${1:-build}
-[ $# -gt 0 ] && shift
+B=build
+case ${1:-} in
+-*) ;; # options only: the default build folder
+?*) B=$1; shift ;;
+esac
 SECS=4
 STRACE_SECS=1
 CG_BYTES=64M

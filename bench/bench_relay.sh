@@ -29,8 +29,11 @@
 # Exit 1 when a row is not verified.
 set -u
 
-B=${1:-build}
-[ $# -gt 0 ] && shift
+B=build
+case ${1:-} in
+-*) ;; # options only: the default build folder
+?*) B=$1; shift ;;
+esac
 SECS=8
 JSON=0
 for a in "$@"; do
