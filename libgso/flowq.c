@@ -480,6 +480,21 @@ int gso_flowq__info(const struct gso_flowq *q, struct gso_flowq_info *st)
 	return 0;
 }
 
+uint32_t gso_flowq__snd_nxt(const struct gso_flowq *q)
+{
+	return q ? q->nxt : 0;
+}
+
+uint32_t gso_flowq__unacked_bytes(const struct gso_flowq *q)
+{
+	return q ? q->nxt - q->una : 0;
+}
+
+uint32_t gso_flowq__packets_out(const struct gso_flowq *q)
+{
+	return q ? q->c.packets_out : 0;
+}
+
 int gso_flowq__flush(struct gso_flowq *q, struct gso_flowq_rel *rel, unsigned n_rel)
 {
 	unsigned need = 0, k = 0;

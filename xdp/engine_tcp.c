@@ -291,13 +291,9 @@ static int send_syn(struct gso_stream *s, uint64_t now)
 /* Sequence number of our next pure ACK: snd_nxt, or past the FIN once it is sent. */
 static uint32_t ack_seq(const struct gso_stream *s)
 {
-	struct gso_flowq_info fi = { .sz = sizeof(fi) };
-
 	if (s->fin_sent)
 		return s->fin_seq + 1;
-	if (s->fq && !gso_flowq__info(s->fq, &fi))
-		return fi.snd_nxt;
-	return s->iss + 1;
+	return s->fq ? gso_flowq__snd_nxt(s->fq) : s->iss + 1;
 }
 
 /* ---- timers -------------------------------------------------------------------------- */
@@ -315,11 +311,9 @@ static uint64_t rto_ns(const struct gso_stream *s)
 
 static bool outstanding(const struct gso_stream *s)
 {
-	struct gso_flowq_info fi = { .sz = sizeof(fi) };
-
 	if (s->fin_sent && !s->fin_acked)
 		return true;
-	return s->fq && !gso_flowq__info(s->fq, &fi) && fi.unacked_bytes;
+	return s->fq && gso_flowq__unacked_bytes(s->fq);
 }
 
 static void s_timer_update(struct gso_stream *s)
@@ -552,11 +546,11 @@ static void t_sent(struct eflow *f, const struct gso_sched_burst *b, const struc
 				       b->wire_bytes - (s->ptx.len + s->ptx.segs * s->st.hdr_len));
 	s->ip_id = (uint16_t)(s->ip_id + s->ptx.segs);
 	f->e->st.frames += s->ptx.segs;
-	{
+	if (!gso_flowq__packets_out(s->fq)) {
 		struct gso_flowq_info fi = { .sz = sizeof(fi) };
 
 		/* Sending into an empty pipe: a restart after idle (CA_EVENT_TX_START). */
-		if (!gso_flowq__info(s->fq, &fi) && !fi.packets_out)
+		if (!gso_flowq__info(s->fq, &fi))
 			gso_cc__on_tx_start(s->cc, now, fi.app_limited);
 	}
 	err = gso_flowq__sent(s->fq, &s->ptx, now);

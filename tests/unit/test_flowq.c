@@ -1088,3 +1088,27 @@ Test(flowq, random_model)
 	cr_expect_gt(st.lost_marked, 50);
 	gso_flowq__destroy(q);
 }
+
+/* The hot-path shorthands say what gso_flowq__info() says. */
+Test(flowq, shorthands_match_info)
+{
+	struct gso_flowq *q;
+	struct gso_flowq_tx tx;
+	struct gso_flowq_info fi = { .sz = sizeof(fi) };
+	GSO_OPTS(gso_flowq_opts, o, .isn = 0xfffffff0u);
+
+	cr_assert_eq(gso_flowq__create(&o, &q), 0);
+	cr_assert_eq(gso_flowq__append(q, 1, 0, 10000, 1000), 0);
+	cr_assert_eq(gso_flowq__peek(q, 4, &tx), 1);
+	cr_assert_eq(gso_flowq__sent(q, &tx, 1), 0);
+	cr_assert_eq(gso_flowq__info(q, &fi), 0);
+	cr_expect_eq(gso_flowq__snd_nxt(q), fi.snd_nxt);
+	cr_expect_eq(gso_flowq__unacked_bytes(q), fi.unacked_bytes);
+	cr_expect_eq(gso_flowq__unacked_bytes(q), 4000u, "across the sequence wrap");
+	cr_expect_eq(gso_flowq__packets_out(q), fi.packets_out);
+	cr_expect_eq(gso_flowq__packets_out(q), 4u);
+	cr_expect_eq(gso_flowq__snd_nxt(NULL), 0u);
+	cr_expect_eq(gso_flowq__unacked_bytes(NULL), 0u);
+	cr_expect_eq(gso_flowq__packets_out(NULL), 0u);
+	gso_flowq__destroy(q);
+}
