@@ -96,8 +96,12 @@ TEST_DEFS := -DGSO_BUILD_DIR='"$(abspath $(B))"' -DGSO_SRC_DIR='"$(abspath .)"'
 .PHONY: all lib tools bench-progs tests check check-run check-install deps install uninstall \
 	clean fuzz fuzz-bin bench clang-build demo
 .DEFAULT_GOAL := all
-# Keep intermediate objects, so that a second `make` has nothing to do.
-.SECONDARY:
+# Keep the programs' intermediate objects, so that a second `make` has
+# nothing to do.  Named, not a bare `.SECONDARY:`: that makes every target
+# secondary, and a missing secondary prerequisite does not make its target
+# out of date, so the DPDK stamp below (a new name when DPDK appears or
+# goes) would not rebuild anything (tests/unit/test_make_dpdk.c).
+.SECONDARY: $(TOOL_SRCS:%.c=$(B)/obj/%.o) $(BENCH_SRCS:%.c=$(B)/obj/%.o)
 
 all: lib tools bench-progs $(BPF_OBJS)
 lib: $(LIBGSO_A) $(LIBGSO_SO) $(if $(XDP_SRCS),$(LIBXDP_A) $(LIBXDP_SO))
@@ -268,7 +272,7 @@ check-install: lib
 # The main job for a newcomer: the namespace test-bed, the libgso TCP sender
 # in every mode and the kernel TCP baselines against the stock Linux
 # receiver, a side-by-side table and a plot (bench/demo.sh says more).
-# DEMO_SECONDS, DEMO_MODES and DEMO_IMPAIR (relay settings) are honoured.
+# DEMO_SECONDS, DEMO_MODES, DEMO_CC, DEMO_GRO and DEMO_IMPAIR (relay settings) are honoured.
 demo: deps
 	$(Q)$(MAKE) all
 	$(Q)sh bench/demo.sh $(B)
