@@ -273,7 +273,7 @@ check-install: lib
 # The main job for a newcomer: the namespace test-bed, the libgso TCP sender
 # in every mode and the kernel TCP baselines against the stock Linux
 # receiver, a side-by-side table and a plot (bench/demo.sh says more).
-# DEMO_SECONDS, DEMO_MODES and DEMO_IMPAIR (relay settings) are honoured.
+# DEMO_SECONDS, DEMO_MODES, DEMO_CC, DEMO_GRO and DEMO_IMPAIR (relay settings) are honoured.
 demo: deps
 	$(Q)$(MAKE) all
 	$(Q)sh bench/demo.sh $(B)

@@ -13,7 +13,14 @@
 # veth's TSO/GSO on, TSO off, and both off; then, when BUILD_DIR/bench/sender
 # exists, every mode it lists with `sender --list-modes` (one per line; if
 # that fails, the documented set).  A sender run exiting 77 means "mode not
-# available here" and is shown as such.  The sender contract (options,
+# available here" and is shown as such.
+#
+# Receiver realism: the direct path's rows run once per DEMO_GRO setting of
+# the receiving veth's GRO.  Off, every segment goes up the receiver's stack
+# on its own; on, the veth gets a NAPI context and merges them as a real
+# NIC's driver does (GRO), which is what a receiver usually does.  Each set
+# of rows is headed by the receiver's settings in the table; the TSV has
+# them per row (receiver, rx_gro), the JSON lines' labels end in "rx gro X".  The sender contract (options,
 # JSON keys) is in bench/common/README.md.
 #
 # Like with like: every row runs with the congestion control DEMO_CC names,
@@ -23,6 +30,8 @@
 #
 # Environment:
 #   DEMO_SECONDS=3        seconds per run
+#   DEMO_GRO="off on"     the receiving veth's GRO for the direct path's
+#                         rows: one set of rows per word (off, on)
 #   DEMO_CC=cubic         congestion control of every row: cubic, bbr or reno,
 #                         or a list ("cubic bbr": all rows once per name)
 #   DEMO_IMPAIR="..."     also run every mode through the relay with these
@@ -41,6 +50,7 @@ OUT="$B/demo"
 TAG="gsod$$"
 SEED=20040601
 CCS=${DEMO_CC:-cubic}
+GROS=${DEMO_GRO:-off on}
 # shellcheck source=bench/common/demobed.sh
 . "$(dirname "$0")/common/demobed.sh"
 
@@ -48,6 +58,13 @@ for c in $CCS; do
 	case $c in
 	cubic | bbr | reno) ;;
 	*) die "DEMO_CC: '$c' is not one of cubic, bbr, reno" ;;
+	esac
+done
+[ -n "$GROS" ] || die "DEMO_GRO: empty (give off, on or \"off on\")"
+for g in $GROS; do
+	case $g in
+	off | on) ;;
+	*) die "DEMO_GRO: '$g' is not one of off, on" ;;
 	esac
 done
 bed_check_root "make demo" || exit 1
@@ -79,11 +96,16 @@ run_all() { # run_all PATH CC
 	fi
 }
 
-say "demo: test-bed ${NS_S} -> ${NS_R} (veth), ${SECS} s per run, stream seed $SEED, congestion control: $CCS"
+say "demo: test-bed ${NS_S} -> ${NS_R} (veth), ${SECS} s per run, stream seed $SEED, congestion control: $CCS, receiver GRO: $GROS"
 [ -x "$B/bench/sender" ] || say "demo: $B/bench/sender not built yet: kernel TCP baseline only"
-for c in $CCS; do
-	run_all direct "$c"
+for g in $GROS; do
+	set_gro dR "$g" || die "could not turn the receiving veth's GRO $g (ethtool -K dR gro $g)"
+	RX_TAG=", rx gro $g"
+	for c in $CCS; do
+		run_all direct "$c"
+	done
 done
+RX_TAG=""
 
 if [ -n "${DEMO_IMPAIR:-}" ]; then
 	# shellcheck disable=SC2086
@@ -97,6 +119,7 @@ fi
 
 # ---- table ------------------------------------------------------------------
 say ""
+# A set of rows is headed by its receiver's settings (when they change).
 awk -F '\t' -v relay="$RELAY_SETTINGS" '
 	/^#/ { next }
 	{ rows[++n] = $0 }
@@ -111,6 +134,10 @@ awk -F '\t' -v relay="$RELAY_SETTINGS" '
 				printf "through the relay: %s\n", relay
 				shown = 1
 			}
+			if (f[14] != rx) {
+				printf "receiver: %s\n", f[14]
+				rx = f[14]
+			}
 			if (f[10] == "not available here") {
 				printf "%-28s %-6s %-22s %9s %11s %14s %10s %8s  %s\n", f[2], f[12], f[9], "-", "-", "-", "-", "-", "(not available here)"
 				continue
@@ -123,7 +150,8 @@ awk -F '\t' -v relay="$RELAY_SETTINGS" '
 	}' "$TSV"
 say ""
 say "cc: the row's congestion control (DEMO_CC), libgso's own or the kernel's TCP_CONGESTION, the same for both;"
-awk -F '\t' '!/^#/ && !seen[$14]++ { print "receiver: " $14 }' "$TSV"
+say "receiver: each set of rows runs against these settings; gro: the receiving veth's GRO (on: NAPI"
+say "and GRO merging, as a NIC's driver does; off: every segment up the stack on its own);"
 say "$(sender_text)"
 say "goodput: receiver's count of verified bytes / time; CPU s/GB: sender process user+sys"
 say "(on veth part of the receiver's work runs on the sender's CPU: compare rows, not absolutes);"
@@ -138,7 +166,7 @@ if command -v gnuplot >/dev/null 2>&1; then
 	elif printf '%s' "$terms" | grep -qw png; then term=png; ext=png
 	else term=svg; ext=svg; fi
 	plot="$OUT/demo.$ext"
-	if gnuplot -e "datafile='$TSV'; outfile='$plot'; term='$term'; ccol=12" "$(dirname "$0")/plot.gp" 2>"$OUT/plot.err"; then
+	if gnuplot -e "datafile='$TSV'; outfile='$plot'; term='$term'; ccol=12; gcol=15" "$(dirname "$0")/plot.gp" 2>"$OUT/plot.err"; then
 		say "plot: $plot"
 	else
 		say "demo: gnuplot failed: $(cat "$OUT/plot.err")" >&2

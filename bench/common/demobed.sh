@@ -1,13 +1,15 @@
 # bench/common/demobed.sh -- sourced (not run) by bench/demo.sh and
 # bench/bench_relay.sh: the demo's namespace test-bed, one verified run
-# against bench/receiver, and the impairment relay.
+# against bench/receiver, the receiving veth's GRO, and the impairment relay.
 #
 #   sender ns  --veth dS--dR--  receiver ns                  (direct path)
 #   sender ns  --veth rS--mA--  relay ns (bench/impair)  --mB--rR--  receiver ns
 #
 # The caller sets B (build dir), OUT (output dir), TAG (namespace prefix,
 # unique to the process), SECS (seconds per run), SEED, then calls
-# bed_check_root WHAT, bed_setup, and run_one per row.  Namespaces,
+# bed_check_root WHAT, bed_setup, and run_one per row.  RX_TAG, if the
+# caller sets it, is appended to every row's JSON label (the demo: which
+# receiver set the row belongs to).  Namespaces,
 # children and ready files go on exit, Ctrl-C and SIGTERM (bed_cleanup).
 #
 # run_one writes one row to $TSV and the sender's and receiver's JSON lines
@@ -15,7 +17,8 @@
 # TSV columns (bench/plot.gp reads 2-4, 12):
 #   1 index  2 label  3 goodput_gbps  4 cpu_s_per_gb  5 burst  6 retrans
 #   7 verified  8 path  9 offload  10 status  11 rx_segs_per_pkt  12 cc
-#   13 bytes_verified  14 receiver (its settings)
+#   13 bytes_verified  14 receiver (its settings)  15 rx_gro (on, off: the
+#   receiving veth's GRO when the row ran)
 
 NS_S="${TAG}s"
 NS_R="${TAG}r"
@@ -102,7 +105,7 @@ bed_setup() {
 	trap 'say "${0##*/}: interrupted, cleaning up" >&2; bed_cleanup; trap - EXIT; exit 130' INT
 	trap 'bed_cleanup; trap - EXIT; exit 143' TERM HUP
 	bed_create || die "could not create the namespace test-bed"
-	printf '# index\tlabel\tgoodput_gbps\tcpu_s_per_gb\tburst\tretrans\tverified\tpath\toffload\tstatus\trx_segs_per_pkt\tcc\tbytes_verified\treceiver\n' >"$TSV"
+	printf '# index\tlabel\tgoodput_gbps\tcpu_s_per_gb\tburst\tretrans\tverified\tpath\toffload\tstatus\trx_segs_per_pkt\tcc\tbytes_verified\treceiver\trx_gro\n' >"$TSV"
 	: >"$JSONL"
 }
 
@@ -145,9 +148,24 @@ offload_text() {
 		     END{printf "veth tso %s, gso %s", t, g}'
 }
 
+# set_gro DEV on|off: the receiving veth's GRO; 1 if it did not take.  On a
+# veth, GRO on also gives it a NAPI context of its own: frames from the peer
+# are queued and merged there, as a NIC's driver does, instead of going
+# straight up the stack one by one.
+set_gro() {
+	ip netns exec "$NS_R" ethtool -K "$1" gro "$2" >/dev/null 2>&1
+	[ "$(rx_gro "$1")" = "$2" ]
+}
+
+# rx_gro DEV: the receiving veth's GRO as it is now (on, off; ? if unknown).
+rx_gro() {
+	g=$(ip netns exec "$NS_R" ethtool -k "$1" 2>/dev/null | awk '/^generic-receive-offload/{print $2}')
+	printf '%s' "${g:-?}"
+}
+
 # receiver_text DEV: what the receiving side runs with (its veth's GRO, its socket buffers).
 receiver_text() {
-	gro=$(ip netns exec "$NS_R" ethtool -k "$1" 2>/dev/null | awk '/^generic-receive-offload/{print $2}')
+	gro=$(rx_gro "$1")
 	rmem=$(ip netns exec "$NS_R" cat /proc/sys/net/ipv4/tcp_rmem 2>/dev/null | tr -s ' \t' ' ')
 	printf 'bench/receiver, %s gro %s, tcp_rmem %s' "$1" "${gro:-?}" "${rmem:-?}"
 }
@@ -162,10 +180,10 @@ run_one() {
 	else dev=rS; rdev=rR; dst=10.79.0.2; src=10.79.0.1; fi
 	rj="$OUT/run$RUN.receiver.json"; sj="$OUT/run$RUN.sender.json"; se="$OUT/run$RUN.sender.err"
 	ready="$OUT/.ready.$RUN"
-	rx=$(receiver_text "$rdev")
+	rx=$(receiver_text "$rdev"); rgro=$(rx_gro "$rdev")
 	rm -f "$ready"
 	"$B/bench/receiver" --netns "$NS_R" --once --json --port "$port" --idle-timeout 15 \
-		--accept-timeout 30 --ready-file "$ready" --label "$label, $cc" >"$rj" 2>"$OUT/run$RUN.receiver.err" &
+		--accept-timeout 30 --ready-file "$ready" --label "$label, $cc${RX_TAG:-}" >"$rj" 2>"$OUT/run$RUN.receiver.err" &
 	rpid=$!
 	PIDS="$PIDS $rpid"
 	if ! wait_file "$ready" "$rpid"; then
@@ -174,7 +192,7 @@ run_one() {
 	fi
 	# No --dst-mac: the libgso sender asks the kernel for the next hop, as kernel TCP does.
 	timeout -k 5 $((SECS + 60)) ip netns exec "$NS_S" "$@" --dev "$dev" --src "$src" --dst "$dst" \
-		--port "$port" --time "$SECS" --seed "$SEED" --cc "$cc" --label "$label, $cc" --json >"$sj" 2>"$se"
+		--port "$port" --time "$SECS" --seed "$SEED" --cc "$cc" --label "$label, $cc${RX_TAG:-}" --json >"$sj" 2>"$se"
 	src_rc=$?
 	if [ $src_rc -ne 0 ]; then
 		# A sender that failed or skipped never connected: stop the receiver.
@@ -186,8 +204,8 @@ run_one() {
 
 	if [ $src_rc -eq 77 ]; then
 		status="not available here"
-		printf '%s\t%s\t-\t-\t-\t-\t-\t%s\t%s\t%s\t-\t%s\t-\t%s\n' "$RUN" "$label" "$path" "$offl" \
-			"$status" "$cc" "$rx" >>"$TSV"
+		printf '%s\t%s\t-\t-\t-\t-\t-\t%s\t%s\t%s\t-\t%s\t-\t%s\t%s\n' "$RUN" "$label" "$path" "$offl" \
+			"$status" "$cc" "$rx" "$rgro" >>"$TSV"
 		return 0
 	fi
 	gp=$(jget "$rj" goodput_gbps)
@@ -212,8 +230,8 @@ run_one() {
 	[ $src_rc -ne 0 ] && [ -s "$se" ] && status="$status; $(tail -n 1 "$se")"
 	rsp=$(jget "$rj" segments_per_packet)
 	[ "$rsp" != "-" ] && rsp=$(printf '%.1f' "$rsp")
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$RUN" "$label" "$gp" "$cpu" "$burst" \
-		"$rt" "$ver" "$path" "$offl" "$status" "$rsp" "$cc" "$rv" "$rx" >>"$TSV"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$RUN" "$label" "$gp" "$cpu" "$burst" \
+		"$rt" "$ver" "$path" "$offl" "$status" "$rsp" "$cc" "$rv" "$rx" "$rgro" >>"$TSV"
 }
 
 # relay_start ARGS...: bench/impair relay between mA and mB with these
