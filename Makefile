@@ -96,12 +96,13 @@ TEST_DEFS := -DGSO_BUILD_DIR='"$(abspath $(B))"' -DGSO_SRC_DIR='"$(abspath .)"'
 .PHONY: all lib tools bench-progs tests check check-run check-install deps install uninstall \
 	clean fuzz fuzz-bin bench clang-build demo
 .DEFAULT_GOAL := all
-# Keep the programs' intermediate objects, so that a second `make` has
+# Keep the programs' intermediate objects (their own and their common/
+# ones, prerequisites of pattern rules only), so that a second `make` has
 # nothing to do.  Named, not a bare `.SECONDARY:`: that makes every target
 # secondary, and a missing secondary prerequisite does not make its target
 # out of date, so the DPDK stamp below (a new name when DPDK appears or
 # goes) would not rebuild anything (tests/unit/test_make_dpdk.c).
-.SECONDARY: $(TOOL_SRCS:%.c=$(B)/obj/%.o) $(BENCH_SRCS:%.c=$(B)/obj/%.o)
+.SECONDARY: $(TOOL_SRCS:%.c=$(B)/obj/%.o) $(BENCH_SRCS:%.c=$(B)/obj/%.o) $(TOOLC_OBJS) $(BENCHC_OBJS)
 
 all: lib tools bench-progs $(BPF_OBJS)
 lib: $(LIBGSO_A) $(LIBGSO_SO) $(if $(XDP_SRCS),$(LIBXDP_A) $(LIBXDP_SO))

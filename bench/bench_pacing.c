@@ -15,6 +15,14 @@
  * after the other for each target rate.  Departure times come from an
  * AF_PACKET TPACKET_V3 capture on the peer.  Per target it reports rate
  * error, departure-time error against the ideal schedule, wake-ups, CPU.
+ * For libgso it also reports the pacer's own error: each burst's first
+ * segment carries its sequence number, so its departure is set against the
+ * EDT stamp the pacer gave it, and split into the sender's lateness
+ * (wake-up, loop, preemption), waiting for earlier send calls and the
+ * device (send call to departure).  A run short of the rate while the
+ * sender sat in the send calls nearly all the time is "device-limited at
+ * X": the copy-mode veth, not the pacer, set the rate, and it is not
+ * counted as a pacing error.
  *
  * --timers measures what the event loop is built on instead: lateness and
  * CPU cost of absolute-deadline sleeps (io_uring, epoll + timerfd,
@@ -374,6 +382,7 @@ struct rec {
 	uint64_t ts;      /* CLOCK_REALTIME ns */
 	uint32_t payload; /* L4 payload bytes of the captured (maybe GSO) packet */
 	uint16_t hdr;     /* L2+L3+L4 header bytes */
+	uint32_t tag;     /* libgso: its burst's sequence + 1 on a burst's first segment, else 0 */
 };
 
 struct collector {
@@ -406,8 +415,11 @@ static void collect(void *arg, const struct pktcap_pkt *p)
 		c->overflow++;
 		return;
 	}
-	c->r[c->n++] = (struct rec){ .ts = p->ts_ns, .payload = p->len - 14 - ihl - l4len,
-				     .hdr = (uint16_t)(14 + ihl + l4len) };
+	c->r[c->n] = (struct rec){ .ts = p->ts_ns, .payload = p->len - 14 - ihl - l4len,
+				   .hdr = (uint16_t)(14 + ihl + l4len) };
+	if (c->proto == IPPROTO_UDP && p->caplen >= 14 + ihl + l4len + sizeof(uint32_t))
+		memcpy(&c->r[c->n].tag, d + 14 + ihl + l4len, sizeof(uint32_t));
+	c->n++;
 }
 
 struct capthr {
@@ -569,6 +581,14 @@ static void analyse(const struct collector *c, uint32_t mss, double target_bps, 
 
 /* ---- our sender --------------------------------------------------------------------------- */
 
+/* One burst of ours, by sequence number; CLOCK_MONOTONIC ns. */
+struct brec {
+	uint64_t stamp; /* the EDT stamp the pacer gave it (0: not sent) */
+	uint64_t call;  /* handed to the device: the send call began */
+	uint64_t ret;   /* the send call returned */
+	uint64_t reap;  /* AF_XDP: time in gso_dev__reap within it (the rest is submit and its kick) */
+};
+
 struct ours {
 	const struct nsbed *bed;
 	const struct cfg *cfg;
@@ -583,7 +603,22 @@ struct ours {
 	long nvcsw, nivcsw;
 	uint64_t late_max_ns;
 	struct gso_evloop_stats st;
+	struct brec *br;     /* by burst sequence, br_cap of them */
+	size_t br_cap;
+	uint64_t busy_ns;    /* time inside the send calls */
+	int64_t real_off_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC at the start (capture stamps are REALTIME) */
 };
+
+/* CLOCK_REALTIME - CLOCK_MONOTONIC, read between two monotonic readings. */
+static int64_t realtime_offset_ns(void)
+{
+	struct timespec ts;
+	uint64_t a = now_ns(), b;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	b = now_ns();
+	return (int64_t)((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) - (int64_t)(a + (b - a) / 2);
+}
 
 static uint8_t g_payload[65536];
 
@@ -619,6 +654,7 @@ struct tx {
 	struct gso_dev *dev;
 	struct gso_tmpl tmpl;
 	uint64_t retries;
+	uint64_t reap_ns;  /* time in gso_dev__reap during the last tx_send */
 	int xsk_err;  /* why AF_XDP is not used (auto) */
 	char name[48];
 };
@@ -670,9 +706,14 @@ static int tx_send(struct tx *t, uint32_t segs, uint64_t departure)
 	if (!t->dev)
 		return send_burst(t->fd, segs, departure);
 	/* Copy mode transmits inside submit; reaping makes room for the next. */
+	t->reap_ns = 0;
 	for (int i = 0; i < 100; i++) {
+		uint64_t r0;
+
 		n = gso_dev__submit(t->dev, &req, 1);
+		r0 = now_ns();
 		gso_dev__reap(t->dev, 0);
+		t->reap_ns += now_ns() - r0;
 		if (n != -EAGAIN && n != -ENOBUFS)
 			return n < 0 ? n : 0;
 		t->retries++;
@@ -753,6 +794,13 @@ static void *ours_main(void *arg)
 	ahead = (uint32_t)(c->lookahead_ns / (gap ? gap : 1));
 	ahead = ahead < 2 ? 2 : ahead > MAX_AHEAD ? MAX_AHEAD : ahead;
 
+	o->br_cap = (size_t)(o->target_bps / 8 / burst.wire_bytes * (c->seconds + 1)) + 1000;
+	o->br = calloc(o->br_cap, sizeof(*o->br));
+	if (!o->br) {
+		err = -ENOMEM;
+		goto out;
+	}
+	o->real_off_ns = realtime_offset_ns();
 	getrusage(RUSAGE_THREAD, &ru0);
 	cpu0 = thread_cpu_ns();
 	t0 = now = now_ns();
@@ -772,11 +820,21 @@ static void *ours_main(void *arg)
 		}
 		n = gso_sched__dequeue(s, now, &b, &next);
 		if (n == 1) {
+			/* The burst's first segment carries its tag, to match its capture. */
+			uint32_t tag = (uint32_t)(b.cookie + 1);
+			uint64_t call;
+
 			queued--;
+			memcpy(g_payload, &tag, sizeof(tag));
+			call = now_ns();
 			if (tx_send(&tx, b.segs, b.departure_ns))
 				o->send_err++;
 			o->bursts++;
 			now = now_ns();
+			o->busy_ns += now - call;
+			if (b.cookie < o->br_cap)
+				o->br[b.cookie] = (struct brec){ .stamp = b.departure_ns, .call = call, .ret = now,
+								 .reap = tx.reap_ns };
 			continue;
 		}
 		n = gso_evloop__wait_until(loop, next < t_end ? next : t_end, ev, 4);
@@ -802,6 +860,176 @@ out:
 	o->tx_retries = tx.retries;
 	tx_close(&tx);
 	return NULL;
+}
+
+/*
+ * The pacer's own error, burst by burst.  Each of our bursts' first segment
+ * carries its sequence (rec.tag), so its capture (departure) can be set
+ * against the EDT stamp the pacer gave it, and against when it was handed
+ * to the device:
+ *   own   = departure - stamp   (vs the schedule the pacer itself set)
+ *         = wait + hand + dev:
+ *   wait  = the part of call - stamp spent in earlier bursts' send calls
+ *           (the device's back-pressure)
+ *   hand  = the rest of call - stamp: the sender was woken or looped late,
+ *           or preempted (the pacer's, event loop's and scheduler's share)
+ *   dev   = departure - call    (the device's share: the send call, then the
+ *                                kernel's way to the wire after it returned)
+ * For the worst 1 % by own, the means of each say where the tail comes from.
+ */
+struct own {
+	size_t n;                       /* bursts matched */
+	double o50, o90, o99;           /* |own|, us */
+	double h50, h90, h99;           /* hand, us */
+	double b50, b90, b99;           /* wait, us */
+	double d50, d90, d99;           /* dev, us */
+	double w_own, w_hand, w_wait, w_send, w_dev; /* worst 1 % by own: means, us */
+	/* Stalls: runs of consecutive bursts handed down >= STALL_NS late. */
+	size_t stalls, stall_bursts;
+	double stall_max;               /* the latest hand-down, us */
+	/* Send calls: duration p50/p99/max, us; how many took >= STALL_NS, and their time in reap. */
+	double s50, s99, smax;
+	size_t slow;
+	double slow_reap;               /* mean, us */
+};
+
+#define STALL_NS 100000u
+
+static void pcts(const double *v, double *tmp, size_t n, double *p50, double *p90, double *p99)
+{
+	memcpy(tmp, v, n * sizeof(*v));
+	*p50 = pct(tmp, n, 0.5) / 1e3;
+	*p90 = pct(tmp, n, 0.9) / 1e3;
+	*p99 = pct(tmp, n, 0.99) / 1e3;
+}
+
+/* Time burst k waited, after its stamp, in earlier bursts' send calls, ns. */
+static uint64_t send_overlap(const struct ours *o, size_t k)
+{
+	uint64_t stamp = o->br[k].stamp, sum = 0;
+
+	for (size_t j = k; j-- > 0 && k - j <= MAX_AHEAD;) {
+		const struct brec *b = &o->br[j];
+
+		if (!b->stamp || b->ret <= stamp)
+			break;
+		sum += b->ret - (b->call > stamp ? b->call : stamp);
+	}
+	return sum;
+}
+
+static void own_errors(const struct collector *c, double warmup, const struct ours *o, struct own *w)
+{
+	double *own, *hand, *wait, *send, *dev, *tmp, thr;
+	size_t n = 0, nw = 0, cap;
+
+	memset(w, 0, sizeof(*w));
+	if (!c->n || !o->br)
+		return;
+	cap = c->n;
+	own = malloc(6 * cap * sizeof(double));
+	if (!own)
+		die("analysis buffer", ENOMEM);
+	hand = own + cap;
+	wait = hand + cap;
+	send = wait + cap;
+	dev = send + cap;
+	tmp = dev + cap;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct rec *r = &c->r[i];
+		const struct brec *b;
+		uint64_t late, busy;
+		double dep;
+
+		if (r->ts < c->r[0].ts + (uint64_t)(warmup * 1e9) || !r->tag || r->tag > o->br_cap)
+			continue;
+		b = &o->br[r->tag - 1];
+		if (!b->stamp)
+			continue;
+		late = b->call - b->stamp;
+		busy = send_overlap(o, r->tag - 1);
+		busy = busy < late ? busy : late;
+		dep = (double)((int64_t)r->ts - o->real_off_ns);
+		own[n] = fabs(dep - (double)b->stamp);
+		wait[n] = (double)busy;
+		hand[n] = (double)(late - busy);
+		send[n] = (double)(b->ret - b->call);
+		dev[n] = dep - (double)b->call;
+		n++;
+	}
+	w->n = n;
+	if (n >= 10) {
+		pcts(own, tmp, n, &w->o50, &w->o90, &w->o99);
+		pcts(hand, tmp, n, &w->h50, &w->h90, &w->h99);
+		pcts(wait, tmp, n, &w->b50, &w->b90, &w->b99);
+		pcts(dev, tmp, n, &w->d50, &w->d90, &w->d99);
+		thr = w->o99 * 1e3;
+		for (size_t i = 0; i < n; i++) {
+			if (own[i] < thr)
+				continue;
+			w->w_own += own[i];
+			w->w_hand += hand[i];
+			w->w_wait += wait[i];
+			w->w_send += send[i];
+			w->w_dev += dev[i];
+			nw++;
+		}
+		if (nw) {
+			w->w_own /= (double)nw * 1e3;
+			w->w_hand /= (double)nw * 1e3;
+			w->w_wait /= (double)nw * 1e3;
+			w->w_send /= (double)nw * 1e3;
+			w->w_dev /= (double)nw * 1e3;
+		}
+	}
+	free(own);
+	{
+		double *sc = malloc(o->br_cap * sizeof(double));
+		size_t m = 0;
+
+		if (!sc)
+			die("analysis buffer", ENOMEM);
+		for (size_t k = 0; k < o->br_cap; k++) {
+			const struct brec *b = &o->br[k];
+
+			if (!b->stamp)
+				continue;
+			sc[m++] = (double)(b->ret - b->call);
+			w->smax = sc[m - 1] / 1e3 > w->smax ? sc[m - 1] / 1e3 : w->smax;
+			if (b->ret - b->call >= STALL_NS) {
+				w->slow++;
+				w->slow_reap += (double)b->reap / 1e3;
+			}
+		}
+		if (m >= 10) {
+			w->s50 = pct(sc, m, 0.5) / 1e3;
+			w->s99 = pct(sc, m, 0.99) / 1e3;
+		}
+		if (w->slow)
+			w->slow_reap /= (double)w->slow;
+		free(sc);
+	}
+	/*
+	 * One late wake-up makes every burst due during it late: the runs say
+	 * how many stalls the tail is made of, and how long the worst was.
+	 */
+	for (size_t k = 0, in = 0; k < o->br_cap; k++) {
+		const struct brec *b = &o->br[k];
+		uint64_t late = b->stamp ? b->call - b->stamp : 0, busy;
+
+		/* Time in earlier send calls is the device's, not a stall of the sender. */
+		busy = late ? send_overlap(o, k) : 0;
+		late = busy < late ? late - busy : 0;
+
+		if (!b->stamp || late < STALL_NS) {
+			in = 0;
+			continue;
+		}
+		w->stalls += !in;
+		w->stall_bursts++;
+		w->stall_max = (double)late / 1e3 > w->stall_max ? (double)late / 1e3 : w->stall_max;
+		in = 1;
+	}
 }
 
 /* ---- the kernel's TCP ---------------------------------------------------------------------- */
@@ -927,6 +1155,9 @@ struct row {
 	const char *who;
 	double target;
 	struct anal a;
+	struct own own;     /* ours only (own.n == 0 otherwise) */
+	double busy;        /* ours: share of the sender's time inside the send calls */
+	bool dev_limited;   /* ours: the device, not the pacer, set the rate */
 	double wake_s, spin_s, skb_s, cpu_s, si_s, wake_gb, skb_gb;
 	uint64_t drops, overflow, send_err;
 	char note[320];
@@ -979,6 +1210,15 @@ static void run_ours(const struct nsbed *bed, const struct cfg *c, double target
 	r->send_err = o.send_err;
 	analyse(&cap.col, UDP_MSS, target, c->warmup, &r->a);
 	fill_row(r, &cap, o.wall, o.cpu, (double)o.st.wakeups, (double)o.st.spins, si0);
+	own_errors(&cap.col, c->warmup, &o, &r->own);
+	r->busy = o.wall > 0 ? (double)o.busy_ns / 1e9 / o.wall : 0;
+	/*
+	 * Short of the rate while the sender sat in the send calls nearly all
+	 * the time: the device carried what it could, and the pacer was never
+	 * the limit (copy mode on the veth: one skb per frame).
+	 */
+	r->dev_limited = r->a.ok && r->a.rate_err < -0.5 && r->busy >= 0.8;
+	free(o.br);
 	snprintf(r->note, sizeof(r->note),
 		 "%s, burst %u seg, %.0f bursts/s, send err %llu, ctx sw %.0f+%.0f/s, %s, sleep late p99 %.1f us, spin %.2f s/s",
 		 o.txname, o.burst_segs, o.wall > 0 ? (double)o.bursts / o.wall : 0,
@@ -1048,20 +1288,41 @@ static void print_header(void)
 
 static void print_row(const struct row *r)
 {
-	char t[16], e[32], j[32];
+	char t[16], e[32], j[32], re[16];
 
 	fmt_rate(r->target, t, sizeof(t));
 	if (!r->a.ok) {
 		printf("%-6s %-11s   (too few packets captured: %zu)\n", t, r->who, r->a.skbs);
 		return;
 	}
-	snprintf(e, sizeof(e), "%.1f/%.1f/%.1f", r->a.e50, r->a.e90, r->a.e99);
+	/* A device that cannot carry the rate is not a pacing error: no err% or dep.err for it. */
+	snprintf(re, sizeof(re), r->dev_limited ? "dev-lim" : "%+.3f", r->a.rate_err);
+	snprintf(e, sizeof(e), r->dev_limited ? "(device-limited)" : "%.1f/%.1f/%.1f", r->a.e50,
+		 r->a.e90, r->a.e99);
 	snprintf(j, sizeof(j), "%.1f/%.1f/%.1f", r->a.j50, r->a.j90, r->a.j99);
-	printf("%-6s %-11s %8.4f %+7.3f %22s %22s %7.0f %7.0f %7.0f %5.2f %5.2f %8.0f %7.0f %5llu\n", t,
-	       r->who, r->a.rate_bps / 1e9, r->a.rate_err, e, j, r->wake_s, r->spin_s, r->skb_s,
+	printf("%-6s %-11s %8.4f %7s %22s %22s %7.0f %7.0f %7.0f %5.2f %5.2f %8.0f %7.0f %5llu\n", t,
+	       r->who, r->a.rate_bps / 1e9, re, e, j, r->wake_s, r->spin_s, r->skb_s,
 	       r->cpu_s, r->si_s, r->wake_gb, r->skb_gb,
 	       (unsigned long long)(r->drops + r->overflow));
 	printf("%-6s %-11s   %s\n", "", "", r->note);
+	if (r->dev_limited)
+		printf("%-6s %-11s   device-limited at %.3f Gbit/s: %.1f %% short of the target while the "
+		       "sender spent %.0f %% of its time in the send calls\n", "", "", r->a.rate_bps / 1e9,
+		       -r->a.rate_err, r->busy * 100);
+	if (r->own.n >= 10)
+		printf("%-6s %-11s   pacer's own error p50/p90/p99 %.1f/%.1f/%.1f us (departure vs its EDT "
+		       "stamp, %zu bursts) = sender late %.1f/%.1f/%.1f (wake-up, loop, preemption) + "
+		       "waiting for the previous send call %.1f/%.1f/%.1f + device %.1f/%.1f/%.1f (send "
+		       "call to departure); worst 1 %%: %.0f us = %.0f sender late + %.0f waiting + %.0f "
+		       "device (send calls %.0f); %zu stalls (bursts the sender handed down >= %u us late: "
+		       "%zu, latest %.0f us); send calls %.0f %% of the time, each p50/p99/max "
+		       "%.1f/%.1f/%.0f us, %zu took >= %u us (of which in reap: %.0f us on average)\n", "", "",
+		       r->own.o50, r->own.o90, r->own.o99, r->own.n, r->own.h50, r->own.h90, r->own.h99,
+		       r->own.b50, r->own.b90, r->own.b99, r->own.d50, r->own.d90, r->own.d99,
+		       r->own.w_own, r->own.w_hand, r->own.w_wait, r->own.w_dev, r->own.w_send,
+		       r->own.stalls, STALL_NS / 1000u, r->own.stall_bursts, r->own.stall_max,
+		       r->busy * 100, r->own.s50, r->own.s99, r->own.smax, r->own.slow, STALL_NS / 1000u,
+		       r->own.slow_reap);
 	if (r->drops || r->overflow)
 		printf("%-6s %-11s   CAPTURE INCOMPLETE: %llu dropped by the kernel (ring full), %llu past "
 		       "the record buffer; the figures above cover what was captured\n", "", "",
@@ -1076,9 +1337,15 @@ static void verdict(const struct row *o, const struct row *k)
 	bool wake = o->a.ok && k && k->a.ok && o->wake_gb < k->wake_gb;
 
 	fmt_rate(o->target, t, sizeof(t));
+	if (o->dev_limited) {
+		printf("  %-6s goals: n/a, device-limited at %.3f Gbit/s (pacer's own p99 %.1f us: sender "
+		       "late p99 %.1f, waiting for the device p99 %.1f)\n", t, o->a.rate_bps / 1e9,
+		       o->own.o99, o->own.h99, o->own.b99);
+		return;
+	}
 	printf("  %-6s goals: rate error <= 0.5%%: %s (%+.3f%%); p99 departure error <= 20 us: %s "
-	       "(%.1f us); wake-ups/GB below the kernel's: %s",
-	       t, rate ? "met" : "MISSED", o->a.rate_err, dep ? "met" : "MISSED", o->a.e99,
+	       "(%.1f us; pacer's own %.1f us); wake-ups/GB below the kernel's: %s",
+	       t, rate ? "met" : "MISSED", o->a.rate_err, dep ? "met" : "MISSED", o->a.e99, o->own.o99,
 	       !k ? "n/a" : wake ? "met" : "MISSED");
 	if (k && k->a.ok)
 		printf(" (%.0f vs %.0f)", o->wake_gb, k->wake_gb);
@@ -1262,7 +1529,11 @@ int main(int argc, char **argv)
 	       "at the target rate| (schedule placed at median error 0), jitter = same at the achieved "
 	       "rate, both per 1514-byte segment (a GSO packet's segments share its capture time), us; "
 	       "wake = returns from a sleeping syscall (kernel: writer wake-ups + one per departure); "
-	       "CPU = sending thread CPU-s/s; si = softirq CPU-s/s, whole machine\n\n");
+	       "CPU = sending thread CPU-s/s; si = softirq CPU-s/s, whole machine; "
+	       "libgso's pacer's own error = |departure - the EDT stamp it gave the burst|, split into "
+	       "handed down late (stamp to send call) and device (send call to departure); "
+	       "device-limited = short of the rate by > 0.5 %% with >= 80 %% of the sender's time in "
+	       "the send calls (err%% and dep.err then measure the device, not the pacer)\n\n");
 	print_header();
 	for (int i = 0; i < c.ntargets && !atomic_load(&g_stop); i++) {
 		struct row ro, rk;
