@@ -211,7 +211,7 @@ $(B)/tests/unit-asan: $(UNIT_SRCS) $(TESTC_SRCS) $(LIB_SRCS) $(XDP_SRCS) $(wildc
 		$(XDP_LIBS) $(URING_LIBS) $(PCAP_LIBS) $(SYS_LIBS) $(CRIT_LIBS)
 
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard libgso/*.h libgso/include/gso/*.h)
+$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard libgso/*.h libgso/include/gso/*.h tests/fuzz/*.h)
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 -O1 -g -Wall -Wextra -Werror $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) -lm

@@ -21,35 +21,10 @@
 #include <gso/cc.h>
 #include <gso/flowq.h>
 
-#define check(cond)                       \
-	do {                              \
-		if (!(cond))              \
-			__builtin_trap(); \
-	} while (0)
+#include "fuzz_input.h"
 
 #define ENTRIES 64u
 #define ISN 0xfffff000u /* wraps within the first few KiB */
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint8_t take8(struct in *in)
-{
-	uint8_t v = 0;
-
-	if (in->n) {
-		v = *in->p++;
-		in->n--;
-	}
-	return v;
-}
-
-static uint32_t take32(struct in *in)
-{
-	return take8(in) | (uint32_t)take8(in) << 8 | (uint32_t)take8(in) << 16 | (uint32_t)take8(in) << 24;
-}
 
 struct life {
 	struct gso_flowq *q;

@@ -22,35 +22,10 @@
 #include <gso/seg.h>
 #include <gso/tmpl.h>
 
+#include "fuzz_input.h"
+
 #define POISON 0x5a
 #define MAX_FRAMES 1024u /* above this only counts and errors are checked */
-
-#define check(cond)                  \
-	do {                         \
-		if (!(cond))         \
-			__builtin_trap(); \
-	} while (0)
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint8_t take8(struct in *in)
-{
-	uint8_t v = 0;
-
-	if (in->n) {
-		v = *in->p++;
-		in->n--;
-	}
-	return v;
-}
-
-static uint16_t take16(struct in *in)
-{
-	return (uint16_t)(take8(in) | take8(in) << 8);
-}
 
 static uint32_t ref_sum(const uint8_t *p, size_t len, uint32_t sum)
 {
