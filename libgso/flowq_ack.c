@@ -98,7 +98,6 @@ static void rate_gen(struct gso_flowq *q, const struct ack_ctx *c, uint64_t now_
 		    (unsigned __int128)q->rate_delivered * iv) {
 		q->rate_delivered = rs->delivered;
 		q->rate_interval_ns = iv;
-		q->rate_app_limited = rs->flags & GSO_RATE_F_APP_LIMITED;
 		q->delivery_rate = (uint64_t)((unsigned __int128)rs->delivered * 1000000000u / iv);
 	}
 }

@@ -71,7 +71,6 @@ struct gso_flowq {
 	uint64_t app_limited;   /* nonzero: app-limited until delivered passes it */
 	uint64_t rate_delivered, rate_interval_ns; /* tcpi_delivery_rate's sample */
 	uint64_t delivery_rate;    /* its bytes/s, computed when it is taken */
-	bool rate_app_limited;
 	struct gso_rate_sample rs; /* the last ACK's sample */
 	struct fq_ent ent[];
 };

@@ -537,13 +537,14 @@ static void note_burst(struct gso_stream *s, const struct gso_flowq_tx *t)
 static void t_sent(struct eflow *f, const struct gso_sched_burst *b, const struct gso_tx *tx, uint64_t now)
 {
 	struct gso_stream *s = to_s(f);
+	uint32_t wire;
 	int err;
 
 	(void)tx;
-	/* Sized before it was built: a shorter burst gives the pacer back the rest. */
-	if (b->wire_bytes > s->ptx.len + s->ptx.segs * s->st.hdr_len)
-		gso_sched__flow_refund(f->e->sched, f->sched_id,
-				       b->wire_bytes - (s->ptx.len + s->ptx.segs * s->st.hdr_len));
+	/* Sized before it was built: a burst that left shorter (wire bytes) gives the pacer back the rest. */
+	wire = s->ptx.len + s->ptx.segs * s->st.hdr_len;
+	if (b->wire_bytes > wire)
+		gso_sched__flow_refund(f->e->sched, f->sched_id, b->wire_bytes - wire);
 	s->ip_id = (uint16_t)(s->ip_id + s->ptx.segs);
 	f->e->st.frames += s->ptx.segs;
 	if (!gso_flowq__packets_out(s->fq)) {

@@ -9,7 +9,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 #define ISN 1000u
 #define FQ_ENTRIES 16384u
@@ -262,13 +261,8 @@ static void rx_seg(struct fs_sim *s, struct fs_flow *f, uint64_t seg)
 	if (seg > f->rcv_nxt) {
 		int err = hold(f, seg);
 
-		if (err) {
+		if (err)
 			s->err = err;
-			if (getenv("FS_DEBUG"))
-				fprintf(stderr, "hold failed at %.3f s: rcv_nxt %lu seg %lu nrng %u first [%lu,%lu)\n",
-					(double)s->now / 1e9, (unsigned long)f->rcv_nxt, (unsigned long)seg, f->nrng,
-					(unsigned long)f->rng[0].lo, (unsigned long)f->rng[0].hi);
-		}
 		f->last_ooo = seg;
 		send_ack(s, f);
 		return;

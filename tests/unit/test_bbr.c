@@ -33,7 +33,7 @@ static void path(struct fs_params *p, uint64_t rate, uint64_t rtt_ns, double buf
 	p->hdr_len = HDR;
 }
 
-__attribute__((unused)) static double bdp_bytes(const struct fs_params *p)
+static double bdp_bytes(const struct fs_params *p)
 {
 	return (double)p->link_rate * (double)p->rtt_ns / 1e9;
 }
