@@ -555,6 +555,8 @@ static void report(const struct report_in *in)
 	bench_json_i64(&j, "ack_queue", in->r->ack_queue);
 	bench_json_i64(&j, "wire_queue", in->r->d->wire_queue);
 	bench_json_bool(&j, "nexthop_resolved", !o->dst_mac);
+	bench_json_u64(&j, "sport", o->sport);
+	bench_json_u64(&j, "dport", o->port);
 	bench_json_u64(&j, "seed", o->seed);
 	bench_json_u64(&j, "bytes", stream_bytes(o, st));
 	bench_json_dbl(&j, "seconds", secs);
@@ -604,6 +606,8 @@ static void report(const struct report_in *in)
 	bench_json_u64(&j, "rx_other", in->es->rx_other);
 	if (in->ss) {
 		/* Where the steering program sent what arrived, and why it passed the rest. */
+		bench_json_str(&j, "steer_xdp_mode",
+			       in->ss->xdp_mode == GSO_STEER_XDP_SKB ? "generic" : "native");
 		bench_json_u64(&j, "steer_seen", in->ss->seen);
 		bench_json_u64(&j, "steer_steered", in->ss->steered);
 		bench_json_u64(&j, "steer_no_socket", in->ss->no_socket);
@@ -715,10 +719,13 @@ int main(int argc, char **argv)
 			  o.dst_mac ? "" : " (the kernel could not resolve it; --dst-mac sets it)");
 	if (o.src)
 		memcpy(rt.src, src, 16);
+	/* Our port, chosen once: the JSON names it so that a capture can be matched. */
+	if (!o.sport)
+		o.sport = (uint16_t)(32768 + getpid() % 28000);
 	if (o.queues > 1)
 		return sender_port_run(&(struct sender_port_args){
 			.mode = o.mode, .ifindex = ifindex, .queues = o.queues, .streams = o.streams, .route = &rt,
-			.sport = o.sport ? o.sport : (uint16_t)(32768 + getpid() % 28000), .dport = o.port,
+			.sport = o.sport, .dport = o.port,
 			.bytes = o.bytes, .seed = o.seed, .raw = o.raw, .time_s = o.time_s, .json = o.json,
 			.quiet = o.quiet, .label = o.label,
 			.so = { .sz = sizeof(struct gso_stream_opts), .route = &rt, .cc_algo = o.cc, .mss = (uint32_t)o.mss,
@@ -762,7 +769,7 @@ int main(int argc, char **argv)
 	bench_cpu_now(&c0);
 	t0 = last_print = gso_evloop_now_ns();
 	{
-		GSO_OPTS(gso_stream_opts, so, .route = &rt, .sport = o.sport ? o.sport : (uint16_t)(32768 + getpid() % 28000),
+		GSO_OPTS(gso_stream_opts, so, .route = &rt, .sport = o.sport,
 			 .dport = o.port, .cc_algo = o.cc, .mss = (uint32_t)o.mss, .max_rate = (uint64_t)(o.rate_bps / 8),
 			 .pacing_shift = o.pacing_shift, .min_segs = o.min_segs, .win_divisor = o.win_divisor,
 			 .tx_flags = d.tx_flags, .idle_ns = (uint64_t)(o.idle_s * 1e9),

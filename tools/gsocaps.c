@@ -82,6 +82,20 @@ static const char *answer(gso_probe_t v, char *buf, size_t cap)
 	return buf;
 }
 
+/*
+ * For a feature the kernel refused: which kernel brought it, so that "no"
+ * on an older kernel (Debian 12 runs 6.1) reads as a version, not a fault.
+ */
+static const char *since(gso_probe_t v, const char *what)
+{
+	static char buf[96];
+
+	if (v == 1 || v == -ECANCELED || (v != 0 && !probe_refused(v)))
+		return "";
+	snprintf(buf, sizeof(buf), " [%s or later]", what);
+	return buf;
+}
+
 /* One conclusion drawn from probe `v`: `yes`, `no`, or that `topic` is unknown and why. */
 static void conclude(gso_probe_t v, const char *yes, const char *no, const char *topic, const char *probe)
 {
@@ -348,11 +362,15 @@ static void print_text(const struct gso_ifcaps *c, const struct sel *s)
 	printf("  multi-buffer         %s", answer(c->xsk_sg, b1, sizeof(b1)));
 	if (c->xsk_sg == 1)
 		printf(", up to %u descriptors per packet in copy mode", c->xsk_copy_max_descs);
-	printf("\n  unaligned chunks     %s\n", answer(c->xsk_unaligned, b1, sizeof(b1)));
-	printf("  TX metadata          %s\n", answer(c->xsk_tx_metadata, b1, sizeof(b1)));
-	printf("  checksum requests    %s%s\n", answer(c->xsk_csum, b1, sizeof(b1)),
-	       c->xsk_csum == 1 ? " (copy mode; the stack or the NIC finishes them)" : "");
-	printf("  TX budget option     %s\n", answer(c->xsk_tx_budget, b1, sizeof(b1)));
+	printf("%s\n", since(c->xsk_sg, "XDP_USE_SG: Linux 6.6"));
+	printf("  unaligned chunks     %s\n", answer(c->xsk_unaligned, b1, sizeof(b1)));
+	printf("  TX metadata          %s%s\n", answer(c->xsk_tx_metadata, b1, sizeof(b1)),
+	       since(c->xsk_tx_metadata, "tx_metadata_len: Linux 6.8"));
+	printf("  checksum requests    %s%s%s\n", answer(c->xsk_csum, b1, sizeof(b1)),
+	       c->xsk_csum == 1 ? " (copy mode; the stack or the NIC finishes them)" : "",
+	       since(c->xsk_csum, "needs TX metadata: Linux 6.8"));
+	printf("  TX budget option     %s%s\n", answer(c->xsk_tx_budget, b1, sizeof(b1)),
+	       since(c->xsk_tx_budget, "XDP_MAX_TX_SKB_BUDGET: 2025 kernels"));
 
 	printf("\nFor libgso: segmentation in software on AF_XDP (no kernel offers TSO there); ");
 	conclude(c->xsk_csum, "L4 checksums by the device", "L4 checksums in software", "L4 checksums",

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include <gso/tso.h>
 
@@ -48,6 +49,36 @@ static int fail(char *err, size_t len, int e, const char *fmt, ...)
 	if (n >= 0 && (size_t)n < len)
 		snprintf(err + n, len - (size_t)n, ": %s", strerror(-e));
 	return e;
+}
+
+/*
+ * Why the AF_XDP device came without checksum requests (csum) or
+ * multi-buffer (sg): the kernel feature that is missing, by the library's
+ * probe of the interface, with the release that brought it, so that the
+ * person on an older kernel (Debian 12 has 6.1) learns what to upgrade.
+ */
+static int xsk_missing(char *err, size_t len, const char *ifname, bool sg)
+{
+	struct gso_ifcaps c = { .sz = sizeof(c) };
+	struct utsname u;
+	const char *rel = uname(&u) ? "?" : u.release;
+
+	if (gso_ifcaps__probe(ifname, GSO_IFCAPS_NO_SEND, &c))
+		c.xsk_tx_metadata = c.xsk_sg = 0;
+	if (sg)
+		return fail(err, len, -EOPNOTSUPP,
+			    c.xsk_sg == 1 ? "AF_XDP multi-buffer: %s binds with XDP_USE_SG, yet the device "
+					    "did not offer it (kernel %s)"
+					  : "AF_XDP multi-buffer transmit (XDP_USE_SG) needs Linux 6.6 or later, "
+					    "and %s refuses it on this kernel (%s)",
+			    ifname, rel);
+	if (c.xsk_tx_metadata != 1)
+		return fail(err, len, -EOPNOTSUPP,
+			    "AF_XDP TX metadata (checksum requests) needs Linux 6.8 or later; "
+			    "%s refuses tx_metadata_len on this kernel (%s)", ifname, rel);
+	return fail(err, len, -EOPNOTSUPP,
+		    "AF_XDP checksum requests: this kernel (%s) takes TX metadata on %s but does not "
+		    "carry checksum requests in copy mode", rel, ifname);
 }
 
 /* An AF_XDP socket that transmits (and receives) on `queue`. */
@@ -156,11 +187,11 @@ int snd_dev_open(struct snd_dev *d, int mode, int ifindex, uint32_t queue, char 
 		d->rx[queue] = d->tx;
 		f = dev_flags(d->tx);
 		if (kind == SND_MODE_CSUM && !(f & GSO_DEV_CSUM)) {
-			e = fail(err, errlen, -EOPNOTSUPP, "AF_XDP checksum metadata");
+			e = xsk_missing(err, errlen, name, false);
 			goto out;
 		}
 		if (kind == SND_MODE_MULTIBUF && !(f & GSO_DEV_SG)) {
-			e = fail(err, errlen, -EOPNOTSUPP, "AF_XDP multi-buffer");
+			e = xsk_missing(err, errlen, name, true);
 			goto out;
 		}
 	}
