@@ -14,6 +14,8 @@
 #include "test_bench_util.h"
 #include "test_progs.h"
 
+#include <pcap/pcap.h>
+
 static struct gso_testbed tb;
 
 static void fini(void)
@@ -169,4 +171,65 @@ Test(tapcap, kernel_stream_offloads_on_needs_vnet_modes, .fini = fini, .timeout 
 		cr_assert_eq(rc, 1, "streamcheck exit %d:\n%s", rc, text);
 		cr_assert(strstr(text, "summary result=fail "), "%s", text);
 	}
+}
+
+/* --count stops after that many frames, --idle on a quiet link; both exit 0 with the file whole. */
+Test(tapcap, count_and_idle_stop_it, .fini = fini, .timeout = 60)
+{
+	char errbuf[PCAP_ERRBUF_SIZE];
+	struct pcap_pkthdr *h;
+	const u_char *d;
+	const char *cready = bt_path("cap.ready");
+	const char *cargv[] = { tprog("tapcap"), "--netns", tb.ns[1], "-i", tb.ifname[1],
+				"-w", bt_path("count.pcap"), "--ready-file", cready, "--count", "3",
+				NULL };
+	const char *iargv[] = { tprog("tapcap"), "--netns", tb.ns[1], "-i", tb.ifname[1],
+				"-w", bt_path("idle.pcap"), "--idle", "1", NULL };
+	struct bt_proc *cp;
+	double t0;
+	pcap_t *p;
+	int n = 0, cs;
+
+	bed(false);
+	cp = bt_spawn(cargv);
+	bt_wait_file(cready, cp, 10);
+	/* Datagrams to a closed port: ARP, the datagrams, ICMP replies; more than three frames. */
+	cr_assert_eq(gso_testbed_sh(&tb, 0, "for i in 1 2 3 4 5; do "
+				    "bash -c \"echo x >/dev/udp/10.77.0.2/9\"; sleep 0.1; done"), 0);
+	cs = bt_wait(cp, 10);
+	cr_assert_eq(cs, 0, "tapcap --count exit %d: %s", cs, bt_read(cp->err));
+	cr_assert(strstr(bt_read(cp->err), "tapcap: frames=3 "), "%s", bt_read(cp->err));
+	p = pcap_open_offline(bt_path("count.pcap"), errbuf);
+	cr_assert_not_null(p, "%s", errbuf);
+	while (pcap_next_ex(p, &h, &d) == 1)
+		n++;
+	pcap_close(p);
+	cr_assert_eq(n, 3);
+
+	t0 = bt_now();
+	cp = bt_spawn(iargv);
+	cs = bt_wait(cp, 20);
+	cr_assert_eq(cs, 0, "tapcap --idle exit %d: %s", cs, bt_read(cp->err));
+	cr_assert_geq(bt_now() - t0, 1.0, "stopped before a second of quiet");
+}
+
+/* Bad command lines exit 2 with a message, before any capture is opened. */
+Test(tapcap, usage_errors)
+{
+	const char *bad[][4] = { { "-i", "lo", NULL }, { "-w", "/dev/null", NULL },
+				 { "-i", "lo", "--ring-mb", "2048" }, { "--no-such", NULL } };
+	const char *help[] = { "--help", NULL };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *args[6] = { 0 };
+		int rc;
+
+		memcpy(args, bad[i], sizeof(bad[i]));
+		rc = test_prog_run("tests/tapcap", args, bt_path("usage.txt"));
+		cr_assert_eq(rc, 2, "case %zu: exit %d: %s", i, rc, bt_read(bt_path("usage.txt")));
+		cr_assert(strstr(bt_read(bt_path("usage.txt")), "tapcap"), "case %zu", i);
+	}
+	cr_assert_eq(test_prog_run("tests/tapcap", help, bt_path("usage.txt")), 0);
+	cr_assert(strstr(bt_read(bt_path("usage.txt")), "Exit status: 0"));
+	bt_fini();
 }

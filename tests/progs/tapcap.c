@@ -62,7 +62,7 @@ static void usage(FILE *f)
 		"  -c, --count N          stop after N frames\n"
 		"  -t, --idle SECONDS     stop after SECONDS without a frame (counted from\n"
 		"                         readiness until the first frame)\n"
-		"  -r, --ring-mb N        kernel ring size in MiB (default 256, 4..2047; libpcap\n"
+		"  -r, --ring-mb N        kernel ring size in MiB (default 512, 4..2047; libpcap\n"
 		"                         takes an int of bytes). The ring holds what the\n"
 		"                         file writing falls behind by: size it to the\n"
 		"                         traffic when the machine has no core to spare\n"
@@ -173,7 +173,7 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	const char *ifname = NULL, *path = NULL, *ready = NULL, *netns = NULL;
-	uint64_t snaplen = TOOL_PCAP_SNAPLEN, count = 0, idle = 0, ring_mb = 256;
+	uint64_t snaplen = TOOL_PCAP_SNAPLEN, count = 0, idle = 0, ring_mb = 512;
 	bool quiet = false, ready_written = false;
 	char errbuf[PCAP_ERRBUF_SIZE];
 	struct cap c = { 0 };
