@@ -233,3 +233,37 @@ Test(tapcap, usage_errors)
 	cr_assert(strstr(bt_read(bt_path("usage.txt")), "Exit status: 0"));
 	bt_fini();
 }
+
+/*
+ * SIGTERM right after the traffic: the frames sit in a ring block the
+ * kernel has not handed over yet (up to tapcap's block timeout), and
+ * tapcap drains it before closing the file.
+ */
+Test(tapcap, sigterm_keeps_the_last_frames, .fini = fini, .timeout = 60)
+{
+	char errbuf[PCAP_ERRBUF_SIZE];
+	struct pcap_pkthdr *h;
+	const u_char *d;
+	const char *cready = bt_path("cap.ready");
+	const char *cargv[] = { tprog("tapcap"), "--netns", tb.ns[1], "-i", tb.ifname[1],
+				"-w", bt_path("term.pcap"), "--ready-file", cready, NULL };
+	struct bt_proc *cp;
+	pcap_t *p;
+	int udp = 0, cs;
+
+	bed(false);
+	cp = bt_spawn(cargv);
+	bt_wait_file(cready, cp, 10);
+	cr_assert_eq(gso_testbed_sh(&tb, 0, "for i in 1 2 3 4 5; do "
+				    "bash -c \"echo x >/dev/udp/10.77.0.2/9\"; done"), 0);
+	cs = bt_stop(cp, 10);
+	cr_assert_eq(cs, 0, "tapcap exit %d: %s", cs, bt_read(cp->err));
+	p = pcap_open_offline(bt_path("term.pcap"), errbuf);
+	cr_assert_not_null(p, "%s", errbuf);
+	/* IPv4 (no VLAN), protocol UDP, to port 9: the five datagrams. */
+	while (pcap_next_ex(p, &h, &d) == 1)
+		udp += h->caplen >= 38 && d[12] == 0x08 && d[13] == 0 && d[23] == 17 &&
+		       d[36] == 0 && d[37] == 9;
+	pcap_close(p);
+	cr_assert_eq(udp, 5, "%s", bt_read(cp->err));
+}

@@ -3,9 +3,9 @@
  * calling network namespace) into a pcap file, for checking a test-bed's
  * traffic independently of the programs that made it (streamcheck reads
  * the file).  libpcap does the capturing: on Linux it is an AF_PACKET
- * socket with a TPACKET_V3 ring, whose blocks hold whole super-packets
- * (a 64 KiB GSO frame crossing a virtio tap is kept whole, not cut to the
- * MTU as a fixed-frame ring would).  The ring is large (--ring-mb) so that
+ * socket with a TPACKET_V3 ring, whose blocks hold frames packed by
+ * their real size, whole super-packets included (a 64 KiB GSO frame
+ * crossing a virtio tap is kept whole).  The ring is large (--ring-mb) so that
  * a few Gbit/s for a few seconds fit while the file is written.
  *
  * Readiness: --ready-file is written (and renamed into place, so a reader
@@ -33,6 +33,10 @@
 #define EXIT_DROPPED 1 /* the file is complete as far as it goes, the kernel dropped frames */
 #define EXIT_USAGE 2
 #define EXIT_FAILED 3  /* capture or output failed */
+
+#define BLOCK_MS 10    /* the ring's block timeout */
+/* After a stop signal: long enough for the kernel to hand over the last, part-filled block. */
+#define DRAIN_S (5 * BLOCK_MS / 1000.0)
 
 static volatile sig_atomic_t stop_sig;
 
@@ -180,7 +184,7 @@ int main(int argc, char **argv)
 	struct pcap_stat st = { 0 };
 	struct sigaction sa = { 0 };
 	int o, rc = 0, fd;
-	double last;
+	double last, drain_until = 0;
 	pcap_t *p;
 
 	while ((o = getopt_long(argc, argv, "i:n:w:s:c:t:r:qh", opts, NULL)) != -1) {
@@ -228,12 +232,14 @@ int main(int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	/*
-	 * Immediate mode hands each frame over at once; the ring (TPACKET_V3
-	 * blocks) still batches under load, and a block's timeout would only
-	 * delay frames on a quiet link, not save work on a busy one.
+	 * Not immediate mode: with it libpcap picks TPACKET_V2, whose ring has
+	 * fixed slots as large as the largest frame (64 KiB once the interface
+	 * has any offload on), so a 512 MiB ring held some 8000 frames of any
+	 * size.  TPACKET_V3 packs frames into its blocks by their real size; a
+	 * block is handed over when full or BLOCK_MS after its first frame.
 	 */
 	if (pcap_set_snaplen(p, (int)snaplen) || pcap_set_promisc(p, 1) ||
-	    pcap_set_buffer_size(p, (int)(ring_mb << 20)) || pcap_set_immediate_mode(p, 1) ||
+	    pcap_set_buffer_size(p, (int)(ring_mb << 20)) || pcap_set_timeout(p, BLOCK_MS) ||
 	    pcap_set_tstamp_precision(p, PCAP_TSTAMP_PRECISION_NANO)) {
 		fprintf(stderr, "tapcap: %s: cannot set capture options\n", ifname);
 		pcap_close(p);
@@ -277,13 +283,18 @@ int main(int argc, char **argv)
 	}
 
 	last = now_s();
-	while (!stop_sig && !c.err && !(count && c.frames >= count)) {
+	while (!c.err && !(count && c.frames >= count)) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		uint64_t before = c.frames;
 		int n;
 
+		/* Frames that came before the signal are still in an open block: drain them. */
+		if (stop_sig && !drain_until)
+			drain_until = now_s() + DRAIN_S;
+		if (drain_until && now_s() >= drain_until)
+			break;
 		/* 100 ms: the longest a signal or the idle timeout waits to be seen. */
-		n = poll(&pfd, 1, 100);
+		n = poll(&pfd, 1, drain_until ? BLOCK_MS : 100);
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, "tapcap: poll: %s\n", strerror(errno));
 			rc = EXIT_FAILED;
@@ -299,7 +310,7 @@ int main(int argc, char **argv)
 		}
 		if (c.frames != before)
 			last = now_s();
-		else if (idle && now_s() - last >= (double)idle)
+		else if (!drain_until && idle && now_s() - last >= (double)idle)
 			break;
 	}
 	if (pcap_stats(p, &st)) {
