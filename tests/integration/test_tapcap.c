@@ -173,12 +173,32 @@ Test(tapcap, kernel_stream_offloads_on_needs_vnet_modes, .fini = fini, .timeout 
 	}
 }
 
-/* --count stops after that many frames, --idle on a quiet link; both exit 0 with the file whole. */
-Test(tapcap, count_and_idle_stop_it, .fini = fini, .timeout = 60)
+/* IPv4 (no VLAN, no IP options), UDP, to port 9: the datagrams the tests send. */
+static bool is_udp9(const struct pcap_pkthdr *h, const u_char *d)
+{
+	return h->caplen >= 38 && d[12] == 0x08 && d[13] == 0 && d[23] == 17 && d[36] == 0 &&
+	       d[37] == 9;
+}
+
+/* Frames in the pcap at path, all of them or those that match says yes to. */
+static int pcap_frames(const char *path, bool (*match)(const struct pcap_pkthdr *, const u_char *))
 {
 	char errbuf[PCAP_ERRBUF_SIZE];
 	struct pcap_pkthdr *h;
 	const u_char *d;
+	pcap_t *p = pcap_open_offline(path, errbuf);
+	int n = 0;
+
+	cr_assert_not_null(p, "%s: %s", path, errbuf);
+	while (pcap_next_ex(p, &h, &d) == 1)
+		n += !match || match(h, d);
+	pcap_close(p);
+	return n;
+}
+
+/* --count stops after that many frames, --idle on a quiet link; both exit 0 with the file whole. */
+Test(tapcap, count_and_idle_stop_it, .fini = fini, .timeout = 60)
+{
 	const char *cready = bt_path("cap.ready");
 	const char *cargv[] = { tprog("tapcap"), "--netns", tb.ns[1], "-i", tb.ifname[1],
 				"-w", bt_path("count.pcap"), "--ready-file", cready, "--count", "3",
@@ -187,8 +207,7 @@ Test(tapcap, count_and_idle_stop_it, .fini = fini, .timeout = 60)
 				"-w", bt_path("idle.pcap"), "--idle", "1", NULL };
 	struct bt_proc *cp;
 	double t0;
-	pcap_t *p;
-	int n = 0, cs;
+	int cs;
 
 	bed(false);
 	cp = bt_spawn(cargv);
@@ -199,12 +218,7 @@ Test(tapcap, count_and_idle_stop_it, .fini = fini, .timeout = 60)
 	cs = bt_wait(cp, 10);
 	cr_assert_eq(cs, 0, "tapcap --count exit %d: %s", cs, bt_read(cp->err));
 	cr_assert(strstr(bt_read(cp->err), "tapcap: frames=3 "), "%s", bt_read(cp->err));
-	p = pcap_open_offline(bt_path("count.pcap"), errbuf);
-	cr_assert_not_null(p, "%s", errbuf);
-	while (pcap_next_ex(p, &h, &d) == 1)
-		n++;
-	pcap_close(p);
-	cr_assert_eq(n, 3);
+	cr_assert_eq(pcap_frames(bt_path("count.pcap"), NULL), 3);
 
 	t0 = bt_now();
 	cp = bt_spawn(iargv);
@@ -241,15 +255,11 @@ Test(tapcap, usage_errors)
  */
 Test(tapcap, sigterm_keeps_the_last_frames, .fini = fini, .timeout = 60)
 {
-	char errbuf[PCAP_ERRBUF_SIZE];
-	struct pcap_pkthdr *h;
-	const u_char *d;
 	const char *cready = bt_path("cap.ready");
 	const char *cargv[] = { tprog("tapcap"), "--netns", tb.ns[1], "-i", tb.ifname[1],
 				"-w", bt_path("term.pcap"), "--ready-file", cready, NULL };
 	struct bt_proc *cp;
-	pcap_t *p;
-	int udp = 0, cs;
+	int cs;
 
 	bed(false);
 	cp = bt_spawn(cargv);
@@ -258,12 +268,5 @@ Test(tapcap, sigterm_keeps_the_last_frames, .fini = fini, .timeout = 60)
 				    "bash -c \"echo x >/dev/udp/10.77.0.2/9\"; done"), 0);
 	cs = bt_stop(cp, 10);
 	cr_assert_eq(cs, 0, "tapcap exit %d: %s", cs, bt_read(cp->err));
-	p = pcap_open_offline(bt_path("term.pcap"), errbuf);
-	cr_assert_not_null(p, "%s", errbuf);
-	/* IPv4 (no VLAN), protocol UDP, to port 9: the five datagrams. */
-	while (pcap_next_ex(p, &h, &d) == 1)
-		udp += h->caplen >= 38 && d[12] == 0x08 && d[13] == 0 && d[23] == 17 &&
-		       d[36] == 0 && d[37] == 9;
-	pcap_close(p);
-	cr_assert_eq(udp, 5, "%s", bt_read(cp->err));
+	cr_assert_eq(pcap_frames(bt_path("term.pcap"), is_udp9), 5, "%s", bt_read(cp->err));
 }
