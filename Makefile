@@ -16,6 +16,8 @@
 #   tests/unit/*.c        -> build/tests/unit        (one Criterion binary)
 #   tests/integration/*.c -> linked with the unit tests into build/tests/all
 #   tests/common/*.c      -> helpers linked into every test binary
+#   tests/progs/*.c       -> build/tests/<name>, test-bed programs (tapcap,
+#                            streamcheck) linked with tools/common/*.c
 #   tests/fuzz/fuzz_*.c   -> build/fuzz/fuzz_*       (libFuzzer, clang)
 
 VERSION_MAJOR := 0
@@ -69,6 +71,7 @@ UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 INTEG_SRCS:= $(sort $(wildcard tests/integration/*.c))
 TESTC_SRCS:= $(sort $(wildcard tests/common/*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+TPROG_SRCS:= $(sort $(wildcard tests/progs/*.c))
 PUB_HDRS  := $(sort $(wildcard libgso/include/gso/*.h xdp/include/gso/*.h))
 
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o)
@@ -82,6 +85,7 @@ TOOLS     := $(patsubst tools/%.c,$(B)/tools/%,$(TOOL_SRCS))
 BENCHES   := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRCS))
 BPF_OBJS  := $(patsubst xdp/%.bpf.c,$(B)/bpf/%.bpf.o,$(BPF_SRCS))
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRCS))
+TPROGS    := $(patsubst tests/progs/%.c,$(B)/tests/%,$(TPROG_SRCS))
 
 LIBGSO_A  := $(B)/libgso.a
 LIBGSO_SO := $(B)/libgso.so.$(VERSION)
@@ -93,7 +97,7 @@ PROG_LIBS  = $(if $(XDP_SRCS),$(LIBXDP_A)) $(LIBGSO_A) $(XDP_LIBS) $(URING_LIBS)
 # Tests find tools, BPF objects and fixtures through this define.
 TEST_DEFS := -DGSO_BUILD_DIR='"$(abspath $(B))"' -DGSO_SRC_DIR='"$(abspath .)"'
 
-.PHONY: all lib tools bench-progs tests check check-run check-install deps install uninstall \
+.PHONY: all lib tools bench-progs test-progs tests check check-run check-install deps install uninstall \
 	clean fuzz fuzz-bin bench clang-build demo
 .DEFAULT_GOAL := all
 # Keep the programs' intermediate objects (their own and their common/
@@ -102,12 +106,14 @@ TEST_DEFS := -DGSO_BUILD_DIR='"$(abspath $(B))"' -DGSO_SRC_DIR='"$(abspath .)"'
 # secondary, and a missing secondary prerequisite does not make its target
 # out of date, so the DPDK stamp below (a new name when DPDK appears or
 # goes) would not rebuild anything (tests/unit/test_make_dpdk.c).
-.SECONDARY: $(TOOL_SRCS:%.c=$(B)/obj/%.o) $(BENCH_SRCS:%.c=$(B)/obj/%.o) $(TOOLC_OBJS) $(BENCHC_OBJS)
+.SECONDARY: $(TOOL_SRCS:%.c=$(B)/obj/%.o) $(BENCH_SRCS:%.c=$(B)/obj/%.o) $(TOOLC_OBJS) $(BENCHC_OBJS) \
+	$(TPROG_SRCS:%.c=$(B)/obj/%.o)
 
-all: lib tools bench-progs $(BPF_OBJS)
+all: lib tools bench-progs test-progs $(BPF_OBJS)
 lib: $(LIBGSO_A) $(LIBGSO_SO) $(if $(XDP_SRCS),$(LIBXDP_A) $(LIBXDP_SO))
 tools: $(TOOLS)
 bench-progs: $(BENCHES)
+test-progs: $(TPROGS)
 
 # ---- objects -------------------------------------------------------------
 $(B)/obj/libgso/%.o: libgso/%.c
@@ -119,6 +125,12 @@ $(B)/obj/xdp/%.o: xdp/%.c
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+
+# The test-bed programs are tools built for the tests: tool headers, no Criterion.
+$(B)/obj/tests/progs/%.o: tests/progs/%.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Itools/common -MMD -MP -c $< -o $@
 
 $(B)/obj/tests/%.o: tests/%.c
 	$(call msg,CC,$<)
@@ -169,6 +181,11 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(BENCHC_OBJS) $(LIBS_A)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BENCHC_OBJS) $(PROG_LIBS) $(BENCH_EXTRA_LIBS)
 
+$(B)/tests/%: $(B)/obj/tests/progs/%.o $(TOOLC_OBJS) $(LIBS_A)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TOOLC_OBJS) $(PROG_LIBS)
+
 # bench programs may compare against DPDK when its -dev package is present.
 # DPDK's include dirs become -isystem so that its headers' warnings do not
 # trip -Werror in our own bench code.
@@ -196,14 +213,14 @@ $(B)/bpf/%.bpf.o: xdp/%.bpf.c
 tests: $(B)/tests/all $(B)/tests/unit-asan
 
 # Integration tests run the tools, the bench programs and the BPF objects.
-$(B)/tests/all: $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(LIBS_A) $(TOOLS) $(BENCHES) $(BPF_OBJS)
+$(B)/tests/all: $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(LIBS_A) $(TOOLS) $(BENCHES) $(TPROGS) $(BPF_OBJS)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(PROG_LIBS) $(CRIT_LIBS)
 
 # The unit tests again, library and tests built with ASan and UBSan.
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-$(B)/tests/unit-asan: $(UNIT_SRCS) $(TESTC_SRCS) $(LIB_SRCS) $(XDP_SRCS) $(wildcard libgso/*.h libgso/include/gso/*.h xdp/*.h xdp/include/gso/*.h tests/common/*.h)
+$(B)/tests/unit-asan: $(TPROGS) $(UNIT_SRCS) $(TESTC_SRCS) $(LIB_SRCS) $(XDP_SRCS) $(wildcard libgso/*.h libgso/include/gso/*.h xdp/*.h xdp/include/gso/*.h tests/common/*.h)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -Itests/common $(CFLAGS) -O1 $(SAN_FLAGS) $(TEST_DEFS) -o $@ \
@@ -231,7 +248,7 @@ fuzz: fuzz-bin
 # compilers clean.
 clang-build:
 	$(call msg,CLANG,all)
-	$(Q)$(MAKE) B=$(B)/clang CC=$(CLANG) lib tools bench-progs $(B)/clang/tests/all
+	$(Q)$(MAKE) B=$(B)/clang CC=$(CLANG) lib tools bench-progs test-progs $(B)/clang/tests/all
 
 deps:
 	$(Q)sh tools/install-deps.sh
