@@ -16,6 +16,8 @@
 #   tests/unit/*.c        -> build/tests/unit        (one Criterion binary)
 #   tests/integration/*.c -> linked with the unit tests into build/tests/all
 #   tests/common/*.c      -> helpers linked into every test binary
+#   tests/progs/conftool*.c -> build/tests/conftool (conformance harness the
+#                            integration tests run; not installed)
 #   tests/fuzz/fuzz_*.c   -> build/fuzz/fuzz_*       (libFuzzer, clang)
 
 VERSION_MAJOR := 0
@@ -69,6 +71,7 @@ UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 INTEG_SRCS:= $(sort $(wildcard tests/integration/*.c))
 TESTC_SRCS:= $(sort $(wildcard tests/common/*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+CONFTOOL_SRCS := $(sort $(wildcard tests/progs/conftool*.c))
 PUB_HDRS  := $(sort $(wildcard libgso/include/gso/*.h xdp/include/gso/*.h))
 
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o)
@@ -82,6 +85,10 @@ TOOLS     := $(patsubst tools/%.c,$(B)/tools/%,$(TOOL_SRCS))
 BENCHES   := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRCS))
 BPF_OBJS  := $(patsubst xdp/%.bpf.c,$(B)/bpf/%.bpf.o,$(BPF_SRCS))
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRCS))
+CONFTOOL_OBJS := $(CONFTOOL_SRCS:%.c=$(B)/obj/%.o)
+# The harness regenerates the conformance cases without Criterion.
+CONFTOOL_DEPS := $(B)/obj/tests/common/conf_cases.o $(B)/obj/tests/common/test_rand.o
+CONFTOOL  := $(if $(CONFTOOL_SRCS),$(B)/tests/conftool)
 
 LIBGSO_A  := $(B)/libgso.a
 LIBGSO_SO := $(B)/libgso.so.$(VERSION)
@@ -195,8 +202,15 @@ $(B)/bpf/%.bpf.o: xdp/%.bpf.c
 # ---- tests ---------------------------------------------------------------
 tests: $(B)/tests/all $(B)/tests/unit-asan
 
-# Integration tests run the tools, the bench programs and the BPF objects.
-$(B)/tests/all: $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(LIBS_A) $(TOOLS) $(BENCHES) $(BPF_OBJS)
+# The conformance harness uses the tools' pcap and option helpers.
+$(CONFTOOL_OBJS): override CPPFLAGS += -Itools/common
+$(CONFTOOL): $(CONFTOOL_OBJS) $(CONFTOOL_DEPS) $(TOOLC_OBJS) $(LIBS_A)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CONFTOOL_OBJS) $(CONFTOOL_DEPS) $(TOOLC_OBJS) $(PROG_LIBS)
+
+# Integration tests run the tools, the bench programs, the BPF objects and conftool.
+$(B)/tests/all: $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(LIBS_A) $(TOOLS) $(BENCHES) $(BPF_OBJS) $(CONFTOOL)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(PROG_LIBS) $(CRIT_LIBS)
