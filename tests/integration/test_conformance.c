@@ -305,29 +305,6 @@ static void compare_frame(struct tally *t, const struct conf_case *c, unsigned i
 		       "%zu: kernel 0x%02x, gsoseg 0x%02x", i, klen, olen, off, kern[off], ours[off]);
 }
 
-static uint64_t env_u64(const char *name, uint64_t dflt)
-{
-	const char *v = getenv(name);
-	char *end;
-	uint64_t x;
-
-	if (!v || !*v)
-		return dflt;
-	errno = 0;
-	x = strtoull(v, &end, 0);
-	cr_assert(!errno && !*end, "%s=%s is not a number", name, v);
-	return x;
-}
-
-static uint64_t pick_seed(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	return env_u64("GSO_CONFORMANCE_SEED",
-		       ((uint64_t)now.tv_sec * 1000003u ^ (uint64_t)now.tv_nsec) & 0xffffffffffffull);
-}
-
 /* Static so that the .fini hook removes the test-bed even when an assert ends the test. */
 static struct oracle oracle = { .tx = -1, .rx = -1 };
 static char tmpdir[64];
@@ -540,8 +517,8 @@ static void finish(void)
 /* MSS 536..8960: boundary table + random cases, captured on the peer. */
 Test(conformance, kernel_gso_oracle, .fini = finish, .timeout = 300)
 {
-	uint64_t seed = pick_seed(), rng = seed;
-	unsigned n_random = (unsigned)env_u64("GSO_CONFORMANCE_CASES", DEFAULT_RANDOM_CASES), n_table;
+	uint64_t seed = gso_test_seed("GSO_CONFORMANCE_SEED"), rng = seed;
+	unsigned n_random = (unsigned)gso_test_env_u64("GSO_CONFORMANCE_CASES", DEFAULT_RANDOM_CASES), n_table;
 	struct run r;
 
 	cr_assert_leq(n_random, CONF_MAX_CASES - 400, "GSO_CONFORMANCE_CASES at most %u",
@@ -565,8 +542,8 @@ Test(conformance, kernel_gso_oracle, .fini = finish, .timeout = 300)
 Test(conformance, small_mss_sending_side, .fini = finish, .timeout = 300)
 {
 	/* Same seed as the other test, a different stream. */
-	uint64_t seed = pick_seed(), rng = seed ^ 0x5a11u;
-	unsigned n_random = (unsigned)env_u64("GSO_CONFORMANCE_CASES", DEFAULT_RANDOM_CASES) / 20;
+	uint64_t seed = gso_test_seed("GSO_CONFORMANCE_SEED"), rng = seed ^ 0x5a11u;
+	unsigned n_random = (unsigned)gso_test_env_u64("GSO_CONFORMANCE_CASES", DEFAULT_RANDOM_CASES) / 20;
 	struct run r;
 
 	run_init(&r);

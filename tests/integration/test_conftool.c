@@ -143,50 +143,19 @@ static void show(const char *path)
 	fclose(f);
 }
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	return st < 0 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static uint64_t env_u64(const char *name, uint64_t dflt)
-{
-	const char *v = getenv(name);
-	char *end;
-	uint64_t x;
-
-	if (!v || !*v)
-		return dflt;
-	errno = 0;
-	x = strtoull(v, &end, 0);
-	cr_assert(!errno && !*end, "%s=%s is not a number", name, v);
-	return x;
-}
-
 Test(conftool, kernel_e1000_model_and_libgso_equal, .fini = fini, .timeout = 180)
 {
 	static const char *const impl[] = { "kernel", "e1000", "vnet" };
 	const char *tool = gso_test_build_path("tests/conftool");
 	struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
-	struct timespec now;
 	uint64_t seed;
-	unsigned n_random = (unsigned)env_u64("GSO_CONFTOOL_CASES", CT_DEFAULT_RANDOM);
+	unsigned n_random = (unsigned)gso_test_env_u64("GSO_CONFTOOL_CASES", CT_DEFAULT_RANDOM);
 	char cases[128], out[128];
 	int one = 1, rcv = 64 << 20, st;
 
 	gso_test_require_root();
 	cr_assert_eq(access(tool, X_OK), 0, "%s not built (make build/tests/all)", tool);
-	clock_gettime(CLOCK_REALTIME, &now);
-	seed = env_u64("GSO_CONFORMANCE_SEED",
-		       ((uint64_t)now.tv_sec * 1000003u ^ (uint64_t)now.tv_nsec) & 0xffffffffffffull);
+	seed = gso_test_seed("GSO_CONFORMANCE_SEED");
 	snprintf(cases, sizeof(cases), "--seed %" PRIu64 " --random %u --mtu %d", seed, n_random,
 		 CT_MTU);
 	fprintf(stderr, "conftool test: seed %" PRIu64 " (GSO_CONFORMANCE_SEED), %u random cases "
@@ -227,14 +196,172 @@ Test(conftool, kernel_e1000_model_and_libgso_equal, .fini = fini, .timeout = 180
 		cr_assert_eq(st, 0, "conftool send --backend %s: exit status %d (output above)",
 			     impl[i], st);
 	}
-	st = sh("%s expect %s %s/expected.pcap 2>%s/expect.txt", tool, cases, dir, dir);
+	st = gso_test_sh("%s expect %s %s/expected.pcap 2>%s/expect.txt", tool, cases, dir, dir);
 	snprintf(out, sizeof(out), "%s/expect.txt", dir);
 	show(out);
 	cr_assert_eq(st, 0, "conftool expect: exit status %d", st);
-	st = sh("%s compare %s/expected.pcap kernel=%s/kernel.pcap e1000-model=%s/e1000.pcap "
+	st = gso_test_sh("%s compare %s/expected.pcap kernel=%s/kernel.pcap e1000-model=%s/e1000.pcap "
 		"vnet-on-veth=%s/vnet.pcap >%s/compare.txt 2>&1", tool, dir, dir, dir, dir, dir);
 	snprintf(out, sizeof(out), "%s/compare.txt", dir);
 	show(out);
 	cr_assert_eq(st, 0, "conftool compare: exit status %d (seed %" PRIu64 "; output above)", st,
 		     seed);
+}
+
+/* ---- compare's classification, on a doctored copy of expect's output ---- */
+
+struct rec {
+	uint8_t *p;
+	uint32_t len;
+	unsigned idx;
+	size_t l4;
+	uint8_t proto;
+};
+
+static unsigned read_pcap(const char *path, struct rec *r, unsigned cap)
+{
+	char eb[PCAP_ERRBUF_SIZE];
+	pcap_t *in = pcap_open_offline(path, eb);
+	struct pcap_pkthdr *h;
+	const u_char *p;
+	unsigned n = 0;
+
+	cr_assert_not_null(in, "%s: %s", path, eb);
+	while (n < cap && pcap_next_ex(in, &h, &p) == 1) {
+		r[n].p = malloc(h->caplen + 64);
+		cr_assert_not_null(r[n].p);
+		memcpy(r[n].p, p, h->caplen);
+		r[n].len = h->caplen;
+		cr_assert(conf_frame_case(r[n].p, r[n].len, &r[n].idx, &r[n].l4, &r[n].proto),
+			  "expect wrote a frame of no case");
+		n++;
+	}
+	pcap_close(in);
+	return n;
+}
+
+static void write_rec(pcap_dumper_t *d, const uint8_t *p, uint32_t len)
+{
+	struct pcap_pkthdr h = { .caplen = len, .len = len };
+
+	pcap_dump((u_char *)d, &h, p);
+}
+
+struct row {
+	unsigned cases, frames, equal, csum0, pad, untag, mismatch, missing, extra, bad, unrelated;
+};
+
+static int compare_row(const char *tool, const char *exp, const char *got, const char *flags,
+		       struct row *r)
+{
+	char line[512];
+	FILE *f;
+	int st;
+
+	st = gso_test_sh("%s compare %s %s x=%s >%s/cmp.txt 2>&1", tool, flags, exp, got, dir);
+	snprintf(line, sizeof(line), "%s/cmp.txt", dir);
+	show(line);
+	f = fopen(line, "r");
+	cr_assert_not_null(f);
+	memset(r, 0xff, sizeof(*r));
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "x ", 2))
+			cr_assert_eq(sscanf(line + 2, "%u %u %u %u %u %u %u %u %u %u %u", &r->cases,
+					    &r->frames, &r->equal, &r->csum0, &r->pad, &r->untag,
+					    &r->mismatch, &r->missing, &r->extra, &r->bad,
+					    &r->unrelated), 11, "row: %s", line);
+	fclose(f);
+	return st;
+}
+
+Test(conftool, compare_counts_each_kind_of_difference, .fini = fini, .timeout = 60)
+{
+	enum { CAP = 4096 };
+	const char *tool = gso_test_build_path("tests/conftool");
+	static struct rec r[CAP];
+	static const uint8_t arp[60] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 0x08, 0x06 };
+	char exp[128], got[128];
+	unsigned n, pad = ~0u, csum = ~0u, untag = ~0u, flip = ~0u, drop = ~0u, dup = ~0u;
+	pcap_t *dead;
+	pcap_dumper_t *d;
+	struct row row;
+	int st;
+
+	cr_assert_eq(access(tool, X_OK), 0, "%s not built (make build/tests/all)", tool);
+	snprintf(dir, sizeof(dir), "/tmp/gso-conftool-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(exp, sizeof(exp), "%s/exp.pcap", dir);
+	snprintf(got, sizeof(got), "%s/got.pcap", dir);
+	/* The table alone (seed 1): it has 1-byte payloads, zero checksums and 802.1Q tags. */
+	st = gso_test_sh("%s expect --seed 1 --random 0 --mtu 1500 --proto tcp4,udp6 %s 2>/dev/null", tool, exp);
+	cr_assert_eq(st, 0, "conftool expect: %d", st);
+	n = read_pcap(exp, r, CAP);
+	cr_assert_lt(n, CAP);
+
+	/* One frame for each kind; flip, drop and dup in three different cases. */
+	for (unsigned i = 0; i < n; i++) {
+		struct rec *x = &r[i];
+		size_t ck = x->l4 + (x->proto == 6 ? 16 : 6);
+		bool last = i + 1 == n || r[i + 1].idx != x->idx;
+
+		if (pad == ~0u && x->len < 60)
+			pad = i;
+		else if (csum == ~0u && x->proto == 6 && !x->p[ck] && !x->p[ck + 1])
+			csum = i;
+		else if (untag == ~0u && x->p[12] == 0x81 && x->p[13] == 0)
+			untag = i;
+		else if (flip == ~0u && x->len > 200)
+			flip = i;
+		else if (drop == ~0u && flip != ~0u && last && i > 0 && r[i - 1].idx == x->idx &&
+			 x->idx != r[flip].idx)
+			drop = i;
+		else if (dup == ~0u && drop != ~0u && last && x->idx != r[flip].idx &&
+			 x->idx != r[drop].idx)
+			dup = i;
+	}
+	cr_assert(pad != ~0u && csum != ~0u && untag != ~0u && flip != ~0u && drop != ~0u && dup != ~0u,
+		  "the table lacks a frame to doctor");
+	memset(r[pad].p + r[pad].len, 0, 60 - r[pad].len);
+	r[pad].len = 60;
+	r[csum].p[r[csum].l4 + 16] = r[csum].p[r[csum].l4 + 17] = 0xff;
+	memmove(r[untag].p + 12, r[untag].p + 16, r[untag].len - 16);
+	r[untag].len -= 4;
+	r[flip].p[150] ^= 0x40;
+
+	dead = pcap_open_dead(DLT_EN10MB, 262144);
+	d = pcap_dump_open(dead, got);
+	cr_assert_not_null(d);
+	write_rec(d, arp, sizeof(arp));
+	for (unsigned i = 0; i < n; i++) {
+		if (i == drop)
+			continue;
+		write_rec(d, r[i].p, r[i].len);
+		if (i == dup)
+			write_rec(d, r[i].p, r[i].len);
+	}
+	pcap_dump_close(d);
+	pcap_close(dead);
+
+	st = compare_row(tool, exp, got, "", &row);
+	cr_expect_eq(st, 1, "compare with differences: exit status %d", st);
+	cr_expect_eq(row.frames, n);
+	cr_expect_eq(row.csum0, 1);
+	cr_expect_eq(row.pad, 1);
+	cr_expect_eq(row.untag, 1);
+	cr_expect_eq(row.mismatch, 1);
+	cr_expect_eq(row.missing, 1);
+	cr_expect_eq(row.extra, 1);
+	cr_expect_eq(row.bad, 3);
+	cr_expect_eq(row.unrelated, 1);
+	cr_expect_eq(row.equal, n - 5);
+
+	st = compare_row(tool, exp, got, "--strict", &row);
+	cr_expect_eq(st, 1);
+	cr_expect_eq(row.mismatch, 4, "--strict: the tolerated three count as mismatches too");
+
+	st = compare_row(tool, exp, exp, "", &row);
+	cr_expect_eq(st, 0, "compare of a file with itself: exit status %d", st);
+	cr_expect_eq(row.equal, n);
+	for (unsigned i = 0; i < n; i++)
+		free(r[i].p);
 }

@@ -11,22 +11,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <net/if.h>
+#include <netinet/ether.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
-#include <arpa/inet.h>
-#include <linux/if_ether.h>
-#include <linux/if_packet.h>
 
 #include <gso/seg.h>
 #include <gso/tmpl.h>
-#include <gso/tso.h>
-#include <gso/xdp.h>
 
 #include "conf_cases.h"
 #include "conftool.h"
@@ -142,21 +134,6 @@ int conftool_cases(const struct conftool_sel *sel, struct conf_set *all, struct 
 		out->c[out->n - 1].idx = c->idx;
 	}
 	return err;
-}
-
-static int parse_mac(const char *s, uint8_t mac[6])
-{
-	unsigned v[6];
-	char end;
-
-	if (sscanf(s, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &end) != 6)
-		return -EINVAL;
-	for (int i = 0; i < 6; i++) {
-		if (v[i] > 255)
-			return -EINVAL;
-		mac[i] = (uint8_t)v[i];
-	}
-	return 0;
 }
 
 static int parse_protos(const char *s, unsigned *mask)
@@ -321,6 +298,7 @@ int main(int argc, char **argv)
 	struct conftool_send snd = { .wait_ms = 2000, .gap_us = 1000 };
 	struct conftool_cmp cmp = { .show = 20 };
 	struct conf_set all, cs;
+	struct ether_addr mac;
 	bool have_seed = false;
 	const char *cmd;
 	uint64_t v;
@@ -371,8 +349,10 @@ int main(int argc, char **argv)
 			sel.mtu = (uint32_t)v;
 			break;
 		case O_SRC_MAC:
-			if (parse_mac(optarg, sel.src_mac))
+			if (!ether_aton_r(optarg, &mac))
 				bad = "--src-mac wants xx:xx:xx:xx:xx:xx";
+			else
+				memcpy(sel.src_mac, mac.ether_addr_octet, 6);
 			break;
 		case O_IFNAME:
 			snd.ifname = optarg;

@@ -232,6 +232,11 @@ static void compare_one(const struct conftool_cmp *o, const struct capture *exp,
 			if (o->strict) {
 				bad++;
 				r->mismatch++;
+				if (r->shown++ < o->show)
+					fprintf(stderr, "conftool: %s: case %u (port %u) frame %u of %u: %s "
+						"(a mismatch with --strict)\n", got->name, idx,
+						CONF_SPORT_BASE + idx, k, ne,
+						d == D_CSUM0 ? "csum0" : d == D_PAD ? "pad" : "untag");
 			}
 		}
 		r->bad_cases += bad > 0;
