@@ -9,9 +9,12 @@
  * in a VM (issue #13); here that backend runs on the veth too, where the
  * kernel segments what it hands down whole.
  *
- * MTU 4000: the e1000 model copies each frame into one 4 KiB chunk.  Cases
- * are the boundary table and GSO_CONFTOOL_CASES random ones (default 1500)
- * from a printed seed (GSO_CONFORMANCE_SEED), those that fit the MTU.
+ * MTU 4000 (GSO_CONFTOOL_MTU, at most 4078: the e1000 model copies each
+ * frame into one 4 KiB chunk).  Cases are the boundary table and
+ * GSO_CONFTOOL_CASES random ones (default 1500) from a printed seed
+ * (GSO_CONFORMANCE_SEED), those that fit the MTU.  GSO_CONFTOOL_KEEP=DIR
+ * keeps the captures and expected.pcap in DIR, to compare a VM's capture
+ * of the same cases with them (the same seed, count and MTU).
  * The capture keeps everything that arrives (IPv6 ND too): compare must
  * filter it.  An 802.1Q tag the receive path moves into metadata is put
  * back, as a tap capture would show it.
@@ -40,10 +43,11 @@
 #include "gso_test.h"
 
 #define CT_MTU 4000
+#define CT_MTU_MAX 4078
 #define CT_DEFAULT_RANDOM 1500u
 
 static struct gso_testbed tb;
-static char dir[64];
+static char dir[256];
 static int cap_fd = -1;
 
 struct capture {
@@ -55,11 +59,13 @@ struct capture {
 	int err;
 };
 
+static bool keep_dir;
+
 static void rm_dir(void)
 {
-	char cmd[128];
+	char cmd[320];
 
-	if (!dir[0])
+	if (!dir[0] || keep_dir)
 		return;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd))
@@ -150,22 +156,31 @@ Test(conftool, kernel_e1000_model_and_libgso_equal, .fini = fini, .timeout = 180
 	struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
 	uint64_t seed;
 	unsigned n_random = (unsigned)gso_test_env_u64("GSO_CONFTOOL_CASES", CT_DEFAULT_RANDOM);
-	char cases[128], out[128];
+	char cases[128], out[320];
 	int one = 1, rcv = 64 << 20, st;
+	unsigned mtu;
 
 	gso_test_require_root();
 	cr_assert_eq(access(tool, X_OK), 0, "%s not built (make build/tests/all)", tool);
 	seed = gso_test_seed("GSO_CONFORMANCE_SEED");
-	snprintf(cases, sizeof(cases), "--seed %" PRIu64 " --random %u --mtu %d", seed, n_random,
-		 CT_MTU);
+	mtu = (unsigned)gso_test_env_u64("GSO_CONFTOOL_MTU", CT_MTU);
+	cr_assert(mtu >= 1280 && mtu <= CT_MTU_MAX, "GSO_CONFTOOL_MTU 1280..%d", CT_MTU_MAX);
+	snprintf(cases, sizeof(cases), "--seed %" PRIu64 " --random %u --mtu %u", seed, n_random, mtu);
 	fprintf(stderr, "conftool test: seed %" PRIu64 " (GSO_CONFORMANCE_SEED), %u random cases "
-		"(GSO_CONFTOOL_CASES), MTU %d\n", seed, n_random, CT_MTU);
-	snprintf(dir, sizeof(dir), "/tmp/gso-conftool-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
+		"(GSO_CONFTOOL_CASES), MTU %u (GSO_CONFTOOL_MTU)\n", seed, n_random, mtu);
+	if (getenv("GSO_CONFTOOL_KEEP") && *getenv("GSO_CONFTOOL_KEEP")) {
+		snprintf(dir, sizeof(dir), "%s", getenv("GSO_CONFTOOL_KEEP"));
+		cr_assert(!mkdir(dir, 0755) || errno == EEXIST, "%s: %s", dir, strerror(errno));
+		keep_dir = true;
+		fprintf(stderr, "conftool test: keeping the captures in %s (GSO_CONFTOOL_KEEP)\n", dir);
+	} else {
+		snprintf(dir, sizeof(dir), "/tmp/gso-conftool-XXXXXX");
+		cr_assert_not_null(mkdtemp(dir));
+	}
 
 	cr_assert_eq(gso_testbed_create(&tb), 0);
 	for (int i = 0; i < 2; i++)
-		cr_assert_eq(gso_testbed_sh(&tb, i, "ip link set %s mtu %d", tb.ifname[i], CT_MTU), 0);
+		cr_assert_eq(gso_testbed_sh(&tb, i, "ip link set %s mtu %u", tb.ifname[i], mtu), 0);
 	/* Software GSO with checksums finished in software (offload reference section 8). */
 	cr_assert_eq(gso_testbed_sh(&tb, 0, "ethtool -K %s tso off gso on tx off >/dev/null 2>&1",
 				    tb.ifname[0]), 0);
@@ -182,7 +197,7 @@ Test(conftool, kernel_e1000_model_and_libgso_equal, .fini = fini, .timeout = 180
 
 	for (unsigned i = 0; i < sizeof(impl) / sizeof(impl[0]); i++) {
 		struct capture c;
-		char pcap[128], log[128];
+		char pcap[320], log[320];
 
 		snprintf(pcap, sizeof(pcap), "%s/%s.pcap", dir, impl[i]);
 		snprintf(log, sizeof(log), "%s/send-%s.txt", dir, impl[i]);
@@ -280,7 +295,7 @@ Test(conftool, compare_counts_each_kind_of_difference, .fini = fini, .timeout = 
 	const char *tool = gso_test_build_path("tests/conftool");
 	static struct rec r[CAP];
 	static const uint8_t arp[60] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 0x08, 0x06 };
-	char exp[128], exp2[128], got[128];
+	char exp[320], exp2[320], got[320];
 	unsigned n, pad = ~0u, csum = ~0u, ipck = ~0u, untag = ~0u, flip = ~0u, drop = ~0u, dup = ~0u;
 	pcap_t *dead;
 	pcap_dumper_t *d, *d2;
