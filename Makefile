@@ -18,6 +18,8 @@
 #   tests/common/*.c      -> helpers linked into every test binary
 #   tests/progs/*.c       -> build/tests/<name>, test-bed programs (tapcap,
 #                            streamcheck) linked with tools/common/*.c
+#   tests/progs/conftool*.c -> build/tests/conftool (conformance harness the
+#                            integration tests run; not installed)
 #   tests/fuzz/fuzz_*.c   -> build/fuzz/fuzz_*       (libFuzzer, clang)
 
 VERSION_MAJOR := 0
@@ -71,7 +73,8 @@ UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 INTEG_SRCS:= $(sort $(wildcard tests/integration/*.c))
 TESTC_SRCS:= $(sort $(wildcard tests/common/*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
-TPROG_SRCS:= $(sort $(wildcard tests/progs/*.c))
+CONFTOOL_SRCS := $(sort $(wildcard tests/progs/conftool*.c))
+TPROG_SRCS:= $(filter-out $(CONFTOOL_SRCS),$(sort $(wildcard tests/progs/*.c)))
 PUB_HDRS  := $(sort $(wildcard libgso/include/gso/*.h xdp/include/gso/*.h))
 
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o)
@@ -86,6 +89,10 @@ BENCHES   := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRCS))
 BPF_OBJS  := $(patsubst xdp/%.bpf.c,$(B)/bpf/%.bpf.o,$(BPF_SRCS))
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRCS))
 TPROGS    := $(patsubst tests/progs/%.c,$(B)/tests/%,$(TPROG_SRCS))
+CONFTOOL_OBJS := $(CONFTOOL_SRCS:%.c=$(B)/obj/%.o)
+# The harness regenerates the conformance cases without Criterion.
+CONFTOOL_DEPS := $(B)/obj/tests/common/conf_cases.o $(B)/obj/tests/common/test_rand.o
+CONFTOOL  := $(if $(CONFTOOL_SRCS),$(B)/tests/conftool)
 
 LIBGSO_A  := $(B)/libgso.a
 LIBGSO_SO := $(B)/libgso.so.$(VERSION)
@@ -107,13 +114,13 @@ TEST_DEFS := -DGSO_BUILD_DIR='"$(abspath $(B))"' -DGSO_SRC_DIR='"$(abspath .)"'
 # out of date, so the DPDK stamp below (a new name when DPDK appears or
 # goes) would not rebuild anything (tests/unit/test_make_dpdk.c).
 .SECONDARY: $(TOOL_SRCS:%.c=$(B)/obj/%.o) $(BENCH_SRCS:%.c=$(B)/obj/%.o) $(TOOLC_OBJS) $(BENCHC_OBJS) \
-	$(TPROG_SRCS:%.c=$(B)/obj/%.o)
+	$(TPROG_SRCS:%.c=$(B)/obj/%.o) $(CONFTOOL_OBJS)
 
 all: lib tools bench-progs test-progs $(BPF_OBJS)
 lib: $(LIBGSO_A) $(LIBGSO_SO) $(if $(XDP_SRCS),$(LIBXDP_A) $(LIBXDP_SO))
 tools: $(TOOLS)
 bench-progs: $(BENCHES)
-test-progs: $(TPROGS)
+test-progs: $(TPROGS) $(CONFTOOL)
 
 # ---- objects -------------------------------------------------------------
 $(B)/obj/libgso/%.o: libgso/%.c
@@ -130,7 +137,7 @@ $(B)/obj/xdp/%.o: xdp/%.c
 $(B)/obj/tests/progs/%.o: tests/progs/%.c
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Itools/common -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Itools/common -Itests/common -MMD -MP -c $< -o $@
 
 $(B)/obj/tests/%.o: tests/%.c
 	$(call msg,CC,$<)
@@ -212,8 +219,13 @@ $(B)/bpf/%.bpf.o: xdp/%.bpf.c
 # ---- tests ---------------------------------------------------------------
 tests: $(B)/tests/all $(B)/tests/unit-asan
 
-# Integration tests run the tools, the bench programs and the BPF objects.
-$(B)/tests/all: $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(LIBS_A) $(TOOLS) $(BENCHES) $(TPROGS) $(BPF_OBJS)
+$(CONFTOOL): $(CONFTOOL_OBJS) $(CONFTOOL_DEPS) $(TOOLC_OBJS) $(LIBS_A)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CONFTOOL_OBJS) $(CONFTOOL_DEPS) $(TOOLC_OBJS) $(PROG_LIBS)
+
+# Integration tests run the tools, the bench programs, the BPF objects and the test programs.
+$(B)/tests/all: $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(LIBS_A) $(TOOLS) $(BENCHES) $(TPROGS) $(CONFTOOL) $(BPF_OBJS)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(PROG_LIBS) $(CRIT_LIBS)

@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/if.h>
 
@@ -36,33 +37,6 @@ void gso_test_require_root(void)
 	cr_skip_test("needs root (network namespaces, veth, AF_PACKET); run as root to include it");
 }
 
-uint64_t gso_test_rand(uint64_t *s)
-{
-	uint64_t x = *s ? *s : 0x9e3779b97f4a7c15ull;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
-
-void gso_test_fill_random(void *buf, size_t len, uint64_t *state)
-{
-	uint8_t *p = buf;
-
-	while (len >= 8) {
-		uint64_t r = gso_test_rand(state);
-		memcpy(p, &r, 8);
-		p += 8;
-		len -= 8;
-	}
-	if (len) {
-		uint64_t r = gso_test_rand(state);
-		memcpy(p, &r, len);
-	}
-}
-
 static int run_cmd(const char *cmd)
 {
 	int st = system(cmd);
@@ -72,8 +46,7 @@ static int run_cmd(const char *cmd)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-static int run_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run_fmt(const char *fmt, ...)
+int gso_test_sh(const char *fmt, ...)
 {
 	char cmd[1024];
 	va_list ap;
@@ -219,16 +192,16 @@ int gso_testbed_create(struct gso_testbed *tb)
 			 (int)getpid(), n, 'a' + i);
 		snprintf(tb->ifname[i], sizeof(tb->ifname[i]), "gv%c", 'a' + i);
 	}
-	if (run_fmt("ip netns add %s", tb->ns[0]))
+	if (gso_test_sh("ip netns add %s", tb->ns[0]))
 		return -EIO;
-	if (run_fmt("ip netns add %s", tb->ns[1])) {
-		run_fmt("ip netns del %s", tb->ns[0]);
+	if (gso_test_sh("ip netns add %s", tb->ns[1])) {
+		gso_test_sh("ip netns del %s", tb->ns[0]);
 		return -EIO;
 	}
 	tb->up = true;
 	tb->watchdog_fd = -1;
 	start_watchdog(tb);
-	err = run_fmt("ip link add %s netns %s type veth peer name %s netns %s",
+	err = gso_test_sh("ip link add %s netns %s type veth peer name %s netns %s",
 		      tb->ifname[0], tb->ns[0], tb->ifname[1], tb->ns[1]);
 	for (int i = 0; !err && i < 2; i++)
 		err = gso_testbed_sh(tb, i,
@@ -249,8 +222,8 @@ void gso_testbed_destroy(struct gso_testbed *tb)
 {
 	if (!tb->up)
 		return;
-	run_fmt("ip netns del %s 2>/dev/null", tb->ns[0]);
-	run_fmt("ip netns del %s 2>/dev/null", tb->ns[1]);
+	gso_test_sh("ip netns del %s 2>/dev/null", tb->ns[0]);
+	gso_test_sh("ip netns del %s 2>/dev/null", tb->ns[1]);
 	if (tb->watchdog_fd >= 0)
 		close(tb->watchdog_fd);
 	tb->watchdog_fd = -1;
@@ -262,4 +235,27 @@ void gso_test_count_wire(void *ctx, const void *frame, uint32_t len)
 	(void)frame;
 	(void)len;
 	atomic_fetch_add_explicit((_Atomic uint32_t *)ctx, 1, memory_order_relaxed);
+}
+
+uint64_t gso_test_env_u64(const char *name, uint64_t dflt)
+{
+	const char *v = getenv(name);
+	char *end;
+	uint64_t x;
+
+	if (!v || !*v)
+		return dflt;
+	errno = 0;
+	x = strtoull(v, &end, 0);
+	cr_assert(!errno && !*end, "%s=%s is not a number", name, v);
+	return x;
+}
+
+uint64_t gso_test_seed(const char *env)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return gso_test_env_u64(env, ((uint64_t)now.tv_sec * 1000003u ^ (uint64_t)now.tv_nsec) &
+					     0xffffffffffffull);
 }

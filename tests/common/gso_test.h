@@ -15,6 +15,14 @@ const char *gso_test_build_path(const char *rel);
  */
 void gso_test_require_root(void);
 
+/* Run a shell command on the host side (system()); returns its exit status, 128 if killed, or -errno. */
+int gso_test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Environment variable `name` as a number (decimal or 0x hex), `dflt` if unset; asserts it parses. */
+uint64_t gso_test_env_u64(const char *name, uint64_t dflt);
+/* A seed for random test cases: $env if set, else one from the clock (print it). */
+uint64_t gso_test_seed(const char *env);
+
 /* Deterministic PRNG for test data (xorshift64*); seed 0 is remapped. */
 uint64_t gso_test_rand(uint64_t *state);
 void gso_test_fill_random(void *buf, size_t len, uint64_t *state);

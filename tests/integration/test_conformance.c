@@ -51,437 +51,17 @@
 #include <gso/offload.h>
 #include <gso/tmpl.h>
 
+#include "conf_cases.h"
 #include "gso_test.h"
 
 extern char **environ;
 
-enum { P_TCP4, P_TCP6, P_UDP4, P_UDP6, P_COUNT };
-static const char *const proto_name[P_COUNT] = { "tcp4", "tcp6", "udp4", "udp6" };
-
-#define IS_V4(p) ((p) == P_TCP4 || (p) == P_UDP4)
-#define IS_TCP(p) ((p) == P_TCP4 || (p) == P_TCP6)
-
 /* Big enough for MSS 8960 + IPv4/TCP headers with 40 bytes of options each. */
 #define VETH_MTU 9216
-#define SPORT_BASE 20000u
-#define MAX_CASES 40000u
 #define DEFAULT_RANDOM_CASES 2000u
 /* Waiting longer than this for a frame means the kernel did not send it. */
 #define FRAME_WAIT_MS 300
-#define RXBUF_LEN (1 << 17)
-
-static const uint8_t dst_mac[6] = { 0x02, 0x77, 0x00, 0x00, 0x00, 0xbb };
-static const uint8_t saddr4[4] = { 198, 18, 0, 1 }, daddr4[4] = { 198, 19, 0, 2 };
-static const uint8_t saddr6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x00, 0x77, [15] = 1 };
-static const uint8_t daddr6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x00, 0x77, [15] = 2 };
-
-struct ccase {
-	unsigned idx;
-	const char *what;   /* table label, or "random" */
-	uint8_t proto;
-	uint32_t mss;
-	uint32_t paylen;
-	uint8_t flags;      /* TCP */
-	uint8_t topt_len;   /* TCP option bytes, multiple of 4, <= 40 */
-	uint8_t ipopt_len;  /* IPv4 option bytes, multiple of 4, <= 40 */
-	bool df;
-	uint16_t ip_id;
-	uint8_t tos;        /* IPv4 TOS / IPv6 traffic class */
-	uint32_t flow;      /* IPv6 flow label */
-	bool zero_csum;     /* payload tuned so the first frame's L4 checksum computes to 0 */
-	uint16_t vlan_tci;  /* non-zero: one 802.1Q tag with this TCI */
-	bool refused;       /* both the kernel and gsoseg must refuse it */
-	unsigned rec;       /* its record number (1-based) in gsoseg's input */
-	uint64_t fill;      /* PRNG state for ports, numbers, options and payload */
-};
-
-/* ---- independent reference arithmetic (network byte order) ---- */
-
-static uint32_t sum16(const uint8_t *p, size_t n, uint32_t acc)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		acc += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (n & 1)
-		acc += (uint32_t)p[n - 1] << 8;
-	return acc;
-}
-
-static uint16_t fold16(uint32_t acc)
-{
-	while (acc >> 16)
-		acc = (acc & 0xffff) + (acc >> 16);
-	return (uint16_t)acc;
-}
-
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v);
-}
-
-static uint32_t pseudo_sum(uint8_t proto, uint32_t l4_len)
-{
-	bool v4 = IS_V4(proto);
-	uint32_t acc = 0;
-
-	acc = sum16(v4 ? saddr4 : saddr6, v4 ? 4 : 16, acc);
-	acc = sum16(v4 ? daddr4 : daddr6, v4 ? 4 : 16, acc);
-	return acc + (IS_TCP(proto) ? 6 : 17) + (l4_len >> 16) + (l4_len & 0xffff);
-}
-
-/* ---- building a super-packet ---- */
-
-static size_t l3_hlen(const struct ccase *c)
-{
-	return IS_V4(c->proto) ? 20u + c->ipopt_len : 40u;
-}
-
-static size_t l4_hlen(const struct ccase *c)
-{
-	return IS_TCP(c->proto) ? 20u + c->topt_len : 8u;
-}
-
-/* Largest payload that keeps the whole IP datagram within 65535 bytes. */
-static uint32_t max_payload(const struct ccase *c)
-{
-	return (uint32_t)(65535u - l3_hlen(c) - l4_hlen(c));
-}
-
-/* Well-formed TCP options of exactly `len` bytes: MSS, or timestamps (+ SACK), NOP-padded. */
-static void tcp_options(uint8_t *o, size_t len, uint64_t *rng)
-{
-	size_t n = 0;
-
-	memset(o, 1, len);
-	gso_test_fill_random(o, len, rng);
-	if (len == 4) {
-		o[0] = 2, o[1] = 4;
-		return;
-	}
-	if (len >= 12) {
-		o[0] = 1, o[1] = 1, o[2] = 8, o[3] = 10;
-		n = 12;
-		if (len - n >= 12) {
-			size_t blocks = (len - n - 4) / 8;
-
-			o[n] = 1, o[n + 1] = 1, o[n + 2] = 5, o[n + 3] = (uint8_t)(2 + 8 * blocks);
-			n += 4 + 8 * blocks;
-		}
-	}
-	memset(o + n, 1, len - n);
-}
-
-/* IPv4 options of exactly `len` bytes: router alert, or NOP + record route. */
-static void ip_options(uint8_t *o, size_t len, uint64_t *rng)
-{
-	gso_test_fill_random(o, len, rng);
-	if (len == 4) {
-		o[0] = 0x94, o[1] = 4, o[2] = 0, o[3] = 0;
-		return;
-	}
-	o[0] = 1, o[1] = 7, o[2] = (uint8_t)(len - 1), o[3] = 4;
-}
-
-/*
- * Build case `c` into `f` (GSO input: lengths of the whole, L4 checksum =
- * pseudo-header seed with the whole L4 length).  Returns the frame length;
- * *l4_off gets the L4 header offset.
- */
-static size_t build_frame(const struct ccase *c, const uint8_t src_mac[6], uint8_t *f,
-			  size_t *l4_off)
-{
-	uint64_t rng = c->fill;
-	size_t l3 = c->vlan_tci ? 18 : 14, l4 = l3 + l3_hlen(c), th = l4_hlen(c), pay = l4 + th;
-	uint32_t l4_total = (uint32_t)th + c->paylen;
-	uint8_t *ip = f + l3, *h = f + l4;
-	uint64_t r;
-
-	memcpy(f, dst_mac, 6);
-	memcpy(f + 6, src_mac, 6);
-	if (c->vlan_tci) {
-		put16(f + 12, ETH_P_8021Q);
-		put16(f + 14, c->vlan_tci);
-	}
-	put16(f + l3 - 2, IS_V4(c->proto) ? ETH_P_IP : ETH_P_IPV6);
-	if (IS_V4(c->proto)) {
-		ip[0] = (uint8_t)(0x40 | l3_hlen(c) / 4);
-		ip[1] = c->tos;
-		put16(ip + 2, (uint32_t)l3_hlen(c) + l4_total);
-		put16(ip + 4, c->ip_id);
-		put16(ip + 6, c->df ? 0x4000 : 0);
-		ip[8] = 64;
-		ip[9] = IS_TCP(c->proto) ? 6 : 17;
-		put16(ip + 10, 0);
-		memcpy(ip + 12, saddr4, 4);
-		memcpy(ip + 16, daddr4, 4);
-		ip_options(ip + 20, c->ipopt_len, &rng);
-		put16(ip + 10, (uint16_t)~fold16(sum16(ip, l3_hlen(c), 0)));
-	} else {
-		put32(ip, 6u << 28 | (uint32_t)c->tos << 20 | (c->flow & 0xfffff));
-		put16(ip + 4, l4_total);
-		ip[6] = IS_TCP(c->proto) ? 6 : 17;
-		ip[7] = 64;
-		memcpy(ip + 8, saddr6, 16);
-		memcpy(ip + 24, daddr6, 16);
-	}
-	r = gso_test_rand(&rng);
-	put16(h, SPORT_BASE + c->idx);
-	put16(h + 2, (uint32_t)(r % 60000) + 1);
-	if (IS_TCP(c->proto)) {
-		put32(h + 4, (uint32_t)gso_test_rand(&rng));
-		put32(h + 8, (uint32_t)gso_test_rand(&rng));
-		h[12] = (uint8_t)((th / 4) << 4);
-		h[13] = c->flags;
-		put16(h + 14, (uint32_t)gso_test_rand(&rng));
-		put16(h + 18, 0);
-		tcp_options(h + 20, c->topt_len, &rng);
-	} else {
-		put16(h + 4, l4_total);
-	}
-	gso_test_fill_random(f + pay, c->paylen, &rng);
-
-	if (c->zero_csum && (c->paylen > c->mss ? c->mss : c->paylen) >= 2) {
-		/*
-		 * Choose the first two payload bytes so that the first frame on the
-		 * wire has a checksum that computes to 0: the frame the kernel
-		 * makes of it is segment 0 (FIN/PSH cleared when more follow, its
-		 * own length), or the whole packet when it is not segmented.
-		 */
-		bool seg = c->paylen > c->mss;
-		uint32_t seg_pay = seg ? c->mss : c->paylen, seg_l4 = (uint32_t)th + seg_pay;
-		uint8_t hdr[60];
-		uint32_t acc;
-
-		memcpy(hdr, h, th);
-		if (IS_TCP(c->proto)) {
-			if (seg)
-				hdr[13] &= (uint8_t)~(GSO_TCP_FIN | GSO_TCP_PSH);
-			put16(hdr + 16, 0);
-		} else {
-			put16(hdr + 4, seg_l4);
-			put16(hdr + 6, 0);
-		}
-		f[pay] = f[pay + 1] = 0;
-		acc = pseudo_sum(c->proto, seg_l4);
-		acc = sum16(hdr, th, acc);
-		acc = sum16(f + pay, seg_pay, acc);
-		put16(f + pay, 0xffffu - fold16(acc));
-	}
-	put16(h + (IS_TCP(c->proto) ? 16 : 6), fold16(pseudo_sum(c->proto, l4_total)));
-	*l4_off = l4;
-	return pay + c->paylen;
-}
-
-/* ---- cases ---- */
-
-static void describe(const struct ccase *c, char *buf, size_t n)
-{
-	snprintf(buf, n,
-		 "case %u (%s): %s mss %" PRIu32 " payload %" PRIu32 " flags 0x%02x tcpopt %u "
-		 "ipopt %u df %d ipid 0x%04x tos 0x%02x vlan 0x%04x zero_csum %d%s fill 0x%016" PRIx64,
-		 c->idx, c->what, proto_name[c->proto], c->mss, c->paylen, c->flags, c->topt_len,
-		 c->ipopt_len, c->df, c->ip_id, c->tos, c->vlan_tci, c->zero_csum,
-		 c->refused ? " (must be refused)" : "", c->fill);
-}
-
-static uint32_t clamp_pay(const struct ccase *c, int64_t v)
-{
-	if (v < 1)
-		return 1;
-	if (v > max_payload(c))
-		return max_payload(c);
-	return (uint32_t)v;
-}
-
-static void add_case(struct ccase *cs, unsigned *n, struct ccase c)
-{
-	cr_assert_lt(*n, MAX_CASES, "too many cases (at most %u)", MAX_CASES);
-	c.idx = *n;
-	cs[(*n)++] = c;
-}
-
-/* The fixed boundary table. */
-static void table_cases(struct ccase *cs, unsigned *n, uint64_t *rng)
-{
-	static const uint32_t mss[] = { 536, 1448, 8960 };
-
-	for (uint8_t p = 0; p < P_COUNT; p++) {
-		struct ccase base = { .what = "table", .proto = p, .flags = IS_TCP(p) ? GSO_TCP_ACK : 0,
-				      .df = true, .ip_id = 0x1234 };
-
-		for (unsigned m = 0; m < sizeof(mss) / sizeof(mss[0]); m++) {
-			int64_t lens[] = { 1, mss[m] - 1, mss[m], mss[m] + 1, 2 * mss[m],
-					   2 * mss[m] + 1, 3 * mss[m] - 1, 64000 / mss[m] * mss[m],
-					   65535 };
-
-			for (unsigned l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
-				struct ccase c = base;
-
-				c.mss = mss[m];
-				c.paylen = clamp_pay(&c, lens[l]);
-				c.fill = gso_test_rand(rng);
-				c.what = "table: payload around MSS multiples";
-				add_case(cs, n, c);
-			}
-		}
-		/* Odd MSS: segment payloads start at odd offsets. */
-		for (unsigned k = 0; k < 2; k++) {
-			struct ccase c = base;
-
-			c.mss = 537 + 912 * k;
-			c.paylen = clamp_pay(&c, 7 * (int64_t)c.mss + 3);
-			c.fill = gso_test_rand(rng);
-			c.what = "table: odd MSS";
-			add_case(cs, n, c);
-		}
-		/* Checksums that compute to 0, segmented and not. */
-		for (unsigned k = 0; k < 2; k++) {
-			struct ccase c = base;
-
-			c.mss = 1448;
-			c.paylen = k ? 1000 : 5000;
-			c.zero_csum = true;
-			c.fill = gso_test_rand(rng);
-			c.what = k ? "table: single packet, checksum computes to 0"
-				   : "table: first segment's checksum computes to 0";
-			add_case(cs, n, c);
-		}
-		/* One 802.1Q tag (the receive side gets it back from PACKET_AUXDATA). */
-		for (unsigned k = 0; k < 2; k++) {
-			struct ccase c = base;
-
-			c.mss = k ? 8960 : 1448;
-			c.vlan_tci = (uint16_t)(k ? 0xe123 : 0x0064);
-			c.paylen = clamp_pay(&c, k ? 60000 : 4 * 1448 + 1);
-			c.fill = gso_test_rand(rng);
-			c.what = "table: 802.1Q tag";
-			add_case(cs, n, c);
-		}
-		if (IS_V4(p)) {
-			static const struct { bool df; uint8_t ipopt; uint16_t id; const char *what; } v4[] = {
-				{ false, 0, 0x1234, "table: IPv4 without DF" },
-				{ true, 40, 0x1234, "table: IPv4 with 40 option bytes" },
-				{ false, 4, 0x1234, "table: IPv4 router alert, no DF" },
-				{ true, 0, 0xfffe, "table: IPv4 ID wraps" },
-			};
-			for (unsigned k = 0; k < sizeof(v4) / sizeof(v4[0]); k++) {
-				struct ccase c = base;
-
-				c.mss = 1448;
-				c.df = v4[k].df;
-				c.ipopt_len = v4[k].ipopt;
-				c.ip_id = v4[k].id;
-				c.paylen = clamp_pay(&c, 10 * 1448 + 17);
-				c.fill = gso_test_rand(rng);
-				c.what = v4[k].what;
-				add_case(cs, n, c);
-			}
-		}
-		if (IS_TCP(p)) {
-			static const struct { uint8_t flags, topt; const char *what; } tcp[] = {
-				{ GSO_TCP_ACK | GSO_TCP_PSH | GSO_TCP_FIN, 12, "table: ACK PSH FIN, timestamps" },
-				{ GSO_TCP_ACK | GSO_TCP_CWR, 12, "table: CWR (ECN gso bit)" },
-				{ GSO_TCP_ACK | GSO_TCP_ECE, 0, "table: ECE" },
-				{ GSO_TCP_ACK | GSO_TCP_CWR | GSO_TCP_ECE | GSO_TCP_PSH | GSO_TCP_FIN, 40,
-				  "table: every allowed flag, 40 option bytes" },
-				{ 0, 4, "table: no ACK, MSS option" },
-			};
-			for (unsigned k = 0; k < sizeof(tcp) / sizeof(tcp[0]); k++) {
-				struct ccase c = base;
-
-				c.mss = 1448;
-				c.flags = tcp[k].flags;
-				c.topt_len = tcp[k].topt;
-				c.paylen = clamp_pay(&c, 5 * 1448 + 1);
-				c.fill = gso_test_rand(rng);
-				c.what = tcp[k].what;
-				add_case(cs, n, c);
-			}
-			/*
-			 * payload <= mss < payload + options: the kernel counts options
-			 * as payload when deciding to segment, so this goes out as one
-			 * plain packet (sent without a GSO type, reference section 8).
-			 */
-			for (unsigned k = 0; k < 2; k++) {
-				struct ccase c = base;
-
-				c.mss = 536;
-				c.topt_len = 40;
-				c.flags = GSO_TCP_ACK | GSO_TCP_PSH;
-				c.paylen = k ? 536 : 520;
-				c.fill = gso_test_rand(rng);
-				c.what = "table: payload <= mss < payload + options";
-				add_case(cs, n, c);
-			}
-		}
-	}
-}
-
-static uint32_t rnd(uint64_t *rng, uint32_t lo, uint32_t hi)
-{
-	return lo + (uint32_t)(gso_test_rand(rng) % ((uint64_t)hi - lo + 1));
-}
-
-static void random_cases(struct ccase *cs, unsigned *n, unsigned count, uint64_t *rng)
-{
-	/* A small pool of MSS values per run keeps gsoseg invocations few. */
-	uint32_t pool[16] = { 536, 1220, 1380, 1448, 1460, 4096, 8948, 8960 };
-
-	for (unsigned i = 8; i < 16; i++)
-		pool[i] = rnd(rng, 536, 8960);
-	for (unsigned i = 0; i < count; i++) {
-		struct ccase c = { .what = "random" };
-		uint32_t limit;
-
-		c.proto = (uint8_t)rnd(rng, 0, P_COUNT - 1);
-		c.mss = pool[rnd(rng, 0, 15)];
-		if (IS_TCP(c.proto)) {
-			c.flags = (uint8_t)((rnd(rng, 0, 15) ? GSO_TCP_ACK : 0) |
-					    (rnd(rng, 0, 1) ? GSO_TCP_PSH : 0) |
-					    (rnd(rng, 0, 7) ? 0 : GSO_TCP_FIN) |
-					    (rnd(rng, 0, 7) ? 0 : GSO_TCP_ECE) |
-					    (rnd(rng, 0, 7) ? 0 : GSO_TCP_CWR));
-			c.topt_len = (uint8_t)(4 * rnd(rng, 0, 10));
-		}
-		if (IS_V4(c.proto)) {
-			c.df = rnd(rng, 0, 3) != 0;
-			c.ipopt_len = rnd(rng, 0, 7) ? 0 : (uint8_t)(4 * rnd(rng, 1, 10));
-			c.ip_id = (uint16_t)gso_test_rand(rng);
-		} else {
-			c.flow = (uint32_t)gso_test_rand(rng) & 0xfffff;
-		}
-		c.tos = rnd(rng, 0, 1) ? 0 : (uint8_t)gso_test_rand(rng);
-		limit = max_payload(&c) < 64000 ? max_payload(&c) : 64000;
-		switch (rnd(rng, 0, 5)) {
-		case 0: case 1:
-			c.paylen = rnd(rng, 1, limit);
-			break;
-		case 2:
-			c.paylen = rnd(rng, 1, 2 * c.mss < limit ? 2 * c.mss : limit);
-			break;
-		case 3: case 4:
-			c.paylen = clamp_pay(&c, (int64_t)rnd(rng, 1, limit / c.mss) * c.mss +
-						 rnd(rng, 0, 2) - 1);
-			break;
-		default:
-			c.paylen = limit;
-			break;
-		}
-		c.zero_csum = rnd(rng, 0, 31) == 0;
-		if (rnd(rng, 0, 15) == 0)
-			c.vlan_tci = (uint16_t)rnd(rng, 1, 0xffff);
-		c.fill = gso_test_rand(rng);
-		add_case(cs, n, c);
-	}
-}
+#define RXBUF_LEN CONF_FRAME_MAX
 
 /* ---- the kernel side ---- */
 
@@ -573,48 +153,23 @@ static void oracle_teardown(struct oracle *o)
  * The prepared headers must equal the ones built here independently.
  * Returns 0, or -errno with *step naming what failed.
  */
-static int oracle_send(struct oracle *o, const struct ccase *c, const uint8_t *frame, size_t len,
+static int oracle_send(struct oracle *o, const struct conf_case *c, const uint8_t *frame, size_t len,
 		       uint8_t *scratch, const char **step, size_t *hdr_diff)
 {
 	struct sockaddr_ll ll = {
 		.sll_family = AF_PACKET,
-		.sll_protocol = htons(c->vlan_tci ? ETH_P_8021Q : IS_V4(c->proto) ? ETH_P_IP : ETH_P_IPV6),
+		.sll_protocol = htons(c->vlan_tci ? ETH_P_8021Q
+				      : CONF_IS_V4(c->proto) ? ETH_P_IP : ETH_P_IPV6),
 		.sll_ifindex = o->tb.ifindex[0],
 		.sll_halen = 6,
 	};
-	uint8_t *hdrs = scratch + GSO_VNET_HDR_LEN;
-	struct gso_offload_req r;
-	struct gso_vnet_hdr vh;
-	struct gso_tmpl t;
-	size_t poff, plen, i;
-	int err;
+	long n = conf_vnet_packet(c, frame, len, scratch, step, hdr_diff);
 
-	memcpy(ll.sll_addr, dst_mac, 6);
-	*hdr_diff = SIZE_MAX;
-	*step = "gso_pkt_parse";
-	err = gso_pkt_parse(&t, frame, len, &poff, &plen);
-	if (err)
-		return err;
-	*step = "gso_offload_describe";
-	err = gso_offload_describe(&t, (uint32_t)plen, c->mss, 0, &r);
-	if (err)
-		return err;
-	*step = "gso_offload_vnet";
-	err = gso_offload_vnet(&r, &t, &vh, hdrs, GSO_MAX_HDR_LEN);
-	if (err)
-		return err;
-	*step = "gso_vnet_hdr_encode";
-	err = gso_vnet_hdr_encode(&vh, scratch, GSO_VNET_HDR_LEN);
-	if (err)
-		return err;
-	for (i = 0; i < r.hdr_len && hdrs[i] == frame[i]; i++)
-		;
-	if (i < r.hdr_len || r.hdr_len != poff)
-		*hdr_diff = i;
-	memcpy(hdrs + r.hdr_len, frame + poff, plen);
+	if (n < 0)
+		return (int)n;
+	memcpy(ll.sll_addr, conf_dst_mac, 6);
 	*step = "sendto";
-	if (sendto(o->tx, scratch, GSO_VNET_HDR_LEN + r.hdr_len + plen, 0, (struct sockaddr *)&ll,
-		   sizeof(ll)) < 0)
+	if (sendto(o->tx, scratch, (size_t)n, 0, (struct sockaddr *)&ll, sizeof(ll)) < 0)
 		return -errno;
 	return 0;
 }
@@ -627,59 +182,16 @@ static int oracle_send(struct oracle *o, const struct ccase *c, const uint8_t *f
 static ssize_t oracle_recv(struct oracle *o, int wait_ms, unsigned *idx)
 {
 	for (;;) {
-		struct pollfd pfd = { .fd = o->rx, .events = POLLIN };
-		struct sockaddr_ll from;
-		union {
-			struct cmsghdr h;
-			char buf[CMSG_SPACE(sizeof(struct tpacket_auxdata))];
-		} ctl;
-		struct iovec iov = { .iov_base = o->rxbuf + 4, .iov_len = RXBUF_LEN - 4 };
-		struct msghdr msg = { .msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov,
-				      .msg_iovlen = 1, .msg_control = &ctl, .msg_controllen = sizeof(ctl) };
-		const uint8_t *f, *l4;
-		size_t l3 = 14;
-		ssize_t n;
-		uint16_t type;
+		int pkttype;
+		ssize_t n = conf_recv(o->rx, o->rxbuf, RXBUF_LEN, wait_ms, &o->rxframe, &pkttype);
+		size_t l4;
+		uint8_t l4proto;
 
-		if (poll(&pfd, 1, wait_ms) <= 0)
+		if (n <= 0)
 			return 0;
-		n = recvmsg(o->rx, &msg, MSG_DONTWAIT);
-		if (n < 0 || (from.sll_pkttype == PACKET_OUTGOING) != (o->capture_side == 0) ||
-		    n < 14 + 20 + 8)
+		if ((pkttype == PACKET_OUTGOING) != (o->capture_side == 0) ||
+		    !conf_frame_case(o->rxframe, (size_t)n, idx, &l4, &l4proto))
 			continue;
-		o->rxframe = o->rxbuf + 4;
-		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-			struct tpacket_auxdata aux;
-
-			if (cm->cmsg_level != SOL_PACKET || cm->cmsg_type != PACKET_AUXDATA)
-				continue;
-			memcpy(&aux, CMSG_DATA(cm), sizeof(aux));
-			if (!(aux.tp_status & TP_STATUS_VLAN_VALID))
-				continue;
-			memmove(o->rxbuf, o->rxbuf + 4, 12);
-			put16(o->rxbuf + 12, aux.tp_status & TP_STATUS_VLAN_TPID_VALID ? aux.tp_vlan_tpid
-										 : ETH_P_8021Q);
-			put16(o->rxbuf + 14, aux.tp_vlan_tci);
-			o->rxframe = o->rxbuf;
-			n += 4;
-		}
-		f = o->rxframe;
-		type = (uint16_t)(f[12] << 8 | f[13]);
-		if (type == ETH_P_8021Q) {
-			l3 = 18;
-			type = (uint16_t)(f[16] << 8 | f[17]);
-		}
-		if (n < (ssize_t)l3 + 20 + 8)
-			continue;
-		if (type == ETH_P_IP && !memcmp(f + l3 + 12, saddr4, 4))
-			l4 = f + l3 + (f[l3] & 0xf) * 4;
-		else if (type == ETH_P_IPV6 && n >= (ssize_t)l3 + 48 && !memcmp(f + l3 + 8, saddr6, 16))
-			l4 = f + l3 + 40;
-		else
-			continue;
-		if (l4 + 2 > f + n)
-			continue;
-		*idx = (unsigned)(l4[0] << 8 | l4[1]) - SPORT_BASE;
 		return n;
 	}
 }
@@ -751,14 +263,14 @@ static char *slurp(const char *path)
 /* ---- the test ---- */
 
 struct tally {
-	unsigned cases[P_COUNT], frames[P_COUNT], bad[P_COUNT];
+	unsigned cases[CONF_NPROTO], frames[CONF_NPROTO], bad[CONF_NPROTO];
 	bool *case_bad; /* per case: counted in bad[] already */
 	unsigned printed;
 };
 
-static void report(struct tally *t, const struct ccase *c, const char *fmt, ...)
+static void report(struct tally *t, const struct conf_case *c, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static void report(struct tally *t, const struct ccase *c, const char *fmt, ...)
+static void report(struct tally *t, const struct conf_case *c, const char *fmt, ...)
 {
 	char d[512], m[512];
 	va_list ap;
@@ -769,14 +281,14 @@ static void report(struct tally *t, const struct ccase *c, const char *fmt, ...)
 	}
 	if (t->printed++ >= 25)
 		return;
-	describe(c, d, sizeof(d));
+	conf_describe(c, d, sizeof(d));
 	va_start(ap, fmt);
 	vsnprintf(m, sizeof(m), fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "conformance: MISMATCH %s: %s\n", d, m);
 }
 
-static void compare_frame(struct tally *t, const struct ccase *c, unsigned i,
+static void compare_frame(struct tally *t, const struct conf_case *c, unsigned i,
 			  const uint8_t *kern, size_t klen, const uint8_t *ours, size_t olen)
 {
 	size_t n = klen < olen ? klen : olen, off;
@@ -793,35 +305,13 @@ static void compare_frame(struct tally *t, const struct ccase *c, unsigned i,
 		       "%zu: kernel 0x%02x, gsoseg 0x%02x", i, klen, olen, off, kern[off], ours[off]);
 }
 
-static uint64_t env_u64(const char *name, uint64_t dflt)
-{
-	const char *v = getenv(name);
-	char *end;
-	uint64_t x;
-
-	if (!v || !*v)
-		return dflt;
-	errno = 0;
-	x = strtoull(v, &end, 0);
-	cr_assert(!errno && !*end, "%s=%s is not a number", name, v);
-	return x;
-}
-
-static uint64_t pick_seed(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	return env_u64("GSO_CONFORMANCE_SEED",
-		       ((uint64_t)now.tv_sec * 1000003u ^ (uint64_t)now.tv_nsec) & 0xffffffffffffull);
-}
-
 /* Static so that the .fini hook removes the test-bed even when an assert ends the test. */
 static struct oracle oracle = { .tx = -1, .rx = -1 };
 static char tmpdir[64];
 
 struct run {
-	struct ccase *cs;
+	struct conf_set set;
+	struct conf_case *cs; /* set.c and set.n once the cases are made */
 	unsigned n;
 	bool *done;
 	struct tally t;
@@ -833,17 +323,23 @@ struct run {
 static void run_init(struct run *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->cs = calloc(MAX_CASES, sizeof(*r->cs));
-	r->done = calloc(MAX_CASES, sizeof(*r->done));
-	r->t.case_bad = calloc(MAX_CASES, sizeof(*r->t.case_bad));
+	r->done = calloc(CONF_MAX_CASES, sizeof(*r->done));
+	r->t.case_bad = calloc(CONF_MAX_CASES, sizeof(*r->t.case_bad));
 	r->frame = malloc(RXBUF_LEN);
 	r->scratch = malloc(RXBUF_LEN);
-	cr_assert(r->cs && r->done && r->t.case_bad && r->frame && r->scratch);
+	cr_assert(r->done && r->t.case_bad && r->frame && r->scratch);
+}
+
+static void run_cases_made(struct run *r, int err)
+{
+	cr_assert_eq(err, 0, "making the cases: %s (at most %u)", strerror(-err), CONF_MAX_CASES);
+	r->cs = r->set.c;
+	r->n = r->set.n;
 }
 
 static void run_free(struct run *r)
 {
-	free(r->cs);
+	conf_set_free(&r->set);
 	free(r->done);
 	free(r->t.case_bad);
 	free(r->frame);
@@ -873,7 +369,7 @@ static void gsoseg_group(struct run *r, struct oracle *o, unsigned first, struct
 		if (r->cs[i].mss != mss)
 			continue;
 		r->cs[i].rec = ++rec;
-		h.caplen = h.len = (bpf_u_int32)build_frame(&r->cs[i], o->tb.mac[0], r->frame, &l4);
+		h.caplen = h.len = (bpf_u_int32)conf_build_frame(&r->cs[i], o->tb.mac[0], r->frame, &l4);
 		h.ts.tv_sec = r->cs[i].idx;
 		pcap_dump((u_char *)d, &h, r->frame);
 	}
@@ -904,11 +400,11 @@ static void gsoseg_group(struct run *r, struct oracle *o, unsigned first, struct
 }
 
 /* Send one case through the kernel and compare what it puts out with ours. */
-static void kernel_case(struct run *r, struct oracle *o, const struct ccase *c,
+static void kernel_case(struct run *r, struct oracle *o, const struct conf_case *c,
 			const struct frames *ours)
 {
 	const char *step;
-	size_t l4, hdr_diff, flen = build_frame(c, o->tb.mac[0], r->frame, &l4);
+	size_t l4, hdr_diff, flen = conf_build_frame(c, o->tb.mac[0], r->frame, &l4);
 	unsigned got = 0, who;
 	ssize_t len;
 	int err;
@@ -987,15 +483,15 @@ static void run_cases(struct run *r, struct oracle *o, uint64_t seed)
 		if (who < r->n)
 			report(&r->t, &r->cs[who], "an extra frame (%zd bytes) after the last case", len);
 	}
-	for (int p = 0; p < P_COUNT; p++) {
+	for (int p = 0; p < CONF_NPROTO; p++) {
 		fprintf(stderr, "conformance: %s: %u cases, %u frames compared, %u mismatching cases\n",
-			proto_name[p], r->t.cases[p], r->t.frames[p], r->t.bad[p]);
+			conf_proto_name[p], r->t.cases[p], r->t.frames[p], r->t.bad[p]);
 		bad += r->t.bad[p];
 	}
 	fprintf(stderr, "conformance: seed %" PRIu64 ", %u cases, %u frames, %u mismatches, "
 		"%u stray frames\n", seed, r->n, r->frames, bad, r->stray);
-	for (int p = 0; p < P_COUNT; p++)
-		cr_expect_gt(r->t.frames[p], 0, "no %s frame was compared", proto_name[p]);
+	for (int p = 0; p < CONF_NPROTO; p++)
+		cr_expect_gt(r->t.frames[p], 0, "no %s frame was compared", conf_proto_name[p]);
 	cr_assert_eq(bad, 0, "%u cases differ from the kernel (seed %" PRIu64 "); details above",
 		     bad, seed);
 }
@@ -1021,15 +517,16 @@ static void finish(void)
 /* MSS 536..8960: boundary table + random cases, captured on the peer. */
 Test(conformance, kernel_gso_oracle, .fini = finish, .timeout = 300)
 {
-	uint64_t seed = pick_seed(), rng = seed;
-	unsigned n_random = (unsigned)env_u64("GSO_CONFORMANCE_CASES", DEFAULT_RANDOM_CASES), n_table;
+	uint64_t seed = gso_test_seed("GSO_CONFORMANCE_SEED"), rng = seed;
+	unsigned n_random = (unsigned)gso_test_env_u64("GSO_CONFORMANCE_CASES", DEFAULT_RANDOM_CASES), n_table;
 	struct run r;
 
-	cr_assert_leq(n_random, MAX_CASES - 400, "GSO_CONFORMANCE_CASES at most %u", MAX_CASES - 400);
+	cr_assert_leq(n_random, CONF_MAX_CASES - 400, "GSO_CONFORMANCE_CASES at most %u",
+		      CONF_MAX_CASES - 400);
 	run_init(&r);
-	table_cases(r.cs, &r.n, &rng);
-	n_table = r.n;
-	random_cases(r.cs, &r.n, n_random, &rng);
+	run_cases_made(&r, conf_table_cases(&r.set, &rng));
+	n_table = r.set.n;
+	run_cases_made(&r, conf_random_cases(&r.set, n_random, &rng));
 	fprintf(stderr, "conformance: seed %" PRIu64 " (GSO_CONFORMANCE_SEED), %u table + %u random "
 		"cases (GSO_CONFORMANCE_CASES)\n", seed, n_table, n_random);
 	start(1);
@@ -1044,46 +541,13 @@ Test(conformance, kernel_gso_oracle, .fini = finish, .timeout = 300)
  */
 Test(conformance, small_mss_sending_side, .fini = finish, .timeout = 300)
 {
-	static const uint32_t mss_fixed[] = { 1, 2, 7, 8, 64, 100, 255, 535 };
 	/* Same seed as the other test, a different stream. */
-	uint64_t seed = pick_seed(), rng = seed ^ 0x5a11u;
-	unsigned n_random = (unsigned)env_u64("GSO_CONFORMANCE_CASES", DEFAULT_RANDOM_CASES) / 20;
+	uint64_t seed = gso_test_seed("GSO_CONFORMANCE_SEED"), rng = seed ^ 0x5a11u;
+	unsigned n_random = (unsigned)gso_test_env_u64("GSO_CONFORMANCE_CASES", DEFAULT_RANDOM_CASES) / 20;
 	struct run r;
 
 	run_init(&r);
-	for (unsigned i = 0; i < n_random + 4 * 8 * 2; i++) {
-		struct ccase c = { .what = "small MSS" };
-		bool fixed = i < 4 * 8 * 2;
-
-		c.proto = (uint8_t)(fixed ? i / 16 : rnd(&rng, 0, P_COUNT - 1));
-		c.mss = fixed ? mss_fixed[(i / 2) % 8] : rnd(&rng, 1, 535);
-		if (IS_TCP(c.proto)) {
-			c.flags = GSO_TCP_ACK | (rnd(&rng, 0, 1) ? GSO_TCP_PSH | GSO_TCP_FIN : 0) |
-				  (rnd(&rng, 0, 3) ? 0 : GSO_TCP_CWR);
-			c.topt_len = (uint8_t)(4 * rnd(&rng, 0, 10));
-		}
-		c.df = rnd(&rng, 0, 1);
-		c.ip_id = (uint16_t)gso_test_rand(&rng);
-		if (IS_TCP(c.proto)) {
-			/* At most ~1200 segments, so one case stays within a few ms. */
-			uint32_t hi = c.mss * 1200u < max_payload(&c) ? c.mss * 1200u : max_payload(&c);
-
-			c.paylen = fixed && i % 2 ? hi : rnd(&rng, 1, hi);
-		} else {
-			uint32_t hi = c.mss * 128u < max_payload(&c) ? c.mss * 128u : max_payload(&c);
-
-			c.paylen = fixed && i % 2 ? hi : rnd(&rng, 1, hi);
-			/* One past the kernel's UDP segment limit. */
-			if (fixed && i % 2 && c.mss * 129u <= max_payload(&c)) {
-				c.paylen = c.mss * 128u + 1;
-				c.refused = true;
-				c.what = "small MSS: UDP with 129 segments";
-			}
-		}
-		c.zero_csum = rnd(&rng, 0, 15) == 0;
-		c.fill = gso_test_rand(&rng);
-		add_case(r.cs, &r.n, c);
-	}
+	run_cases_made(&r, conf_small_cases(&r.set, n_random, &rng));
 	fprintf(stderr, "conformance: small MSS: seed %" PRIu64 " (GSO_CONFORMANCE_SEED), %u cases "
 		"(GSO_CONFORMANCE_CASES / 20 random)\n", seed, r.n);
 	start(0);
