@@ -175,8 +175,53 @@ static int diff(const struct pkt *e, const struct pkt *g, size_t *off, size_t *g
 }
 
 struct row {
-	unsigned cases, frames, equal, csum0, pad, untag, mismatch, missing, extra, bad_cases, shown;
+	unsigned cases, frames, equal, csum0, pad, untag, empty, mismatch, missing, extra, bad_cases, shown;
 };
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* TCP payload bytes of an untagged or tagged IPv4/IPv6 frame of ours (its length field). */
+static bool tcp_payload(const struct pkt *p, size_t *l4, uint32_t *pay)
+{
+	unsigned idx;
+	uint8_t proto;
+	size_t l3, ip_end;
+
+	if (!conf_frame_case(p->data, p->len, &idx, l4, &proto) || proto != 6 || *l4 + 20 > p->len)
+		return false;
+	l3 = p->data[12] == 0x81 && p->data[13] == 0 ? 18 : 14;
+	if ((p->data[l3] >> 4) == 4)
+		ip_end = l3 + ((size_t)p->data[l3 + 2] << 8 | p->data[l3 + 3]);
+	else
+		ip_end = l3 + 40 + ((size_t)p->data[l3 + 4] << 8 | p->data[l3 + 5]);
+	if (ip_end > p->len || ip_end < *l4 + (size_t)(p->data[*l4 + 12] >> 4) * 4)
+		return false;
+	*pay = (uint32_t)(ip_end - *l4 - (size_t)(p->data[*l4 + 12] >> 4) * 4);
+	return true;
+}
+
+/*
+ * One frame after the expected ones that carries no TCP payload and
+ * continues the last expected frame: the same ports and flags, its sequence
+ * number where that frame's payload ends.  QEMU 7.2's e1000 sends one when
+ * a TSO payload is a whole number of MSS: its transmit loop emits a frame
+ * each time HDRLEN + MSS bytes have gathered, and at end of packet sends
+ * what is left -- here the header alone.  Real hardware and Linux do not.
+ */
+static bool empty_tail(const struct pkt *last, const struct pkt *g)
+{
+	size_t el4, gl4;
+	uint32_t epay, gpay;
+
+	if (!tcp_payload(last, &el4, &epay) || !tcp_payload(g, &gl4, &gpay) || gpay || !epay || el4 != gl4)
+		return false;
+	return !memcmp(last->data + el4, g->data + gl4, 4) &&
+	       rd32(g->data + gl4 + 4) == rd32(last->data + el4 + 4) + epay &&
+	       last->data[el4 + 13] == g->data[gl4 + 13];
+}
 
 static void compare_one(const struct conftool_cmp *o, const struct capture *exp,
 			const struct capture *got, struct row *r)
@@ -200,6 +245,11 @@ static void compare_one(const struct conftool_cmp *o, const struct capture *exp,
 					fprintf(stderr, "conftool: %s: case %u (port %u): frames %u..%u of %u "
 						"missing\n", got->name, idx, CONF_SPORT_BASE + idx, k, ne - 1,
 						ne);
+				break;
+			}
+			if (k >= ne && ne && ng - k == 1 && empty_tail(&exp->pk[idx][ne - 1], &got->pk[idx][k]) &&
+			    !o->strict) {
+				r->empty++;
 				break;
 			}
 			if (k >= ne) {
@@ -295,11 +345,11 @@ int conftool_compare(const struct conftool_cmp *o, int argc, char **argv)
 		unload(exp);
 		return TOOL_EXIT_BAD_RECORDS;
 	}
-	printf("%-20s %6s %7s %7s %6s %6s %6s %8s %7s %6s %9s %9s\n", "implementation", "cases", "frames",
-	       "equal", "csum0", "pad", "untag", "mismatch", "missing", "extra", "bad-cases",
+	printf("%-20s %6s %7s %7s %6s %6s %6s %6s %8s %7s %6s %9s %9s\n", "implementation", "cases", "frames",
+	       "equal", "csum0", "pad", "untag", "empty", "mismatch", "missing", "extra", "bad-cases",
 	       "unrelated");
-	printf("%-20s %6u %7u %7s %6s %6s %6s %8s %7s %6s %9s %9u\n", exp->name, exp_cases, exp->ours,
-	       "-", "-", "-", "-", "-", "-", "-", "-", exp->unrelated);
+	printf("%-20s %6u %7u %7s %6s %6s %6s %6s %8s %7s %6s %9s %9u\n", exp->name, exp_cases, exp->ours,
+	       "-", "-", "-", "-", "-", "-", "-", "-", "-", exp->unrelated);
 	fflush(stdout);
 	for (int i = 1; i < argc; i++) {
 		const char *eq = strchr(argv[i], '=');
@@ -325,8 +375,8 @@ int conftool_compare(const struct conftool_cmp *o, int argc, char **argv)
 			fprintf(stderr, "conftool: %s: %u more differences not shown (--show)\n", name,
 				r.shown - o->show);
 		fflush(stderr);
-		printf("%-20s %6u %7u %7u %6u %6u %6u %8u %7u %6u %9u %9u\n", name, r.cases, r.frames,
-		       r.equal, r.csum0, r.pad, r.untag, r.mismatch, r.missing, r.extra, r.bad_cases,
+		printf("%-20s %6u %7u %7u %6u %6u %6u %6u %8u %7u %6u %9u %9u\n", name, r.cases, r.frames,
+		       r.equal, r.csum0, r.pad, r.untag, r.empty, r.mismatch, r.missing, r.extra, r.bad_cases,
 		       got->unrelated);
 		fflush(stdout);
 		differ += r.mismatch + r.missing + r.extra;
@@ -334,7 +384,7 @@ int conftool_compare(const struct conftool_cmp *o, int argc, char **argv)
 	}
 	if (status == TOOL_EXIT_OK)
 		printf("conftool: compare: %s%s\n", differ ? "DIFFERENCES (details on stderr)" : "all equal",
-		       o->strict ? " (strict)" : " (csum0, pad and untag are tolerated, see --help)");
+		       o->strict ? " (strict)" : " (csum0, pad, untag and empty are tolerated, see --help)");
 	unload(exp);
 	if (status == TOOL_EXIT_OK && differ)
 		status = TOOL_EXIT_BAD_RECORDS;

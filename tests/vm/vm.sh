@@ -7,6 +7,8 @@
 #   vm_init B          check QEMU, build/cache the guest (guest-build.sh)
 #   vm_bed             create the namespace and its tap (VM_NS, VM_TAP)
 #   vm_ns CMD...       run CMD in the namespace
+#   vm_ns_bg CMD...    the same in the background, its PID in VM_BG_PID;
+#                      still running at exit, it is stopped
 #   vm_boot NIC RUN    boot the guest with NIC, run RUN/guest.sh inside,
 #                      return its exit status (124: QEMU timed out)
 #
@@ -50,7 +52,9 @@ vm_init() {
 }
 
 vm_cleanup() {
-	[ -n "${VM_QEMU_PID:-}" ] && kill "$VM_QEMU_PID" 2>/dev/null
+	for p in ${VM_QEMU_PID:-} ${VM_BG_PIDS:-}; do
+		kill "$p" 2>/dev/null
+	done
 	[ -n "${VM_NS:-}" ] && ip netns del "$VM_NS" 2>/dev/null
 	VM_NS=
 	return 0
@@ -70,6 +74,13 @@ vm_bed() {
 
 vm_ns() { ip netns exec "$VM_NS" "$@"; }
 
+# `ip netns exec` execs the command, so $! is the command's own PID.
+vm_ns_bg() {
+	ip netns exec "$VM_NS" "$@" &
+	VM_BG_PID=$!
+	VM_BG_PIDS="${VM_BG_PIDS:-} $VM_BG_PID"
+}
+
 # A new run folder under the build folder (the guest sees it at the same path).
 vm_rundir() {
 	d=$(mktemp -d "$VM_RUNS/$1.XXXXXX")
@@ -88,7 +99,7 @@ vm_boot() {
 	esac
 	rm -f "$run/guest.rc"
 	# romfile= : no option ROM to load (qboot does not run one anyway).
-	vm_ns timeout -k 5 "$VM_TIMEOUT" "$VM_QEMU" -accel "$VM_ACCEL" -M pc -cpu max -m "$VM_MEM" -smp 1 \
+	ip netns exec "$VM_NS" timeout -k 5 "$VM_TIMEOUT" "$VM_QEMU" -accel "$VM_ACCEL" -M pc -cpu max -m "$VM_MEM" -smp 1 \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-bios "$VM_BIOS" -kernel "$VM_GUEST/vmlinux" -initrd "$VM_GUEST/initrd.gz" \
 		-append "console=ttyS0 panic=-1 quiet loglevel=4 gsovm.run=$run gsovm.repo=$VM_REPO gsovm.build=$VM_B gsovm.addr=$VM_GUEST_IP/24" \
