@@ -6,6 +6,9 @@ set -eu
 PKGS="gcc make clang llvm pkg-config libc6-dev linux-libc-dev
 libcriterion-dev libpcap-dev libxdp-dev libbpf-dev libelf-dev zlib1g-dev
 liburing-dev libclang-rt-14-dev iproute2 ethtool procps gnuplot-nox"
+# The VM test-bed (tests/vm/): QEMU, its qboot firmware, the guest's shell;
+# xz and objcopy unpack the guest kernel package and read its modules.
+PKGS="$PKGS qemu-system-x86 qemu-system-data busybox-static xz-utils binutils"
 PKGS="$PKGS ${GSO_EXTRA_PKGS:-}"
 
 missing=""

@@ -6,9 +6,10 @@
 #              (PVH entry; no firmware boot loader, no decompressor under TCG)
 #   initrd.gz  busybox-static, the NIC and 9p modules with what they depend
 #              on, and tests/vm/guest-init.sh as /init
-#   version    "PACKAGE VERSION" of the kernel package it was built from
-# Cached: nothing is done while the kernel package's candidate version is
-# the one built.  With no package lists (offline) a cached guest is used.
+#   version    "PACKAGE VERSION recipe N": the kernel package it was built
+#              from and a checksum of this script and guest-init.sh
+# Cached: nothing is done while the kernel package's candidate version and
+# the recipe are the ones built.  With no package lists (offline) a cached guest is used.
 # Prints the guest directory on stdout.  Exit 0, or 1 with a message.
 set -eu
 
@@ -31,7 +32,7 @@ candidate() {
 	[ -n "$pkg" ] || return 1
 	ver=$(apt-cache show --no-all-versions "$pkg" 2>/dev/null | awk '/^Version:/ { print $2; exit }')
 	[ -n "$ver" ] || return 1
-	echo "$pkg $ver"
+	echo "$pkg $ver recipe $(cat "$here/guest-build.sh" "$here/guest-init.sh" | cksum | cut -d' ' -f1)"
 }
 
 want=$(candidate || true)
@@ -47,8 +48,8 @@ if [ -s "$G/vmlinux" ] && [ -s "$G/initrd.gz" ] && { [ -z "$want" ] || [ "$want"
 fi
 [ -n "$want" ] || die "no package lists name linux-image-amd64 (run apt-get update) and no cached guest in $G"
 
-pkg=${want% *}
-ver=${want#* }
+set -- $want
+pkg=$1 ver=$2
 say "building the guest from $pkg $ver"
 for t in busybox xz objcopy; do
 	command -v "$t" >/dev/null || die "$t is missing (make deps installs it)"

@@ -23,6 +23,7 @@ RUN=$(arg run)
 REPO=$(arg repo)
 BUILD=$(arg build)
 ADDR=$(arg addr)
+PEER=$(arg peer)
 
 fail() {
 	echo "gsovm: $*"
@@ -48,6 +49,20 @@ echo "127.0.0.1 localhost" >/etc/hosts
 ip link set lo up
 ip link set eth0 up
 [ -n "$ADDR" ] && ip addr add "$ADDR" dev eth0
+# QEMU's e1000 negotiates the link for a while after the driver opens it;
+# what is sent before carrier comes up is counted as sent and lost.
+for i in $(seq 100); do
+	[ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" = 1 ] && break
+	sleep 0.05
+done
+[ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" = 1 ] || echo "gsovm: eth0 has no carrier after 5 s"
+# Even with carrier up the first frames can still be lost inside QEMU's
+# e1000: wait until the host answers.
+if [ -n "$PEER" ]; then
+	for i in $(seq 20); do
+		ping -c 1 -W 1 "$PEER" >/dev/null 2>&1 && break
+	done || echo "gsovm: $PEER does not answer"
+fi
 
 echo "gsovm: up, kernel $(uname -r), running $RUN/guest.sh"
 cd "$RUN" || fail "no run folder $RUN"

@@ -40,7 +40,9 @@ vm_init() {
 	[ -r /dev/net/tun ] || { vm_say "skip: no /dev/net/tun"; exit 77; }
 	VM_BIOS=/usr/share/qemu/qboot.rom
 	[ -r "$VM_BIOS" ] || { vm_say "skip: $VM_BIOS is missing (qemu-system-data)"; exit 77; }
-	VM_GUEST=$(sh "$VM_REPO/tests/vm/guest-build.sh" "$VM_B") || exit 1
+	# Tests run side by side: one builds the guest, the others wait for it.
+	mkdir -p "$VM_B/vm"
+	VM_GUEST=$(flock "$VM_B/vm/.guest.lock" sh "$VM_REPO/tests/vm/guest-build.sh" "$VM_B") || exit 1
 	# KVM only where a stock kernel can run on it (kvm_intel/kvm_amd); the
 	# nested PVM's /dev/kvm cannot boot one, so TCG otherwise.
 	VM_ACCEL=tcg
@@ -81,8 +83,10 @@ vm_ns_bg() {
 	VM_BG_PIDS="${VM_BG_PIDS:-} $VM_BG_PID"
 }
 
-# A new run folder under the build folder (the guest sees it at the same path).
+# A new run folder under the build folder (the guest sees it at the same
+# path); of the older ones of the same name the newest two are kept.
 vm_rundir() {
+	ls -dt "$VM_RUNS/$1".* 2>/dev/null | tail -n +3 | while read -r old; do rm -rf "$old"; done
 	d=$(mktemp -d "$VM_RUNS/$1.XXXXXX")
 	chmod 755 "$d"
 	echo "$d"
@@ -102,7 +106,7 @@ vm_boot() {
 	ip netns exec "$VM_NS" timeout -k 5 "$VM_TIMEOUT" "$VM_QEMU" -accel "$VM_ACCEL" -M pc -cpu max -m "$VM_MEM" -smp 1 \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-bios "$VM_BIOS" -kernel "$VM_GUEST/vmlinux" -initrd "$VM_GUEST/initrd.gz" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=4 gsovm.run=$run gsovm.repo=$VM_REPO gsovm.build=$VM_B gsovm.addr=$VM_GUEST_IP/24" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=4 gsovm.run=$run gsovm.repo=$VM_REPO gsovm.build=$VM_B gsovm.addr=$VM_GUEST_IP/24 gsovm.peer=$VM_HOST_IP" \
 		-serial "file:$run/console.log" \
 		-netdev "tap,id=n0,ifname=$VM_TAP,script=no,downscript=no,vhost=off,vnet_hdr=$vnet" \
 		-device "$dev,netdev=n0,romfile=,mac=52:54:00:77:00:02" \
