@@ -37,6 +37,9 @@
 #   DEMO_IMPAIR="..."     also run every mode through the relay with these
 #                         `impair relay` options, e.g. "--loss 1 --delay 5"
 #   DEMO_MODES="..."      only these sender modes (default: all it lists)
+#   DEMO_VM=1             also rows from a QEMU guest over emulated NICs
+#                         (bench/demo_vm.sh; DEMO_VM_NICS="e1000 virtio"),
+#                         labelled "(emulated)": emulation figures
 #
 # Output: BUILD_DIR/demo/results.tsv, results.jsonl, demo.png (or .svg).
 # Needs root (namespaces, veth, ethtool).  Never touches host interfaces:
@@ -117,6 +120,16 @@ if [ -n "${DEMO_IMPAIR:-}" ]; then
 	fi
 fi
 
+if [ "${DEMO_VM:-0}" = 1 ]; then
+	for c in $CCS; do
+		RUN=$(awk -F '\t' '!/^#/ { n = $1 } END { print n + 0 }' "$TSV")
+		sh "$(dirname "$0")/demo_vm.sh" "$B" "$SECS" "$c" "$TSV" "$JSONL" "$RUN"
+		vrc=$?
+		[ "$vrc" = 77 ] && { say "demo: DEMO_VM=1: QEMU cannot run here (above): no emulated rows"; break; }
+		[ "$vrc" = 0 ] || say "demo: the emulated rows failed (exit $vrc)" >&2
+	done
+fi
+
 # ---- table ------------------------------------------------------------------
 say ""
 # A set of rows is headed by its receiver's settings (when they change).
@@ -157,6 +170,8 @@ say "goodput: receiver's count of verified bytes / time; CPU s/GB: sender proces
 say "(on veth part of the receiver's work runs on the sender's CPU: compare rows, not absolutes);"
 say "burst segs: mean[/p99/max] segments per packet handed down (kernel: Tcp.OutSegs/Ip.OutRequests);"
 say "rx seg/pkt: segments per packet the receiver's IP layer got (GSO/GRO merging, receiver's view)."
+[ "${DEMO_VM:-0}" = 1 ] && say "vm rows (DEMO_VM=1): a Linux 6.1 guest under QEMU TCG over an emulated NIC; their Gbit/s and CPU s/GB are
+emulation figures (every guest instruction emulated, QEMU's own segmentation native): compare modes on one NIC, not with the veth rows."
 say "results: $TSV, $JSONL"
 
 # ---- plot -------------------------------------------------------------------

@@ -24,7 +24,8 @@ die() { say "$*"; exit 1; }
 
 # Modules the guest needs; their dependencies are added from .modinfo (the
 # host has no kmod to do it).
-MODS="e1000 e1000e virtio_net virtio_pci 9p 9pnet_virtio"
+# tcp_bbr: the demo's kernel rows with DEMO_CC=bbr (TCP_CONGESTION).
+MODS="e1000 e1000e virtio_net virtio_pci 9p 9pnet_virtio tcp_bbr"
 
 candidate() {
 	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |

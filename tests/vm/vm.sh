@@ -58,7 +58,7 @@ vm_cleanup() {
 		kill "$p" 2>/dev/null
 	done
 	[ -n "${VM_NS:-}" ] && ip netns del "$VM_NS" 2>/dev/null
-	VM_NS=
+	VM_NS= VM_BG_PIDS= VM_QEMU_PID=
 	return 0
 }
 

@@ -1,0 +1,107 @@
+#!/bin/sh
+# bench/demo_vm.sh BUILD_DIR SECS CC TSV JSONL FIRST_INDEX -- the demo's
+# optional rows over emulated NICs (make demo with DEMO_VM=1).
+#
+# For each NIC of DEMO_VM_NICS (default "e1000 virtio"): one QEMU guest
+# (tests/vm/: Debian 12's Linux 6.1, Linux's own e1000 / virtio_net driver
+# on QEMU's device model) runs the kernel TCP baseline (bench/kernel_sender)
+# and bench/sender in every mode, SECS seconds each, to bench/receiver on
+# the host side of the tap, which verifies every byte.  Rows are appended
+# to the demo's TSV and JSON lines, labelled "(emulated)".
+#
+# QEMU runs under TCG here: every guest instruction is emulated while
+# QEMU's own segmentation (e1000 TSO) runs natively, so the throughput and
+# CPU figures of these rows are emulation figures -- they compare modes on
+# one emulated NIC, never with the rows of the veth test-bed, and say
+# nothing about what TSO saves on real hardware.
+set -u
+B=$1 SECS=$2 CC=$3 TSV=$4 JSONL=$5 RUN=$6
+VM_REPO=$(cd "$(dirname "$0")/.." && pwd)
+export VM_REPO
+# shellcheck source=tests/vm/vm.sh
+. "$VM_REPO/tests/vm/vm.sh"
+say() { printf '%s\n' "$*"; }
+vm_init "$B"
+B=$VM_B
+SEED=20040601
+
+modes=$("$B/bench/sender" --list-modes 2>/dev/null) || modes="software csum multibuf offload-e1000 offload-vnet auto"
+[ -n "${DEMO_MODES:-}" ] && modes=$DEMO_MODES
+
+# jget FILE KEY: a top-level value of the last JSON line of FILE ("-" if none).
+jget() {
+	[ -s "$1" ] || { printf '%s' "-"; return; }
+	v=$(grep '^{' "$1" | tail -n 1 | sed 's/, "[a-z_0-9]*": {[^}]*}//g' |
+		sed -n "s/.*\"$2\": \(\"[^\"]*\"\|[^,}]*\).*/\1/p" | tr -d '"')
+	[ -n "$v" ] && printf '%s' "$v" || printf '%s' "-"
+}
+
+for nic in ${DEMO_VM_NICS:-e1000 virtio}; do
+	vm_bed
+	run=$(vm_rundir "demo-$nic")
+	rows="kernel $modes"
+	i=0
+	for r in $rows; do
+		i=$((i + 1))
+		vm_ns_bg "$B/bench/receiver" --once --json --port $((5400 + i)) --idle-timeout 30 \
+			--accept-timeout $((SECS * 20 + 120)) --ready-file "$run/ready.$i" \
+			--label "vm $nic: $r, $CC" >"$run/recv.$i.json" 2>"$run/recv.$i.err"
+	done
+	for _ in $(seq 100); do
+		[ "$(ls "$run"/ready.* 2>/dev/null | wc -l)" -ge "$i" ] && break
+		sleep 0.1
+	done
+	{
+		echo "set -u"
+		echo "ethtool -k eth0 | awk '/^tcp-segmentation-offload/{t=\$2} /^generic-segmentation-offload/{g=\$2} END{printf \"tso %s, gso %s\", t, g}' >offload.txt"
+		i=0
+		for r in $rows; do
+			i=$((i + 1))
+			if [ "$r" = kernel ]; then
+				prog="$B/bench/kernel_sender --dev eth0"
+			else
+				prog="$B/bench/sender --dev eth0 --mode $r"
+			fi
+			echo "timeout -k 5 $((SECS + 60)) $prog --dst $VM_HOST_IP --port $((5400 + i)) --time $SECS" \
+				"--seed $SEED --cc $CC --json --label 'vm $nic: $r, $CC' >send.$i.json 2>send.$i.err; echo \$? >send.$i.rc"
+		done
+	} >"$run/guest.sh"
+	say "demo: guest over $nic (QEMU TCG, Linux 6.1): kernel and $(echo "$modes" | wc -w) libgso modes, $SECS s each"
+	VM_TIMEOUT=$(( (SECS + 20) * (i + 1) + 120 )) vm_boot "$nic" "$run"
+	grc=$?
+	[ "$grc" = 0 ] || say "demo: the $nic guest failed ($grc): $(tail -n 3 "$run/guest.log" "$run/console.log" 2>/dev/null)" >&2
+	sleep 1
+	vm_cleanup
+	offl="$nic $(cat "$run/offload.txt" 2>/dev/null || echo "?")"
+	rx="emulated: Linux 6.1 guest, QEMU $nic under TCG (emulation figures); bench/receiver on the tap's host side"
+	i=0
+	for r in $rows; do
+		i=$((i + 1))
+		RUN=$((RUN + 1))
+		sj=$run/send.$i.json rj=$run/recv.$i.json
+		src_rc=$(cat "$run/send.$i.rc" 2>/dev/null || echo "-")
+		# The set's header line names the NIC and says "emulation figures".
+		if [ "$r" = kernel ]; then label="[vm] kernel"; else label="[vm] libgso $r"; fi
+		cat "$sj" "$rj" 2>/dev/null | grep '^{' >>"$JSONL"
+		if [ "$src_rc" = 77 ]; then
+			printf '%s\t%s\t-\t-\t-\t-\t-\tvm-%s\t%s\tnot available here\t-\t%s\t-\t%s\t-\n' "$RUN" "$label" "$nic" \
+				"$offl" "$CC" "$rx" >>"$TSV"
+			continue
+		fi
+		gp=$(jget "$rj" goodput_gbps)
+		cpu=$(jget "$sj" cpu_s_per_gb)
+		bm=$(jget "$sj" burst_mean_segs)
+		burst="-"
+		[ "$bm" != "-" ] && burst=$(printf '%.1f' "$bm")
+		rt=$(jget "$sj" retrans)
+		scc=$(jget "$sj" cc)
+		rst=$(jget "$rj" status) rb=$(jget "$rj" bytes) rv=$(jget "$rj" bytes_verified)
+		if [ "$rst" = ok ] && [ "$rb" = "$rv" ] && [ "$src_rc" = 0 ] && [ "$scc" = "$CC" ]; then ver=yes; else ver=NO; fi
+		status="sender exit $src_rc, cc $scc, receiver $rst, $rv of $rb bytes verified"
+		[ "$src_rc" != 0 ] && [ -s "$run/send.$i.err" ] && status="$status; $(tail -n 1 "$run/send.$i.err")"
+		rsp=$(jget "$rj" segments_per_packet)
+		[ "$rsp" != "-" ] && rsp=$(printf '%.1f' "$rsp")
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\tvm-%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\n' "$RUN" "$label" "$gp" "$cpu" "$burst" \
+			"$rt" "$ver" "$nic" "$offl" "$status" "$rsp" "$CC" "$rv" "$rx" >>"$TSV"
+	done
+done
