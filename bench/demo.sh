@@ -123,7 +123,7 @@ fi
 if [ "${DEMO_VM:-0}" = 1 ]; then
 	for c in $CCS; do
 		RUN=$(awk -F '\t' '!/^#/ { n = $1 } END { print n + 0 }' "$TSV")
-		sh "$(dirname "$0")/demo_vm.sh" "$B" "$SECS" "$c" "$TSV" "$JSONL" "$RUN"
+		sh "$(dirname "$0")/demo_vm.sh" "$B" "$SECS" "$c" "$OUT" "$RUN"
 		vrc=$?
 		[ "$vrc" = 77 ] && { say "demo: DEMO_VM=1: QEMU cannot run here (above): no emulated rows"; break; }
 		[ "$vrc" = 0 ] || say "demo: the emulated rows failed (exit $vrc)" >&2

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/demo_vm.sh BUILD_DIR SECS CC TSV JSONL FIRST_INDEX -- the demo's
+# bench/demo_vm.sh BUILD_DIR SECS CC OUT FIRST_INDEX -- the demo's
 # optional rows over emulated NICs (make demo with DEMO_VM=1).
 #
 # For each NIC of DEMO_VM_NICS (default "e1000 virtio"): one QEMU guest
@@ -7,7 +7,9 @@
 # on QEMU's device model) runs the kernel TCP baseline (bench/kernel_sender)
 # and bench/sender in every mode, SECS seconds each, to bench/receiver on
 # the host side of the tap, which verifies every byte.  Rows are appended
-# to the demo's TSV and JSON lines, labelled "(emulated)".
+# to the demo's TSV and JSON lines in OUT (bench/common/demobed.sh has the
+# columns), numbered from FIRST_INDEX + 1, under a receiver heading that
+# says "emulated".
 #
 # QEMU runs under TCG here: every guest instruction is emulated while
 # QEMU's own segmentation (e1000 TSO) runs natively, so the throughput and
@@ -15,26 +17,22 @@
 # one emulated NIC, never with the rows of the veth test-bed, and say
 # nothing about what TSO saves on real hardware.
 set -u
-B=$1 SECS=$2 CC=$3 TSV=$4 JSONL=$5 RUN=$6
+B=$1 SECS=$2 CC=$3 OUT=$4 FIRST=$5
 VM_REPO=$(cd "$(dirname "$0")/.." && pwd)
 export VM_REPO
 # shellcheck source=tests/vm/vm.sh
 . "$VM_REPO/tests/vm/vm.sh"
-say() { printf '%s\n' "$*"; }
+# say and jget, and TSV and JSONL in OUT (no test-bed is made: TAG unused).
+TAG=unused
+# shellcheck source=bench/common/demobed.sh
+. "$VM_REPO/bench/common/demobed.sh"
+RUN=$FIRST
 vm_init "$B"
 B=$VM_B
 SEED=20040601
 
 modes=$("$B/bench/sender" --list-modes 2>/dev/null) || modes="software csum multibuf offload-e1000 offload-vnet auto"
 [ -n "${DEMO_MODES:-}" ] && modes=$DEMO_MODES
-
-# jget FILE KEY: a top-level value of the last JSON line of FILE ("-" if none).
-jget() {
-	[ -s "$1" ] || { printf '%s' "-"; return; }
-	v=$(grep '^{' "$1" | tail -n 1 | sed 's/, "[a-z_0-9]*": {[^}]*}//g' |
-		sed -n "s/.*\"$2\": \(\"[^\"]*\"\|[^,}]*\).*/\1/p" | tr -d '"')
-	[ -n "$v" ] && printf '%s' "$v" || printf '%s' "-"
-}
 
 for nic in ${DEMO_VM_NICS:-e1000 virtio}; do
 	vm_bed

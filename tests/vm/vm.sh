@@ -38,6 +38,10 @@ vm_init() {
 		exit 77
 	fi
 	[ -r /dev/net/tun ] || { vm_say "skip: no /dev/net/tun"; exit 77; }
+	if ! "$VM_QEMU" -accel help 2>/dev/null | grep -qx tcg; then
+		vm_say "skip: $VM_QEMU does not run here or has no TCG accelerator: $("$VM_QEMU" -accel help 2>&1 | head -n 1)"
+		exit 77
+	fi
 	VM_BIOS=/usr/share/qemu/qboot.rom
 	[ -r "$VM_BIOS" ] || { vm_say "skip: $VM_BIOS is missing (qemu-system-data)"; exit 77; }
 	# Tests run side by side: one builds the guest, the others wait for it.
