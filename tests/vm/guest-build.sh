@@ -10,7 +10,8 @@
 #              from and a checksum of this script and guest-init.sh
 # Cached: nothing is done while the kernel package's candidate version and
 # the recipe are the ones built.  With no package lists (offline) a cached guest is used.
-# Prints the guest directory on stdout.  Exit 0, or 1 with a message.
+# Prints the guest directory on stdout.  Exit 0; 1 with a message; 77 (no
+# apt/dpkg here and no cached guest) when it cannot be built at all.
 set -eu
 
 B=${1:-build}
@@ -36,6 +37,14 @@ candidate() {
 	echo "$pkg $ver recipe $(cat "$here/guest-build.sh" "$here/guest-init.sh" | cksum | cut -d' ' -f1)"
 }
 
+if ! command -v apt-get >/dev/null || ! command -v dpkg-deb >/dev/null; then
+	if [ -s "$G/vmlinux" ] && [ -s "$G/initrd.gz" ]; then
+		echo "$G"
+		exit 0
+	fi
+	say "skip: the guest is built from Debian's packages (apt-get, dpkg-deb), which this machine lacks"
+	exit 77
+fi
 want=$(candidate || true)
 if [ -z "$want" ] && [ "$(id -u)" = 0 ]; then
 	# A fresh machine may have empty package lists.

@@ -46,7 +46,8 @@ vm_init() {
 	[ -r "$VM_BIOS" ] || { vm_say "skip: $VM_BIOS is missing (qemu-system-data)"; exit 77; }
 	# Tests run side by side: one builds the guest, the others wait for it.
 	mkdir -p "$VM_B/vm"
-	VM_GUEST=$(flock "$VM_B/vm/.guest.lock" sh "$VM_REPO/tests/vm/guest-build.sh" "$VM_B") || exit 1
+	VM_GUEST=$(flock "$VM_B/vm/.guest.lock" sh "$VM_REPO/tests/vm/guest-build.sh" "$VM_B")
+	case $? in 0) ;; 77) exit 77 ;; *) exit 1 ;; esac
 	# KVM only where a stock kernel can run on it (kvm_intel/kvm_amd); the
 	# nested PVM's /dev/kvm cannot boot one, so TCG otherwise.
 	VM_ACCEL=tcg
