@@ -2,6 +2,7 @@
 #
 #   make              library (.a, .so), xdp backend library, tools, bench
 #   make check        install missing Debian packages (as root), build, run all tests
+#   make test-unit    build and run the unit tests only (no root, seconds)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make fuzz         long fuzzing campaign (FUZZ_SECONDS per target)
 #   make bench        micro-benchmarks
@@ -13,8 +14,8 @@
 #   xdp/*.c               -> libgso-xdp.{a,so}       (kernel-facing side)
 #   xdp/*.bpf.c           -> build/bpf/*.bpf.o       (clang -target bpf)
 #   tools/*.c, bench/*.c  -> one program each, plus {tools,bench}/common/*.c
-#   tests/unit/*.c        -> build/tests/unit        (one Criterion binary)
-#   tests/integration/*.c -> linked with the unit tests into build/tests/all
+#   tests/unit/*.c        -> build/tests/unit        (one Criterion binary, no root)
+#   tests/integration/*.c -> build/tests/integration (one Criterion binary, root)
 #   tests/common/*.c      -> helpers linked into every test binary
 #   tests/progs/*.c       -> build/tests/<name>, test-bed programs (tapcap,
 #                            streamcheck) linked with tools/common/*.c
@@ -217,15 +218,36 @@ $(B)/bpf/%.bpf.o: xdp/%.bpf.c
 		-Ixdp -c $< -o $@
 
 # ---- tests ---------------------------------------------------------------
-tests: $(B)/tests/all $(B)/tests/unit-asan
+.PHONY: test-unit
+tests: $(B)/tests/unit $(B)/tests/integration $(B)/tests/unit-asan
 
 $(CONFTOOL): $(CONFTOOL_OBJS) $(CONFTOOL_DEPS) $(TOOLC_OBJS) $(LIBS_A)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(CONFTOOL_OBJS) $(CONFTOOL_DEPS) $(TOOLC_OBJS) $(PROG_LIBS)
 
+# Unit tests link only the libraries and the test helpers, so that they
+# build and run in seconds without root.  A few run programs (gsoseg and
+# gsogen, streamcheck): those are prerequisites of running them (test-unit),
+# not of linking them.
+$(B)/tests/unit: $(UNIT_OBJS) $(TESTC_OBJS) $(LIBS_A)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(TESTC_OBJS) $(PROG_LIBS) $(CRIT_LIBS)
+
+test-unit: $(B)/tests/unit $(TOOLS) $(TPROGS)
+	$(Q)$(B)/tests/unit --short-filename
+
 # Integration tests run the tools, the bench programs, the BPF objects and the test programs.
-$(B)/tests/all: $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(LIBS_A) $(TOOLS) $(BENCHES) $(TPROGS) $(CONFTOOL) $(BPF_OBJS)
+INTEG_RUNS := $(TOOLS) $(BENCHES) $(TPROGS) $(CONFTOOL) $(BPF_OBJS)
+$(B)/tests/integration: $(INTEG_OBJS) $(TESTC_OBJS) $(LIBS_A) $(INTEG_RUNS)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(INTEG_OBJS) $(TESTC_OBJS) $(PROG_LIBS) $(CRIT_LIBS)
+
+# Both in one binary, built only when asked for: one --filter across every
+# test (`make check` runs the two above).
+$(B)/tests/all: $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(LIBS_A) $(INTEG_RUNS)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(PROG_LIBS) $(CRIT_LIBS)
@@ -260,7 +282,7 @@ fuzz: fuzz-bin
 # compilers clean.
 clang-build:
 	$(call msg,CLANG,all)
-	$(Q)$(MAKE) B=$(B)/clang CC=$(CLANG) lib tools bench-progs test-progs $(B)/clang/tests/all
+	$(Q)$(MAKE) B=$(B)/clang CC=$(CLANG) lib tools bench-progs test-progs $(B)/clang/tests/unit $(B)/clang/tests/integration
 
 deps:
 	$(Q)sh tools/install-deps.sh

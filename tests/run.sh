@@ -2,7 +2,9 @@
 # Runs every test of `make check`, in this order:
 #   1. a short fuzz smoke run of every fuzz target,
 #   2. the unit tests built with ASan + UBSan,
-#   3. all Criterion tests (unit + integration) -- its summary line ends the output.
+#   3. the unit tests (build/tests/unit),
+#   4. the integration tests (build/tests/integration),
+# and ends with one summary line for 3 and 4 together, in Criterion's words.
 # Exits non-zero if any step failed.
 set -u
 B=${B:-build}
@@ -12,8 +14,11 @@ FUZZ_SMOKE_SECONDS=${FUZZ_SMOKE_SECONDS:-10}
 GSO_TEST_RUN_ID=${GSO_TEST_RUN_ID:-$$}
 export GSO_TEST_RUN_ID
 status=0
+# Each Criterion run also writes a JSON report here, for the summary line.
+reports=$(mktemp -d)
 
 cleanup() {
+	rm -rf "$reports"
 	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^gsot${GSO_TEST_RUN_ID}-" || true); do
 		ip netns del "$ns" 2>/dev/null || true
 	done
@@ -38,6 +43,25 @@ ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
 	"$B/tests/unit-asan" --short-filename || status=1
 
-echo "== all tests (unit + integration)"
-"$B/tests/all" --short-filename || status=1
+echo "== unit tests"
+"$B/tests/unit" --short-filename --json="$reports/unit.json" || status=1
+echo "== integration tests"
+"$B/tests/integration" --short-filename --json="$reports/integration.json" || status=1
+
+# A count from a report's top level (its first lines, before the suites).
+# As in Criterion's own line, "failed" includes the crashed ("errored") and
+# what ran is what passed or failed.
+count() {
+	sed -n "/\"test_suites\"/q; s/^ *\"$2\": *\([0-9]*\).*/\1/p" "$reports/$1.json"
+}
+if [ -s "$reports/unit.json" ] && [ -s "$reports/integration.json" ]; then
+	p=$(($(count unit passed) + $(count integration passed)))
+	f=$(($(count unit failed) + $(count integration failed)))
+	e=$(($(count unit errored) + $(count integration errored)))
+	s=$(($(count unit skipped) + $(count integration skipped)))
+	echo "== unit + integration: Tested: $((p + f)) | Passing: $p | Failing: $f | Crashing: $e | Skipped: $s"
+else
+	echo "== unit + integration: no summary (a test binary did not write its report)"
+	status=1
+fi
 exit $status

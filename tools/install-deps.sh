@@ -1,6 +1,8 @@
 #!/bin/sh
 # Install the Debian packages libgso needs to build and test, when missing.
-# Run by `make check` and `make demo`; safe to run again.
+# Run by `make check` and `make demo`; safe to run again.  On a machine
+# without dpkg (not Debian or Ubuntu) it installs nothing: it checks that
+# the commands and libraries are there, and says what is missing if not.
 set -eu
 
 PKGS="gcc make clang llvm pkg-config libc6-dev linux-libc-dev
@@ -10,6 +12,28 @@ liburing-dev libclang-rt-14-dev iproute2 ethtool procps gnuplot-nox"
 # xz and objcopy unpack the guest kernel package and read its modules.
 PKGS="$PKGS qemu-system-x86 qemu-system-data busybox-static xz-utils binutils"
 PKGS="$PKGS ${GSO_EXTRA_PKGS:-}"
+
+# Elsewhere: what the build and the tests run, and the libraries they link,
+# by the names every distribution shares (commands, pkg-config modules).
+# GSO_EXTRA_PKGS are Debian names of optional extras (make bench says when
+# one is absent), so they are not looked for here.
+if ! command -v dpkg-query >/dev/null 2>&1; then
+	cmds="" mods=""
+	for c in gcc clang make pkg-config ip ethtool qemu-system-x86_64 busybox xz objcopy; do
+		command -v "$c" >/dev/null 2>&1 || cmds="$cmds $c"
+	done
+	if command -v pkg-config >/dev/null 2>&1; then
+		for m in libxdp libbpf liburing criterion libpcap libelf zlib; do
+			pkg-config --exists "$m" || mods="$mods $m"
+		done
+	fi
+	[ -z "$cmds$mods" ] && exit 0
+	[ -n "$cmds" ] && echo "libgso: missing commands:$cmds" >&2
+	[ -n "$mods" ] && echo "libgso: missing libraries (pkg-config modules):$mods" >&2
+	echo "libgso: this script installs packages only on Debian/Ubuntu (apt);" \
+		"install those with your system's package manager" >&2
+	exit 1
+fi
 
 missing=""
 for p in $PKGS; do

@@ -161,7 +161,7 @@ Test(conftool, kernel_e1000_model_and_libgso_equal, .fini = fini, .timeout = 180
 	unsigned mtu;
 
 	gso_test_require_root();
-	cr_assert_eq(access(tool, X_OK), 0, "%s not built (make build/tests/all)", tool);
+	cr_assert_eq(access(tool, X_OK), 0, "%s not built (make build/tests/integration)", tool);
 	seed = gso_test_seed("GSO_CONFORMANCE_SEED");
 	mtu = (unsigned)gso_test_env_u64("GSO_CONFTOOL_MTU", CT_MTU);
 	cr_assert(mtu >= 1280 && mtu <= CT_MTU_MAX, "GSO_CONFTOOL_MTU 1280..%d", CT_MTU_MAX);
@@ -305,7 +305,7 @@ Test(conftool, compare_counts_each_kind_of_difference, .fini = fini, .timeout = 
 	struct row row;
 	int st;
 
-	cr_assert_eq(access(tool, X_OK), 0, "%s not built (make build/tests/all)", tool);
+	cr_assert_eq(access(tool, X_OK), 0, "%s not built (make build/tests/integration)", tool);
 	snprintf(dir, sizeof(dir), "/tmp/gso-conftool-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
 	snprintf(exp, sizeof(exp), "%s/exp.pcap", dir);
