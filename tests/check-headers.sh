@@ -5,7 +5,8 @@
 # warnings as errors.  Then tests/link/opts_decl.c, which declares options
 # structs with GSO_OPTS on a dirty stack and hands them to libgso, is built
 # as C11 and as C++20 with both compilers at -O0 and -O2, linked with
-# $B/libgso.a and run.  Run by `make check-headers` (part of `make check`).
+# $B/libgso.a and run; and the headers' text cites nothing that is not
+# installed.  Run by `make check-headers` (part of `make check`).
 set -eu
 
 B=${B:-build}
@@ -61,6 +62,16 @@ for opt in -O0 -O2; do
 		try "$tag-run" "$out/$tag"
 	done
 done
+
+# Installed headers stand on their own: no citations of documents that are
+# not installed, no paths into the source tree, no one machine's figures
+# (those belong in README.md).
+bad='offload-reference|design\.md|README|§|\.\./shared|(^|[^a-z0-9_/.])(libgso|xdp|tools|bench|tests|examples|build)/[a-z0-9_]+|measured on|this (machine|VM)|Gbit/s'
+if grep -inE "$bad" libgso/include/gso/*.h xdp/include/gso/*.h >"$out/text.log"; then
+	echo "check-headers: FAIL: public headers cite what is not installed or one machine's figures:" >&2
+	sed 's/^/  /' "$out/text.log" >&2
+	fail=1
+fi
 
 if [ "$fail" != 0 ]; then
 	echo "check-headers: failed (logs in $out)" >&2
