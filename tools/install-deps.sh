@@ -5,7 +5,7 @@
 # the commands and libraries are there, and says what is missing if not.
 set -eu
 
-PKGS="gcc make clang llvm pkg-config libc6-dev linux-libc-dev
+PKGS="gcc g++ make clang llvm pkg-config libc6-dev linux-libc-dev
 libcriterion-dev libpcap-dev libxdp-dev libbpf-dev libelf-dev zlib1g-dev
 liburing-dev libclang-rt-14-dev iproute2 ethtool procps gnuplot-nox"
 # The VM test-bed (tests/vm/): QEMU, its qboot firmware, the guest's shell;

@@ -14,7 +14,9 @@
  *                              gso_csum_pseudo4(&ip->saddr, &ip->daddr, proto, l4_len)));
  *                      (UDP: a result of 0 is sent as 0xffff)
  *   offload seed:      check = gso_csum_fold(gso_csum_pseudo4(..., len or 0))
- *                      (folded, not complemented; see offload-reference §0)
+ *                      (folded, not complemented: what virtio_net_hdr and AF_XDP
+ *                      checksum metadata expect, with the whole L4 length; an
+ *                      e1000 TSO context wants the sum with length 0)
  *
  * Everything here is pure computation: no allocation, no locks, thread-safe.
  */

@@ -9,7 +9,7 @@
  * and never touches payload: the caller sends what gso_flowq__peek() names
  * and releases the buffer bytes gso_flowq__ack() reports as acknowledged.
  *
- * Invariants kept here (design.md):
+ * Invariants kept here:
  *  - A segment count is always derived: gso_flowq_segs(len, mss), never
  *    stored.  Every operation that appends, trims or splits an entry takes
  *    the entry's contribution to the flow's counters out before it changes

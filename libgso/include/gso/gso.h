@@ -10,6 +10,8 @@
  *    failure.  A failed call writes nothing to its outputs.
  *  - Options structs start with `size_t sz` and are declared with
  *    GSO_OPTS(type, name, ...); zero always means "the default".
+ *  - The headers are ISO C11 and C++11; GSO_OPTS in C++ needs C++20
+ *    (<gso/common.h> says why and how).
  *  - The library never allocates on the data path, never prints, never exits.
  *
  * Error numbers used across the library:

@@ -8,7 +8,7 @@
  *     the Linux kernel validates a virtio_net_hdr.
  *  2. One encoder per consumer turns the request into that consumer's
  *     descriptor AND a copy of the headers prepared with the consumer's own
- *     checksum-seed convention (offload-reference section 0):
+ *     checksum-seed convention:
  *       virtio_net_hdr, AF_XDP checksum metadata: L4 checksum field = folded,
  *         not complemented, pseudo-header sum INCLUDING the L4 length of the
  *         whole (super-)packet; IP lengths and IPv4 header checksum real.
@@ -79,7 +79,8 @@ struct gso_offload_req {
  * NONE when payload_len <= mss: like the kernel ("too small packets are not
  * really GSO ones"), and also because a TCP super-segment whose payload
  * fits one MSS only once its options are counted would be dropped by Linux
- * (offload-reference section 8).  Otherwise TCPV4, TCPV6 or UDP_L4 from the
+ * (the kernel counts TCP options as payload when it decides to segment;
+ * sendmsg fails with ENOMEM).  Otherwise TCPV4, TCPV6 or UDP_L4 from the
  * template.  `flags` takes GSO_OFFLOAD_F_IN_MASK bits; ECN and IPV4 are
  * derived from the template and set in r->flags.
  *

@@ -162,7 +162,7 @@ struct gso_burst {
  *   payload = min(segs * mss, queued); if it does not fit peer_wnd it is cut
  *             to whole segments inside the window (0 if none fits)
  *
- * so a burst never eats the window (design.md invariant 2).
+ * so a burst never eats the window.
  *
  * With GSO_BURST_F_DEFER, a burst that cwnd or the peer's window holds
  * below its full size is deferred (0 segments, limit GSO_BURST_LIM_DEFER,
@@ -240,9 +240,9 @@ GSO_API int gso_pacer__init(struct gso_pacer *p, const struct gso_pacer_opts *o)
  * The order that keeps the rate: wait until gso_pacer__next() (less a
  * little slack), stamp with the time read after waking, send.  Stamping
  * first and then sleeping until the departure loses each late wake-up to
- * the rate (the credit was computed before the sleep; measured: 420
- * instead of 500 Mbit/s).  The transmit engine (<gso/engine.h>) does this
- * for its flows.
+ * the rate (the credit was computed before the sleep, so the flow runs
+ * measurably below the rate it was given).  The transmit engine
+ * (<gso/engine.h>) does this for its flows.
  *
  * Returns 0 and writes *departure_ns, or -EINVAL (p or departure_ns NULL,
  * rate 0, segs 0, wire_bytes 0).  On error nothing changes.

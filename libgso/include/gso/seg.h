@@ -21,10 +21,10 @@
  *
  * A payload of at most one MSS (zero included) gives one frame, the packet
  * itself: Linux sends it without GSO.  This matters for one bit of the
- * output, measured on Linux 6.18 (offload-reference section 8): a TCP
- * checksum that computes to 0 goes out as 0xffff in a single packet but as
- * 0x0000 in every segment of a segmented one; a UDP checksum that computes
- * to 0 always goes out as 0xffff.  Frames are not padded to the Ethernet
+ * output, which follows Linux (checked against 6.18): a TCP checksum that
+ * computes to 0 goes out as 0xffff in a single packet but as 0x0000 in
+ * every segment of a segmented one; a UDP checksum that computes to 0
+ * always goes out as 0xffff.  Frames are not padded to the Ethernet
  * minimum (the device does that).
  *
  * Template (s->tmpl): one made by gso_tmpl_parse/gso_pkt_parse/

@@ -138,7 +138,7 @@ typedef uint64_t (*gso_engine_clock_fn)(void *ctx);
 #define GSO_ENGINE_DEF_FLOW_QUEUE 64u   /* super-segments queued per datagram flow */
 #define GSO_ENGINE_DEF_BATCH 32u        /* super-segments per device submit */
 #define GSO_ENGINE_MAX_BATCH 256u
-#define GSO_ENGINE_DEF_SLACK_NS 50000u  /* ~ the wake-up lateness measured here (evloop.h) */
+#define GSO_ENGINE_DEF_SLACK_NS 50000u  /* ~ a timer wake-up's typical lateness (evloop.h) */
 #define GSO_ENGINE_DEF_CATCHUP_NS 1000000u
 #define GSO_ENGINE_DEF_QUANTUM (65536u + 4096u) /* one largest super-segment with its headers */
 #define GSO_ENGINE_MAX_WAIT_NS 10000000000ull /* slack / catch-up bounds: 10 s */

@@ -21,36 +21,26 @@
  *  - spin: a deadline closer than spin_ns is not slept for; the call reads
  *    the clock (vDSO, no system call) until it passes, watching io_uring's
  *    completion queue meanwhile (epoll: descriptors are checked once before
- *    the spin).  A timer wake-up costs tens of microseconds of lateness and
- *    of CPU here (numbers below), so for short waits spinning is both more
- *    exact and not much more expensive.
+ *    the spin).  A timer wake-up typically costs tens of microseconds of
+ *    lateness and of CPU (more below), so for short waits spinning is both
+ *    more exact and not much more expensive.
  *
  * Descriptors are level-triggered: a descriptor that is still ready is
  * reported again by the next call (io_uring: its one-shot poll is re-armed
  * when the next call starts, after the caller has seen the event).
  *
- * Measured on the development machine: 2 vCPUs (AMD EPYC) in a Firecracker
- * VM, kvm-clock, Linux 6.18, shared with other work (load average 3-4);
- * `bench_pacing --timers --timer-samples 2000`, lateness of the return
- * after an absolute deadline, p50 / p99 / max in us:
- *
- *                               10 us sleep      100 us sleep     1 ms sleep
- *   io_uring TIMEOUT_ABS        47 / 95 / 4307   45 / 219 / 3512  72 / 850 / 4212
- *   epoll + timerfd             46 / 98 / 4210   44 / 120 / 4046  72 / 882 / 3731
- *   clock_nanosleep ABSTIME     94 / 211 / 2210  94 / 271 / 2464  121 / 748 / 6598
- *   same, timer slack 1 ns      49 / 106 / 7076  44 / 130 / 3482  71 / 937 / 3303
- *   spin on clock_gettime       0.1 / 33 / 66    0.1 / 51 / 4342  0.1 / 2529 / 4742
- *
- * CPU time per sleep: io_uring 17-25 us, epoll + timerfd 17-51 us (one
- * more system call whenever the timerfd moves), clock_nanosleep 15-22 us;
- * a spin costs its length.  io_uring and timerfd timers have no timer
- * slack; clock_nanosleep adds the thread's (50 us by default).  The 45-72
- * us that remain at p50 are this VM's timer and wake-up path; the p99 and
- * max tails are preemption by the other load, which hits a spinning thread
- * as much as a sleeping one.  Hence GSO_EVLOOP_DEF_SPIN_NS = 50 us: below
- * it a spin costs at most ~2x the CPU of a sleep and ends ~50 us earlier.
- * To make longer waits exact too, set early_ns near the wake-up lateness
- * (each wait then also spins that long).
+ * Lateness of the return after an absolute deadline: io_uring and timerfd
+ * timers have no timer slack; clock_nanosleep adds the thread's (50 us by
+ * default) unless prctl(PR_SET_TIMERSLACK) lowers it.  What remains is
+ * the kernel's timer and wake-up path (typically tens of microseconds at
+ * the median), plus preemption in the tails, which hits a spinning thread
+ * as much as a sleeping one.  A sleep costs about as much CPU as that
+ * lateness (epoll + timerfd one more system call whenever the deadline
+ * moves); a spin costs its length and ends almost on time.  Hence
+ * GSO_EVLOOP_DEF_SPIN_NS = 50 us, about one wake-up's lateness: a shorter
+ * spin costs at most about twice the CPU of a sleep and ends that much
+ * earlier.  To make longer waits exact too, set early_ns near the wake-up
+ * lateness (each wait then also spins that long).
  *
  * Conventions as in <gso/xdp.h>: 0, a count or a negative errno; a failed
  * call changes nothing; options structs start with `size_t sz`, are

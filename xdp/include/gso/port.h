@@ -10,9 +10,9 @@
  * AF_XDP socket bound to queue q with a UMEM of its own (no
  * XDP_SHARED_UMEM), so every frame engine q sends leaves on queue q and
  * each engine's chunk accounting is exact on its own; the port's is their
- * sum (gso_port__stats with GSO_PORT_ALL).  A shared UMEM measured no
- * faster (bench/bench_scale: 0.97-1.02x) and pooling its chunks would put
- * a lock or a multi-producer ring on every batch (README, "Multi-queue").
+ * sum (gso_port__stats with GSO_PORT_ALL).  A shared UMEM was no faster,
+ * and pooling its chunks would put a lock or a multi-producer ring on
+ * every batch.
  *
  * GSO_EV_STREAM_ESTABLISHED's `dev` is the device the SYN-ACK arrived on,
  * which may be another queue's (compare it, do not call on it).

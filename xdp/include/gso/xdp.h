@@ -12,7 +12,7 @@
  *     device finishes checksums, multi-buffer frames (header + payload
  *     reference) where the kernel takes them.
  *  3. Capability probing of an interface (gso_ifcaps__probe), as printed
- *     by tools/gsocaps.
+ *     by the gsocaps tool.
  *  4. The receive side of a device (gso_dev__recv) and ACK steering
  *     (gso_steer__*): an XDP program sends the frames of registered flows
  *     to the AF_XDP socket and passes everything else to the kernel.
@@ -401,9 +401,9 @@ enum gso_xsk_mode {
  * No multi-buffer: every frame is copied whole into UMEM.  Multi-buffer
  * saves the copy in user space and UMEM, and is what zero-copy drivers
  * want; in copy mode the kernel copies each fragment into a fresh page
- * anyway, and on a veth (Linux 6.18, bench/bench_xsk_tx) whole frames took
- * about 25 % less CPU in total while multi-buffer took about 20 % less user
- * CPU.  Set this in copy mode when total CPU matters more than UMEM.
+ * anyway, so on a veth whole frames take less CPU in total while
+ * multi-buffer takes less user CPU.  Set this in copy mode when total CPU
+ * matters more than UMEM.
  */
 #define GSO_XSK_F_NO_SG       (1u << 1)
 #define GSO_XSK_F_NO_CSUM     (1u << 2) /* no checksum metadata: software checksums, no tx_metadata_len */
@@ -474,14 +474,14 @@ GSO_API int gso_xsk__fd(const struct gso_dev *dev);
 /* ===================================================================== */
 
 /*
- * An XDP program on one interface (xdp/steer.bpf.c) that redirects the
- * frames of registered flows to the AF_XDP device bound to the queue they
- * arrive on, and passes every other frame on (to the next XDP program, or
- * to the kernel).  Attached through libxdp, so it joins other programs
- * under libxdp's dispatcher where the kernel allows that; where the
- * dispatcher cannot be loaded (EPERM on some kernels) libxdp attaches it
- * alone, and an interface that already has a program of its own then
- * refuses it (-EEXIST).  Flows and devices are added and removed at run
+ * An XDP program on one interface (steer.bpf.o, installed with the
+ * library) that redirects the frames of registered flows to the AF_XDP
+ * device bound to the queue they arrive on, and passes every other frame
+ * on (to the next XDP program, or to the kernel).  Attached through
+ * libxdp, so it joins other programs under libxdp's dispatcher where the
+ * kernel allows that; where the dispatcher cannot be loaded (EPERM on some
+ * kernels) libxdp attaches it alone, and an interface that already has a
+ * program of its own then refuses it (-EEXIST).  Flows and devices are added and removed at run
  * time.  Not thread-safe, like a device.
  *
  * A frame is a registered flow's when its 5-tuple and its VLAN (one
@@ -534,8 +534,9 @@ struct gso_steer_opts {
 	 * GSO_BPF_DIR is set, else the first that exists of
 	 * <directory of the running program>/../bpf/steer.bpf.o,
 	 * <directory of the running program>/bpf/steer.bpf.o and
-	 * <directory of libgso-xdp.so>/bpf/steer.bpf.o (the build tree:
-	 * build/bpf/ next to build/tests/, build/bench/ and the library).
+	 * <directory of libgso-xdp.so>/bpf/steer.bpf.o (an installed tree
+	 * keeps it in LIBDIR/bpf; a build tree keeps bpf/ beside the folders
+	 * of its programs and its libraries).
 	 */
 	const char *bpf_obj;
 	uint32_t xdp_mode;  /* enum gso_steer_xdp_mode */
