@@ -19,7 +19,7 @@ PKGS="$PKGS ${GSO_EXTRA_PKGS:-}"
 # one is absent), so they are not looked for here.
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	cmds="" mods=""
-	for c in gcc clang make pkg-config ip ethtool qemu-system-x86_64 busybox xz objcopy; do
+	for c in gcc g++ clang clang++ make pkg-config ip ethtool qemu-system-x86_64 busybox xz objcopy; do
 		command -v "$c" >/dev/null 2>&1 || cmds="$cmds $c"
 	done
 	if command -v pkg-config >/dev/null 2>&1; then
