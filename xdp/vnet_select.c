@@ -26,12 +26,12 @@ const char *gso_tso_why_name(unsigned why)
 	return why < GSO_TSO_WHY_COUNT ? why_names[why] : NULL;
 }
 
-struct tso_dev *tso_of(struct gso_dev *dev)
+struct tso_dev *gsoi_tso_of(struct gso_dev *dev)
 {
-	return dev && dev->ops && dev->ops->submit == tso_dev_submit ? (struct tso_dev *)dev : NULL;
+	return dev && dev->ops && dev->ops->submit == gsoi_tso_dev_submit ? (struct tso_dev *)dev : NULL;
 }
 
-void tso_seg_opts(const struct gso_tx *tx, bool partial, struct gso_seg_opts *o)
+void gsoi_tso_seg_opts(const struct gso_tx *tx, bool partial, struct gso_seg_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->sz = sizeof(*o);
@@ -83,7 +83,7 @@ static unsigned device_refuses(const struct tso_limits *l, const struct gso_offl
 	return GSO_TSO_WHY_OFFLOAD;
 }
 
-int tso_choose(const struct tso_limits *l, const struct gso_tx *tx, unsigned mode, unsigned flags,
+int gsoi_tso_choose(const struct tso_limits *l, const struct gso_tx *tx, unsigned mode, unsigned flags,
 	       struct tso_choice *c)
 {
 	uint32_t in = 0;
@@ -168,7 +168,7 @@ static int submit(struct tso_dev *t, struct gso_tso_flow *flow, const struct gso
 	while (done < n) {
 		struct tso_choice c;
 
-		err = tso_choose(&t->lim, &tx[done], mode, flags, &c);
+		err = gsoi_tso_choose(&t->lim, &tx[done], mode, flags, &c);
 		if (!err) {
 			err = t->hooks->queue(t, &tx[done], &c);
 			if (err == -EAGAIN || err == -ENOBUFS) {
@@ -196,7 +196,7 @@ static int submit(struct tso_dev *t, struct gso_tso_flow *flow, const struct gso
 	return err;
 }
 
-int tso_dev_submit(struct gso_dev *dev, const struct gso_tx *tx, unsigned n)
+int gsoi_tso_dev_submit(struct gso_dev *dev, const struct gso_tx *tx, unsigned n)
 {
 	return submit((struct tso_dev *)dev, NULL, tx, n);
 }
@@ -225,7 +225,7 @@ static int submit_plain(struct gso_dev *dev, struct gso_tso_flow *flow, const st
 
 int gso_tso__submit(struct gso_dev *dev, struct gso_tso_flow *flow, const struct gso_tx *tx, unsigned n)
 {
-	struct tso_dev *t = tso_of(dev);
+	struct tso_dev *t = gsoi_tso_of(dev);
 
 	if (!dev || !tx || !n)
 		return -EINVAL;
@@ -238,7 +238,7 @@ int gso_tso__submit(struct gso_dev *dev, struct gso_tso_flow *flow, const struct
 
 int gso_tso__set_mode(struct gso_dev *dev, enum gso_tso_mode mode, unsigned flags)
 {
-	struct tso_dev *t = tso_of(dev);
+	struct tso_dev *t = gsoi_tso_of(dev);
 
 	if (!t || (unsigned)mode > GSO_TSO_OFFLOAD || (flags & ~GSO_TSO_F_KNOWN))
 		return -EINVAL;
@@ -251,7 +251,7 @@ int gso_tso__set_mode(struct gso_dev *dev, enum gso_tso_mode mode, unsigned flag
 
 int gso_tso__stats(struct gso_dev *dev, struct gso_tso_stats *st)
 {
-	struct tso_dev *t = tso_of(dev);
+	struct tso_dev *t = gsoi_tso_of(dev);
 	struct gso_tso_stats full;
 
 	if (!t || !st || st->sz <= sizeof(size_t))
@@ -271,7 +271,7 @@ int gso_tso__stats(struct gso_dev *dev, struct gso_tso_stats *st)
 
 int gso_tso__choice(struct gso_dev *dev, const struct gso_tso_flow *flow, const struct gso_tx *tx)
 {
-	struct tso_dev *t = tso_of(dev);
+	struct tso_dev *t = gsoi_tso_of(dev);
 	unsigned mode, flags;
 	struct tso_choice c;
 	int err;
@@ -293,6 +293,6 @@ int gso_tso__choice(struct gso_dev *dev, const struct gso_tso_flow *flow, const 
 	}
 	mode = flow ? flow->mode : t->mode;
 	flags = flow ? flow->flags : t->flags;
-	err = tso_choose(&t->lim, tx, mode, flags, &c);
+	err = gsoi_tso_choose(&t->lim, tx, mode, flags, &c);
 	return err ? err : c.why;
 }
