@@ -105,7 +105,7 @@ PROG_LIBS  = $(if $(XDP_SRCS),$(LIBXDP_A)) $(LIBGSO_A) $(XDP_LIBS) $(URING_LIBS)
 TEST_DEFS := -DGSO_BUILD_DIR='"$(abspath $(B))"' -DGSO_SRC_DIR='"$(abspath .)"'
 
 .PHONY: all lib tools bench-progs test-progs tests check check-run check-install deps install uninstall \
-	clean fuzz fuzz-bin bench clang-build demo
+	clean fuzz fuzz-bin bench clang-build demo check-abi
 .DEFAULT_GOAL := all
 # Keep the programs' intermediate objects (their own and their common/
 # ones, prerequisites of pattern rules only), so that a second `make` has
@@ -268,8 +268,15 @@ deps:
 check: deps
 	$(Q)$(MAKE) check-run
 
-check-run: all tests fuzz-bin clang-build check-install
+check-run: all tests fuzz-bin clang-build check-install check-abi
 	$(Q)B=$(B) sh tests/run.sh
+
+# The version maps name exactly the GSO_API functions, and every global
+# symbol of the archives is prefixed (gso_ public, gsoi_ internal):
+# tests/abi/check-map.sh, run here as a prerequisite of check-run.
+check-abi: lib
+	$(call msg,ABI,$(B))
+	$(Q)sh tests/abi/check-map.sh $(B)
 
 # Install into a scratch DESTDIR and build the README's API example and a
 # libgso-xdp program against what was installed, through pkg-config, with
