@@ -1217,6 +1217,7 @@ int gso_stream__connect(struct gso_engine *e, const struct gso_stream_opts *o, s
 		gsoi_engine_flow_del(e, &s->f);
 		goto fail;
 	}
+	s->tso.sz = sizeof(s->tso);
 	s->f.tso = &s->tso;
 	s->hnext = *bucket(e, &s->key);
 	*bucket(e, &s->key) = s;

@@ -6,6 +6,7 @@
 #include "vnet_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 static const char *const why_names[GSO_TSO_WHY_COUNT] = {
@@ -142,6 +143,22 @@ int gsoi_tso_choose(const struct tso_limits *l, const struct gso_tx *tx, unsigne
 	return 0;
 }
 
+/*
+ * A caller's flow reaches at least why[] (its sz, as GSO_OPTS sets it);
+ * a caller built against an older header has fewer reasons, and a reason
+ * past its sz is counted in the totals only.
+ */
+static bool flow_sz_ok(const struct gso_tso_flow *flow)
+{
+	return flow->sz >= offsetof(struct gso_tso_flow, why);
+}
+
+static void flow_count_why(struct gso_tso_flow *flow, unsigned why)
+{
+	if ((flow->sz - offsetof(struct gso_tso_flow, why)) / sizeof(flow->why[0]) > why)
+		flow->why[why]++;
+}
+
 static void count(struct gso_tso_stats *st, struct gso_tso_flow *flow, unsigned why)
 {
 	uint64_t *a = why == GSO_TSO_WHY_OFFLOAD ? &st->offloaded :
@@ -153,7 +170,7 @@ static void count(struct gso_tso_stats *st, struct gso_tso_flow *flow, unsigned 
 		a = why == GSO_TSO_WHY_OFFLOAD ? &flow->offloaded :
 		    why == GSO_TSO_WHY_SINGLE ? &flow->single : &flow->software;
 		(*a)++;
-		flow->why[why]++;
+		flow_count_why(flow, why);
 	}
 }
 
@@ -218,7 +235,7 @@ static int submit_plain(struct gso_dev *dev, struct gso_tso_flow *flow, const st
 		uint64_t *a = why == GSO_TSO_WHY_SINGLE ? &flow->single : &flow->software;
 
 		(*a)++;
-		flow->why[why]++;
+		flow_count_why(flow, why);
 	}
 	return r;
 }
@@ -228,6 +245,8 @@ int gso_tso__submit(struct gso_dev *dev, struct gso_tso_flow *flow, const struct
 	struct tso_dev *t = gsoi_tso_of(dev);
 
 	if (!dev || !tx || !n)
+		return -EINVAL;
+	if (flow && !flow_sz_ok(flow))
 		return -EINVAL;
 	if (dev->closed)
 		return -ESHUTDOWN;
@@ -276,7 +295,7 @@ int gso_tso__choice(struct gso_dev *dev, const struct gso_tso_flow *flow, const 
 	struct tso_choice c;
 	int err;
 
-	if (!dev || !tx || !tx->tmpl)
+	if (!dev || !tx || !tx->tmpl || (flow && !flow_sz_ok(flow)))
 		return -EINVAL;
 	if (dev->closed)
 		return -ESHUTDOWN;

@@ -280,7 +280,7 @@ Test(super_rules, e1000_model_sends_no_multi_segment_syn_or_rst, .fini = fini)
 
 		build(&t, &d);
 		for (unsigned m = 0; m < 3; m++) {
-			struct gso_tso_flow flow = { .mode = (uint8_t)modes[m] };
+			struct gso_tso_flow flow = { .sz = sizeof(flow), .mode = (uint8_t)modes[m] };
 			struct gso_tx tx = { .tmpl = &t, .data = payload, .len = 10000, .mss = 1448 };
 
 			cr_assert_eq(gso_tso__submit(dev, &flow, &tx, 1), -EINVAL, "mode %u, flags %#x", modes[m],
