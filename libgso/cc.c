@@ -231,9 +231,11 @@ uint32_t gso_cc__min_burst_segs(const struct gso_cc *cc)
 	return cc && cc->algo == GSO_CC_BBR ? gsoi_cc_bbr_min_tso_segs(cc) : 0;
 }
 
-int gso_cc__state(const struct gso_cc *cc, struct gso_cc_state *st)
+int gso_cc__state(const struct gso_cc *cc, struct gso_cc_state *out)
 {
-	if (!cc || !st)
+	struct gso_cc_state full, *st = &full;
+
+	if (!cc || !out || out->sz <= sizeof(size_t))
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
 	st->cwnd = cc->cwnd;
@@ -246,6 +248,8 @@ int gso_cc__state(const struct gso_cc *cc, struct gso_cc_state *st)
 	st->recovery_start_ns = cc->recovery_start_ns;
 	st->in_slow_start = cc->cwnd < cc->ssthresh;
 	st->loss_events = cc->loss_events;
+	st->sz = out->sz < sizeof(full) ? out->sz : sizeof(full);
+	memcpy(out, st, st->sz);
 	return 0;
 }
 

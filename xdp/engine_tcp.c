@@ -300,7 +300,7 @@ static uint32_t ack_seq(const struct gso_stream *s)
 
 static uint64_t rto_ns(const struct gso_stream *s)
 {
-	struct gso_cc_state cs;
+	struct gso_cc_state cs = { .sz = sizeof(cs) };
 	uint64_t r = GSO_RTT_INIT_RTO_NS;
 
 	if (s->cc && !gso_cc__state(s->cc, &cs))
@@ -440,7 +440,7 @@ static void s_arm(struct gso_stream *s, uint64_t now)
 		 .dev_max_segs = s->f.e->caps.max_segs_tcp, .dev_max_bytes = s->st.hdr_len + s->st.seg_limit,
 		 .flags = fi.in_recovery ? GSO_BURST_IN_RECOVERY : 0);
 	{
-		struct gso_cc_state cs;
+		struct gso_cc_state cs = { .sz = sizeof(cs) };
 
 		if (!gso_cc__state(s->cc, &cs))
 			in.min_rtt_ns = cs.min_rtt_ns;
@@ -1409,7 +1409,7 @@ int gso_stream__close(struct gso_stream *s)
 int gso_stream__info(const struct gso_stream *s, struct gso_stream_info *info)
 {
 	struct gso_stream_info full;
-	struct gso_cc_state cs;
+	struct gso_cc_state cs = { .sz = sizeof(cs) };
 
 	if (!s || !info || info->sz <= sizeof(size_t))
 		return -EINVAL;
