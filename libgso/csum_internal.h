@@ -30,9 +30,9 @@ struct csum_ops {
 
 /* Run `fn` over `chunk`-byte pieces (chunk even) and chain the sums. */
 uint32_t gsoi_csum_partial_split(csum_partial_fn *fn, const void *buf, size_t len, uint32_t sum,
-			    size_t chunk);
+				 size_t chunk);
 uint32_t gsoi_csum_copy_split(csum_copy_fn *fn, void *dst, const void *src, size_t len, uint32_t sum,
-			 size_t chunk);
+			      size_t chunk);
 
 uint32_t gsoi_csum_partial_scalar(const void *buf, size_t len, uint32_t sum);
 uint32_t gsoi_csum_copy_scalar(void *dst, const void *src, size_t len, uint32_t sum);

@@ -53,7 +53,7 @@ GSO_API int gso_offload_describe(const struct gso_tmpl *t, uint32_t payload_len,
 	 * SYN over seven frames, a fragment, a fixed ID without DF).
 	 */
 	n = gsoi_seg_rules(t, payload_len, mss, flags & GSO_OFFLOAD_F_UDP_MAX64 ? 64 : 0,
-		      flags & GSO_OFFLOAD_F_FIXEDID);
+			   flags & GSO_OFFLOAD_F_FIXEDID);
 	if (n < 0)
 		return n;
 	/* Then what only the offload paths refuse. */
@@ -99,7 +99,7 @@ bool gsoi_offload_req_valid(const struct gso_offload_req *r, const struct gso_tm
 }
 
 uint16_t gsoi_offload_pseudo_seed(const uint8_t *h, uint8_t l3, unsigned l3_off, uint8_t proto,
-			     uint32_t l4_len)
+				  uint32_t l4_len)
 {
 	const uint8_t *ip = h + l3_off;
 	uint32_t sum;

@@ -86,7 +86,7 @@ int gsoi_seg_rules(const struct gso_tmpl *t, size_t total, uint32_t mss, uint32_
 }
 
 int gsoi_seg_check(struct seg_req *r, const struct gso_tmpl *t, size_t total,
-	      const struct gso_seg_opts *o)
+		   const struct gso_seg_opts *o)
 {
 	uint32_t mss, max_segs;
 	uint8_t csum, ipid;
@@ -186,7 +186,7 @@ void gsoi_seg_plan_fill(struct seg_plan *p, const struct seg_req *r)
 }
 
 int gsoi_seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
-		  const struct gso_seg_opts *o)
+		       const struct gso_seg_opts *o)
 {
 	struct seg_req r;
 	int n = gsoi_seg_check(&r, t, total, o);

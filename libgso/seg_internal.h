@@ -94,7 +94,7 @@ struct seg_req {
  * undefined on error.
  */
 int gsoi_seg_check(struct seg_req *r, const struct gso_tmpl *t, size_t total,
-	      const struct gso_seg_opts *o);
+		   const struct gso_seg_opts *o);
 
 /* Build the plan of a checked request.  `p` keeps a pointer to r->t. */
 void gsoi_seg_plan_fill(struct seg_plan *p, const struct seg_req *r);
@@ -104,7 +104,7 @@ void gsoi_seg_plan_fill(struct seg_plan *p, const struct seg_req *r);
  * `p` is undefined on error.
  */
 int gsoi_seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
-		  const struct gso_seg_opts *o);
+		       const struct gso_seg_opts *o);
 
 /* ---- small helpers ---- */
 

@@ -28,7 +28,7 @@ void gsoi_offload_prep_full(const struct gso_offload_req *r, const struct gso_tm
 
 /* Folded, non-complemented pseudo-header sum of the headers at `h`. */
 uint16_t gsoi_offload_pseudo_seed(const uint8_t *h, uint8_t l3, unsigned l3_off, uint8_t proto,
-			     uint32_t l4_len);
+				  uint32_t l4_len);
 
 /* Compute and store the IPv4 header checksum of the header at `ip`. */
 void gsoi_offload_ip4_csum(uint8_t *ip, unsigned ihl);

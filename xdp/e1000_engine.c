@@ -20,7 +20,7 @@
 #define FIN_PSH (GSO_TCP_FIN | GSO_TCP_PSH)
 
 int gsoi_e1000_engine_init(struct e1000_engine *e, uint32_t ring_size, const uint8_t *dma,
-		      uint64_t dma_len, uint32_t max_frame)
+			   uint64_t dma_len, uint32_t max_frame)
 {
 	if (!e || !ring_size || (ring_size & (ring_size - 1)) || !dma || !dma_len || max_frame < 60)
 		return -EINVAL;
@@ -329,7 +329,7 @@ static void drop(struct e1000_engine *e, enum scan_result r, uint32_t first)
 }
 
 uint32_t gsoi_e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *head, uint32_t tail,
-			  struct e1000_wire *w)
+			       struct e1000_wire *w)
 {
 	uint32_t consumed = 0, h = *head, end = 0;
 

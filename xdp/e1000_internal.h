@@ -97,7 +97,7 @@ struct e1000_engine {
  * memory [dma, dma + dma_len).  Returns 0, -EINVAL or -ENOMEM.
  */
 int gsoi_e1000_engine_init(struct e1000_engine *e, uint32_t ring_size, const uint8_t *dma,
-		      uint64_t dma_len, uint32_t max_frame);
+			   uint64_t dma_len, uint32_t max_frame);
 void gsoi_e1000_engine_fini(struct e1000_engine *e);
 
 /*
@@ -110,7 +110,7 @@ void gsoi_e1000_engine_fini(struct e1000_engine *e);
  * *head is advanced by as many.
  */
 uint32_t gsoi_e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *head, uint32_t tail,
-			  struct e1000_wire *w);
+			       struct e1000_wire *w);
 
 /* ---- wires (e1000_wire.c) ---- */
 

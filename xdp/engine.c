@@ -80,7 +80,7 @@ void gsoi_engine_flush_flow_events(struct gso_engine *e, const struct eflow *f)
 /* ---- flows and the scheduler ------------------------------------------------ */
 
 int gsoi_engine_flow_add(struct gso_engine *e, struct eflow *f, const struct eflow_ops *ops, bool pace_all,
-		    void *ctx)
+			 void *ctx)
 {
 	GSO_OPTS(gso_pacer_opts, po, .flags = pace_all ? GSO_PACER_F_PACE_ALL : 0);
 	int err;
@@ -126,7 +126,7 @@ void gsoi_engine_flow_del(struct gso_engine *e, struct eflow *f)
 }
 
 int gsoi_engine_arm(struct gso_engine *e, struct eflow *f, uint64_t rate, uint32_t wire_bytes, uint32_t segs,
-	       uint64_t now, bool chained)
+		    uint64_t now, bool chained)
 {
 	struct gso_sched_burst b = { .cookie = f->slot, .flow = f->sched_id, .wire_bytes = wire_bytes,
 				     .segs = segs };

@@ -183,7 +183,7 @@ void gsoi_engine_flush_flow_events(struct gso_engine *e, const struct eflow *f);
 
 /* Flow slots and scheduler flows: 0 or -ENOSPC / -errno. */
 int gsoi_engine_flow_add(struct gso_engine *e, struct eflow *f, const struct eflow_ops *ops, bool pace_all,
-		    void *ctx);
+			 void *ctx);
 /* Take the flow out of the scheduler (its head too) and free its slot. */
 void gsoi_engine_flow_del(struct gso_engine *e, struct eflow *f);
 
@@ -195,7 +195,7 @@ void gsoi_engine_flow_del(struct gso_engine *e, struct eflow *f);
  * happen with one per flow), or -ERANGE (beyond the horizon).
  */
 int gsoi_engine_arm(struct gso_engine *e, struct eflow *f, uint64_t rate, uint32_t wire_bytes, uint32_t segs,
-	       uint64_t now, bool chained);
+		    uint64_t now, bool chained);
 
 /* A flow's next timer changed (UINT64_MAX: none); ops->timers runs when it passes. */
 void gsoi_engine_timer_set(struct gso_engine *e, uint32_t slot, uint64_t deadline);
@@ -209,7 +209,7 @@ uint32_t gsoi_etimers_top(const struct etimers *t, uint64_t *key);
 
 /* Stream lookup (engine_tcp.c): the stream a received frame belongs to, or NULL. */
 void gsoi_engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
-			 uint64_t now);
+			      uint64_t now);
 /*
  * Feed a frame received by another engine of the same port to this one's
  * streams, as engine_rx does (events deferred until it is through).  On

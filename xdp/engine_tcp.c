@@ -268,7 +268,7 @@ static int send_syn(struct gso_stream *s, uint64_t now)
 	if (s->mss_cap && s->mss_cap < mss)
 		mss = s->mss_cap;
 	gsoi_tcp_syn_opts(opts, (uint16_t)(mss > 65535 ? 65535 : mss), !(s->flags & GSO_STREAM_F_NO_SACK),
-		     !(s->flags & GSO_STREAM_F_NO_TS), tsval(s, now), OUR_WSCALE);
+			  !(s->flags & GSO_STREAM_F_NO_TS), tsval(s, now), OUR_WSCALE);
 	GSO_OPTS(gso_tmpl_fields, f, .seq = s->iss, .window = OUR_WIN, .tcp_opts = opts,
 		 .tcp_opts_len = TCP_SYN_OPTS_LEN);
 	base_fields(s, &f);
@@ -991,7 +991,7 @@ static void unhash(struct gso_stream *s)
 }
 
 void gsoi_engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
-			 uint64_t now)
+			      uint64_t now)
 {
 	struct tcp_key k;
 	struct tcp_seg g;

@@ -96,7 +96,7 @@ int gsoi_tcp_frame_parse(const uint8_t *frame, uint32_t len, struct tcp_seg *seg
  * scale `wscale` (0..14).  Writes TCP_SYN_OPTS_LEN bytes.
  */
 void gsoi_tcp_syn_opts(uint8_t out[TCP_SYN_OPTS_LEN], uint16_t mss, bool sack, bool ts, uint32_t tsval,
-		  uint8_t wscale);
+		       uint8_t wscale);
 
 /* NOP, NOP, timestamps (tsval, tsecr).  Writes TCP_TS_OPTS_LEN bytes. */
 void gsoi_tcp_ts_opts(uint8_t out[TCP_TS_OPTS_LEN], uint32_t tsval, uint32_t tsecr);

@@ -739,7 +739,7 @@ int gsoi_vnet_init(struct vnet_dev *v, const struct gso_vnet_opts *o, uint32_t s
 		return -ENOMEM;
 	}
 	err = gsoi_ua_init(&v->mem.ua, (uint32_t)(v->mem.len / v->mem.chunk_size),
-		      (uint32_t)(v->mem.len / v->mem.chunk_size));
+			   (uint32_t)(v->mem.len / v->mem.chunk_size));
 	if (err)
 		return err;
 	v->t.dev.mem = &v->mem;

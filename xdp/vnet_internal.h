@@ -76,7 +76,7 @@ struct tso_dev *gsoi_tso_of(struct gso_dev *dev);
  * -EOPNOTSUPP when mode is GSO_TSO_OFFLOAD and the device cannot.
  */
 int gsoi_tso_choose(const struct tso_limits *l, const struct gso_tx *tx, unsigned mode, unsigned flags,
-	       struct tso_choice *c);
+		    struct tso_choice *c);
 
 /* The ops.submit of a TSO backend: the device's default mode, no flow. */
 int gsoi_tso_dev_submit(struct gso_dev *dev, const struct gso_tx *tx, unsigned n);

@@ -85,7 +85,7 @@ static unsigned device_refuses(const struct tso_limits *l, const struct gso_offl
 }
 
 int gsoi_tso_choose(const struct tso_limits *l, const struct gso_tx *tx, unsigned mode, unsigned flags,
-	       struct tso_choice *c)
+		    struct tso_choice *c)
 {
 	uint32_t in = 0;
 	unsigned why;

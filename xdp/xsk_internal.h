@@ -70,7 +70,7 @@ int gsoi_xsk_sock_kick(const struct xsk_sock *s);
  * *completed says whether the frame's completion was reaped here.
  */
 int gsoi_xsk_probe_csum(struct xsk_sock *s, uint8_t *area, uint64_t addr, const uint8_t mac[6],
-		   bool *completed);
+			bool *completed);
 
 /* Copy-mode descriptors per packet: MAX_SKB_FRAGS + 1 as the kernel reports it. */
 uint32_t gsoi_xsk_copy_max_descs(void);
@@ -89,6 +89,6 @@ int gsoi_xsk_dev_info(const struct gso_dev *d, int *ifindex, uint32_t *queue_id,
  * kernel did not send stay 0.
  */
 int gsoi_xsk_netdev_get(int ifindex, uint64_t *xdp_features, uint32_t *zc_max_segs,
-		   uint64_t *xsk_features);
+			uint64_t *xsk_features);
 
 #endif

@@ -24,7 +24,7 @@ static void sleep_ms(long ms)
 }
 
 int gsoi_xsk_probe_csum(struct xsk_sock *s, uint8_t *area, uint64_t addr, const uint8_t mac[6],
-		   bool *completed)
+			bool *completed)
 {
 	struct gso_xsk_txmd m = {
 		.flags = GSO_XSK_TXMD_CHECKSUM,

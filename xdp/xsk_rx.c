@@ -168,7 +168,7 @@ int gsoi_xsk_rx_recv(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m, st
 }
 
 int gsoi_xsk_rx_release(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m, const struct gso_rx_pkt *p,
-		   unsigned n)
+			unsigned n)
 {
 	unsigned i;
 

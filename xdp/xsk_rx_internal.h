@@ -60,7 +60,7 @@ int gsoi_xsk_rx_recv(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m, st
  * their chunks go back to the free pool.  Returns n.
  */
 int gsoi_xsk_rx_release(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m, const struct gso_rx_pkt *p,
-		   unsigned n);
+			unsigned n);
 
 /* Wait for frames: 0 (there are some), -ETIMEDOUT, -ENODEV, -ENETDOWN, or another -errno of poll. */
 int gsoi_xsk_rx_wait(struct xsk_rx *r, struct xsk_sock *s, int timeout_ms);

@@ -891,7 +891,7 @@ static int csum_probe(struct xsk_dev *x)
 		return 0;
 	gsoi_ua_get(&x->mem.ua, chunk);
 	r = gsoi_xsk_probe_csum(&x->sk, x->mem.base, (uint64_t)chunk * x->mem.chunk_size + x->meta, mac,
-			   &completed);
+				&completed);
 	/* Invalid descriptors are dropped without a completion. */
 	if (completed || r == 0)
 		gsoi_ua_put(&x->mem.ua, chunk);
