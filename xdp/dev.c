@@ -198,11 +198,20 @@ int gsoi_dev_buf_check(const struct dev_mem *m, const struct gso_buf *b, uint32_
 
 int gso_dev__plan(struct gso_dev *dev, const struct gso_tx *tx, struct gso_tx_plan *plan)
 {
-	if (!dev || !tx || !plan)
+	struct gso_tx_plan full;
+	int err;
+
+	if (!dev || !tx || !plan || plan->sz <= sizeof(size_t))
 		return -EINVAL;
 	if (dev->closed)
 		return -ESHUTDOWN;
-	return dev->ops->plan(dev, tx, plan);
+	memset(&full, 0, sizeof(full));
+	err = dev->ops->plan(dev, tx, &full);
+	if (err)
+		return err;
+	full.sz = plan->sz < sizeof(full) ? plan->sz : sizeof(full);
+	memcpy(plan, &full, full.sz);
+	return 0;
 }
 
 int gso_dev__submit(struct gso_dev *dev, const struct gso_tx *tx, unsigned n)

@@ -703,7 +703,7 @@ static void size_stream(struct gso_stream *s, uint64_t now)
 	{
 		/* What one full super-segment costs the device, for the small-queue limit. */
 		static const uint8_t zeros[65536];
-		struct gso_tx_plan plan;
+		struct gso_tx_plan plan = { .sz = sizeof(plan) };
 		struct gso_tx ptx = { .tmpl = &s->tmpl, .data = zeros, .len = s->st.seg_limit, .mss = mss,
 				      .flags = (uint8_t)s->tx_flags };
 

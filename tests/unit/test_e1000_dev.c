@@ -268,6 +268,29 @@ Test(e1000_dev, flow_sz_bounds_what_is_counted, .fini = fini)
 	cr_assert_eq(flow.why[GSO_TSO_WHY_PROTO], mark + 1);
 }
 
+/* gso_dev__plan() fills the caller's plan up to its sz, nothing past it. */
+Test(e1000_dev, plan_is_filled_up_to_its_sz, .fini = fini)
+{
+	static uint8_t pay[10000];
+	struct gso_tx_plan plan;
+	struct gso_tmpl t4;
+	struct gso_tx tx;
+
+	make(GSO_E1000_F_NO_THREAD, 0, 0, 0);
+	tmpl(&t4, GSO_L3_IPV4, GSO_L4_TCP, 0, true);
+	tx = txd(&t4, pay, sizeof(pay), 1448);
+	memset(&plan, 0xff, sizeof(plan));
+	plan.sz = sizeof(size_t);
+	cr_assert_eq(gso_dev__plan(dev, &tx, &plan), -EINVAL);
+	plan.sz = offsetof(struct gso_tx_plan, frames);
+	cr_assert_eq(gso_dev__plan(dev, &tx, &plan), 0);
+	cr_assert_neq(plan.seg, 0xff);
+	cr_assert_eq(plan.frames, UINT32_MAX, "written past sz");
+	plan.sz = sizeof(plan);
+	cr_assert_eq(gso_dev__plan(dev, &tx, &plan), 0);
+	cr_assert_eq(plan.frames, 7);
+}
+
 Test(e1000_dev, cwr_goes_software_unless_allowed, .fini = fini)
 {
 	static uint8_t pay[9000];

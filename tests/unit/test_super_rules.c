@@ -271,7 +271,7 @@ Test(super_rules, e1000_model_sends_no_multi_segment_syn_or_rst, .fini = fini)
 	GSO_OPTS(gso_e1000_opts, o, .flags = GSO_E1000_F_NO_THREAD, .nchunks = 256, .wire_fn = gso_test_count_wire,
 		 .wire_ctx = (void *)&frames);
 	struct gso_dev_stats st = { .sz = sizeof(st) };
-	struct gso_tx_plan plan;
+	struct gso_tx_plan plan = { .sz = sizeof(plan) };
 
 	cr_assert_eq(gso_e1000__create(&dev, 0, &o), 0);
 	for (unsigned b = 0; b < 2; b++) {
