@@ -106,7 +106,7 @@ PROG_LIBS  = $(if $(XDP_SRCS),$(LIBXDP_A)) $(LIBGSO_A) $(XDP_LIBS) $(URING_LIBS)
 # Tests find tools, BPF objects and fixtures through this define.
 TEST_DEFS := -DGSO_BUILD_DIR='"$(abspath $(B))"' -DGSO_SRC_DIR='"$(abspath .)"'
 
-.PHONY: all lib tools bench-progs test-progs tests check check-run check-install check-headers deps install uninstall \
+.PHONY: all lib tools bench-progs test-progs tests check check-run check-install check-headers check-abi deps install uninstall \
 	clean fuzz fuzz-bin bench clang-build demo
 .DEFAULT_GOAL := all
 # Keep the programs' intermediate objects (their own and their common/
@@ -291,7 +291,7 @@ deps:
 check: deps
 	$(Q)$(MAKE) check-run
 
-check-run: all tests fuzz-bin clang-build check-install check-headers
+check-run: all tests fuzz-bin clang-build check-install check-headers check-abi
 	$(Q)B=$(B) sh tests/run.sh
 
 # Each public header compiles alone as C11 and as C++ (gcc and clang), and
@@ -299,6 +299,13 @@ check-run: all tests fuzz-bin clang-build check-install check-headers
 check-headers: $(LIBGSO_A)
 	$(call msg,CHECK,headers)
 	$(Q)B=$(B) CC=$(CC) CLANG=$(CLANG) CXX=$(CXX) CLANGXX=$(CLANGXX) sh tests/check-headers.sh
+
+# The version maps name exactly the GSO_API functions, and every global
+# symbol of the archives is prefixed (gso_ public, gsoi_ internal):
+# tests/abi/check-map.sh, run here as a prerequisite of check-run.
+check-abi: lib
+	$(call msg,ABI,$(B))
+	$(Q)sh tests/abi/check-map.sh $(B)
 
 # Install into a scratch DESTDIR and build the README's API example and a
 # libgso-xdp program against what was installed, through pkg-config, with

@@ -392,7 +392,7 @@ awk -F '\t' -v table="$TABLE" -v json="$JSON" -v jout="$OUT/results.json" -v row
 		print "  Ir            user-space instructions per frame of the same sender under callgrind, by source"
 		print "                file of each function (inlined system-header code goes with its function)."
 		print "                Under valgrind the receiver ACKs the slow sender more often than at speed, so"
-		print "                per-ACK work (engine_stream_input, gso_flowq__ack, tcp_key_hash) weighs more here."
+		print "                per-ACK work (gsoi_engine_stream_input, gso_flowq__ack, gsoi_tcp_key_hash) weighs more here."
 		printf "  here: sender CPU/frame"
 		for (i = 1; i < nr; i++) printf " %s %sx", R[i], ratio(per(R[i], "user_s", "timing", 1) + per(R[i], "sys_s", "timing", 1), per("kernel", "user_s", "timing", 1) + per("kernel", "sys_s", "timing", 1))
 		printf " the kernel'"'"'s; NET_RX runs/frame %s vs kernel %s; user Ir/frame without the generator:",

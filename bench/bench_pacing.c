@@ -745,7 +745,7 @@ static void *ours_main(void *arg)
 	struct gso_evloop_event ev[4];
 	struct gso_evloop *loop = NULL;
 	struct gso_sched *s = NULL;
-	struct gso_sched_stats ss;
+	struct gso_sched_stats ss = { .sz = sizeof(ss) };
 	struct gso_burst burst;
 	struct rusage ru0, ru1;
 	uint64_t t0, t_end, cpu0, now, seq = 0, gap;

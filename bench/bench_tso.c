@@ -440,6 +440,7 @@ static void run_dev(struct run *r)
 		snprintf(r->err, sizeof(r->err), "out of memory");
 		return;
 	}
+	d->flow.sz = sizeof(d->flow);
 	err = open_dev(r, d);
 	if (err) {
 		snprintf(r->err, sizeof(r->err), "device: %s", strerror(-err));

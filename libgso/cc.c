@@ -72,9 +72,9 @@ int gso_cc__init(void *mem, size_t len, const struct gso_cc_opts *o, struct gso_
 		cc->cwnd = cc->max_cwnd;
 	cc->ssthresh = UINT32_MAX;
 	gso_rtt__init(&cc->rtt, GSO_OPTS_GET(o, min_rtt_win_ns, (uint64_t)0));
-	gso_cc_cubic_reset(cc);
+	gsoi_cc_cubic_reset(cc);
 	if (algo == GSO_CC_BBR)
-		gso_cc_bbr_init(cc, shift ? shift : GSO_BURST_DEF_PACING_SHIFT, GSO_OPTS_GET(o, seed, 0u));
+		gsoi_cc_bbr_init(cc, shift ? shift : GSO_BURST_DEF_PACING_SHIFT, GSO_OPTS_GET(o, seed, 0u));
 	else
 		update_rate(cc);
 	*out = cc;
@@ -106,7 +106,7 @@ void gso_cc__destroy(struct gso_cc *cc)
 		free(cc);
 }
 
-uint32_t gso_cc_slow_start(struct gso_cc *cc, uint32_t acked)
+uint32_t gsoi_cc_slow_start(struct gso_cc *cc, uint32_t acked)
 {
 	uint64_t cwnd = (uint64_t)cc->cwnd + acked;
 
@@ -117,7 +117,7 @@ uint32_t gso_cc_slow_start(struct gso_cc *cc, uint32_t acked)
 	return acked;
 }
 
-void gso_cc_avoid_ai(struct gso_cc *cc, uint32_t w, uint32_t acked)
+void gsoi_cc_avoid_ai(struct gso_cc *cc, uint32_t w, uint32_t acked)
 {
 	if (!w)
 		w = 1;
@@ -155,7 +155,7 @@ int gso_cc__on_ack(struct gso_cc *cc, const struct gso_cc_ack *a)
 	if (rtt)
 		gso_rtt__update(&cc->rtt, now, rtt);
 	if (cc->algo == GSO_CC_BBR) {
-		gso_cc_bbr_ack(cc, a, rs);
+		gsoi_cc_bbr_ack(cc, a, rs);
 		return 0;
 	}
 
@@ -164,9 +164,9 @@ int gso_cc__on_ack(struct gso_cc *cc, const struct gso_cc_ack *a)
 	 * Recovery). */
 	if (acked && !(flags & GSO_CC_ACK_NOT_CWND_LIMITED) && now >= cc->freeze_until_ns) {
 		if (cc->algo == GSO_CC_RENO)
-			gso_cc_reno_ack(cc, now, acked);
+			gsoi_cc_reno_ack(cc, now, acked);
 		else
-			gso_cc_cubic_ack(cc, now, acked);
+			gsoi_cc_cubic_ack(cc, now, acked);
 		if (cc->cwnd > cc->max_cwnd)
 			cc->cwnd = cc->max_cwnd;
 	}
@@ -176,8 +176,8 @@ int gso_cc__on_ack(struct gso_cc *cc, const struct gso_cc_ack *a)
 
 static void reduce(struct gso_cc *cc, uint64_t now_ns)
 {
-	cc->ssthresh = cc->algo == GSO_CC_RENO ? gso_cc_reno_ssthresh(cc)
-					       : gso_cc_cubic_ssthresh(cc);
+	cc->ssthresh = cc->algo == GSO_CC_RENO ? gsoi_cc_reno_ssthresh(cc)
+					       : gsoi_cc_cubic_ssthresh(cc);
 	cc->recovery_start_ns = now_ns;
 	cc->in_recovery_once = true;
 	cc->cwnd_cnt = 0;
@@ -189,7 +189,7 @@ int gso_cc__on_loss(struct gso_cc *cc, uint64_t now_ns, uint64_t sent_ns)
 	if (!cc)
 		return -EINVAL;
 	if (cc->algo == GSO_CC_BBR)
-		return gso_cc_bbr_loss(cc, now_ns, sent_ns);
+		return gsoi_cc_bbr_loss(cc, now_ns, sent_ns);
 	if (cc->in_recovery_once && sent_ns <= cc->recovery_start_ns)
 		return 0;
 	reduce(cc, now_ns);
@@ -204,7 +204,7 @@ int gso_cc__on_rto(struct gso_cc *cc, uint64_t now_ns)
 	if (!cc)
 		return -EINVAL;
 	if (cc->algo == GSO_CC_BBR) {
-		gso_cc_bbr_rto(cc, now_ns);
+		gsoi_cc_bbr_rto(cc, now_ns);
 		return 0;
 	}
 	reduce(cc, now_ns);
@@ -212,7 +212,7 @@ int gso_cc__on_rto(struct gso_cc *cc, uint64_t now_ns)
 	/* Slow start again from one segment at once; losses of segments sent
 	 * before the timeout still count as this event. */
 	cc->freeze_until_ns = 0;
-	gso_cc_cubic_reset(cc);
+	gsoi_cc_cubic_reset(cc);
 	update_rate(cc);
 	return 0;
 }
@@ -222,18 +222,20 @@ int gso_cc__on_tx_start(struct gso_cc *cc, uint64_t now_ns, bool app_limited)
 	if (!cc)
 		return -EINVAL;
 	if (cc->algo == GSO_CC_BBR)
-		gso_cc_bbr_tx_start(cc, now_ns, app_limited);
+		gsoi_cc_bbr_tx_start(cc, now_ns, app_limited);
 	return 0;
 }
 
 uint32_t gso_cc__min_burst_segs(const struct gso_cc *cc)
 {
-	return cc && cc->algo == GSO_CC_BBR ? gso_cc_bbr_min_tso_segs(cc) : 0;
+	return cc && cc->algo == GSO_CC_BBR ? gsoi_cc_bbr_min_tso_segs(cc) : 0;
 }
 
-int gso_cc__state(const struct gso_cc *cc, struct gso_cc_state *st)
+int gso_cc__state(const struct gso_cc *cc, struct gso_cc_state *out)
 {
-	if (!cc || !st)
+	struct gso_cc_state full, *st = &full;
+
+	if (!cc || !out || out->sz <= sizeof(size_t))
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
 	st->cwnd = cc->cwnd;
@@ -246,6 +248,8 @@ int gso_cc__state(const struct gso_cc *cc, struct gso_cc_state *st)
 	st->recovery_start_ns = cc->recovery_start_ns;
 	st->in_slow_start = cc->cwnd < cc->ssthresh;
 	st->loss_events = cc->loss_events;
+	st->sz = out->sz < sizeof(full) ? out->sz : sizeof(full);
+	memcpy(out, st, st->sz);
 	return 0;
 }
 

@@ -148,7 +148,7 @@ static uint64_t bw_to_rate(const struct gso_cc *cc, uint64_t bw, uint32_t gain)
 	return (uint64_t)r;
 }
 
-uint32_t gso_cc_bbr_min_tso_segs(const struct gso_cc *cc)
+uint32_t gsoi_cc_bbr_min_tso_segs(const struct gso_cc *cc)
 {
 	return cc->pacing_rate < BBR_MIN_TSO_RATE ? 1 : 2;
 }
@@ -157,7 +157,7 @@ uint32_t gso_cc_bbr_min_tso_segs(const struct gso_cc *cc)
 static uint32_t tso_segs_goal(const struct gso_cc *cc)
 {
 	uint64_t bytes = cc->pacing_rate >> cc->bbr.pacing_shift;
-	uint32_t segs, min = gso_cc_bbr_min_tso_segs(cc);
+	uint32_t segs, min = gsoi_cc_bbr_min_tso_segs(cc);
 
 	if (bytes > BBR_TSO_MAX_BYTES)
 		bytes = BBR_TSO_MAX_BYTES;
@@ -537,7 +537,7 @@ done:
 
 /* ---- events ------------------------------------------------------------- */
 
-void gso_cc_bbr_init(struct gso_cc *cc, uint32_t pacing_shift, uint32_t seed)
+void gsoi_cc_bbr_init(struct gso_cc *cc, uint32_t pacing_shift, uint32_t seed)
 {
 	struct cc_bbr *b = &cc->bbr;
 
@@ -552,7 +552,7 @@ void gso_cc_bbr_init(struct gso_cc *cc, uint32_t pacing_shift, uint32_t seed)
 	init_pacing_rate_from_rtt(cc);
 }
 
-void gso_cc_bbr_ack(struct gso_cc *cc, const struct gso_cc_ack *a, const struct gso_rate_sample *in)
+void gsoi_cc_bbr_ack(struct gso_cc *cc, const struct gso_cc_ack *a, const struct gso_rate_sample *in)
 {
 	struct cc_bbr *b = &cc->bbr;
 	struct gso_rate_sample rs = { .sz = sizeof(rs) };
@@ -594,7 +594,7 @@ void gso_cc_bbr_ack(struct gso_cc *cc, const struct gso_cc_ack *a, const struct 
 	set_cwnd(cc, &rs, acked, cc->packets_out, mm_get(b), b->cwnd_gain);
 }
 
-int gso_cc_bbr_loss(struct gso_cc *cc, uint64_t now_ns, uint64_t sent_ns)
+int gsoi_cc_bbr_loss(struct gso_cc *cc, uint64_t now_ns, uint64_t sent_ns)
 {
 	struct cc_bbr *b = &cc->bbr;
 
@@ -610,7 +610,7 @@ int gso_cc_bbr_loss(struct gso_cc *cc, uint64_t now_ns, uint64_t sent_ns)
 	return 1;
 }
 
-void gso_cc_bbr_rto(struct gso_cc *cc, uint64_t now_ns)
+void gsoi_cc_bbr_rto(struct gso_cc *cc, uint64_t now_ns)
 {
 	struct cc_bbr *b = &cc->bbr;
 
@@ -625,7 +625,7 @@ void gso_cc_bbr_rto(struct gso_cc *cc, uint64_t now_ns)
 	cc->cwnd = 1; /* tcp_enter_loss: everything in flight is lost, one segment goes */
 }
 
-void gso_cc_bbr_tx_start(struct gso_cc *cc, uint64_t now_ns, bool app_limited)
+void gsoi_cc_bbr_tx_start(struct gso_cc *cc, uint64_t now_ns, bool app_limited)
 {
 	struct cc_bbr *b = &cc->bbr;
 

@@ -26,7 +26,7 @@ static double cube_root(double x)
 	return y;
 }
 
-void gso_cc_cubic_reset(struct gso_cc *cc)
+void gsoi_cc_cubic_reset(struct gso_cc *cc)
 {
 	memset(&cc->cubic, 0, sizeof(cc->cubic));
 }
@@ -74,18 +74,18 @@ static void cubic_update(struct gso_cc *cc, uint64_t now_ns)
 	c->cnt = cnt > UINT32_MAX ? UINT32_MAX : (uint32_t)cnt;
 }
 
-void gso_cc_cubic_ack(struct gso_cc *cc, uint64_t now_ns, uint32_t acked)
+void gsoi_cc_cubic_ack(struct gso_cc *cc, uint64_t now_ns, uint32_t acked)
 {
 	if (cc->cwnd < cc->ssthresh) {
-		acked = gso_cc_slow_start(cc, acked);
+		acked = gsoi_cc_slow_start(cc, acked);
 		if (!acked)
 			return;
 	}
 	cubic_update(cc, now_ns);
-	gso_cc_avoid_ai(cc, cc->cubic.cnt, acked);
+	gsoi_cc_avoid_ai(cc, cc->cubic.cnt, acked);
 }
 
-uint32_t gso_cc_cubic_ssthresh(struct gso_cc *cc)
+uint32_t gsoi_cc_cubic_ssthresh(struct gso_cc *cc)
 {
 	struct cc_cubic *c = &cc->cubic;
 	double w;

@@ -65,22 +65,22 @@ struct gso_cc {
 };
 
 /* Linux tcp_slow_start: grow by acked up to ssthresh, return what is left. */
-uint32_t gso_cc_slow_start(struct gso_cc *cc, uint32_t acked);
+uint32_t gsoi_cc_slow_start(struct gso_cc *cc, uint32_t acked);
 /* Linux tcp_cong_avoid_ai: +1 segment per `w` segments acked. */
-void gso_cc_avoid_ai(struct gso_cc *cc, uint32_t w, uint32_t acked);
+void gsoi_cc_avoid_ai(struct gso_cc *cc, uint32_t w, uint32_t acked);
 
-void gso_cc_reno_ack(struct gso_cc *cc, uint64_t now_ns, uint32_t acked);
-uint32_t gso_cc_reno_ssthresh(struct gso_cc *cc);
+void gsoi_cc_reno_ack(struct gso_cc *cc, uint64_t now_ns, uint32_t acked);
+uint32_t gsoi_cc_reno_ssthresh(struct gso_cc *cc);
 
-void gso_cc_cubic_ack(struct gso_cc *cc, uint64_t now_ns, uint32_t acked);
-uint32_t gso_cc_cubic_ssthresh(struct gso_cc *cc);
-void gso_cc_cubic_reset(struct gso_cc *cc);
+void gsoi_cc_cubic_ack(struct gso_cc *cc, uint64_t now_ns, uint32_t acked);
+uint32_t gsoi_cc_cubic_ssthresh(struct gso_cc *cc);
+void gsoi_cc_cubic_reset(struct gso_cc *cc);
 
-void gso_cc_bbr_init(struct gso_cc *cc, uint32_t pacing_shift, uint32_t seed);
-void gso_cc_bbr_ack(struct gso_cc *cc, const struct gso_cc_ack *a, const struct gso_rate_sample *rs);
-int gso_cc_bbr_loss(struct gso_cc *cc, uint64_t now_ns, uint64_t sent_ns);
-void gso_cc_bbr_rto(struct gso_cc *cc, uint64_t now_ns);
-void gso_cc_bbr_tx_start(struct gso_cc *cc, uint64_t now_ns, bool app_limited);
-uint32_t gso_cc_bbr_min_tso_segs(const struct gso_cc *cc);
+void gsoi_cc_bbr_init(struct gso_cc *cc, uint32_t pacing_shift, uint32_t seed);
+void gsoi_cc_bbr_ack(struct gso_cc *cc, const struct gso_cc_ack *a, const struct gso_rate_sample *rs);
+int gsoi_cc_bbr_loss(struct gso_cc *cc, uint64_t now_ns, uint64_t sent_ns);
+void gsoi_cc_bbr_rto(struct gso_cc *cc, uint64_t now_ns);
+void gsoi_cc_bbr_tx_start(struct gso_cc *cc, uint64_t now_ns, bool app_limited);
+uint32_t gsoi_cc_bbr_min_tso_segs(const struct gso_cc *cc);
 
 #endif

@@ -1,18 +1,18 @@
 /* Reno window arithmetic (RFC 5681; Linux tcp_reno_cong_avoid). */
 #include "cc_internal.h"
 
-void gso_cc_reno_ack(struct gso_cc *cc, uint64_t now_ns, uint32_t acked)
+void gsoi_cc_reno_ack(struct gso_cc *cc, uint64_t now_ns, uint32_t acked)
 {
 	(void)now_ns;
 	if (cc->cwnd < cc->ssthresh) {
-		acked = gso_cc_slow_start(cc, acked);
+		acked = gsoi_cc_slow_start(cc, acked);
 		if (!acked)
 			return;
 	}
-	gso_cc_avoid_ai(cc, cc->cwnd, acked);
+	gsoi_cc_avoid_ai(cc, cc->cwnd, acked);
 }
 
-uint32_t gso_cc_reno_ssthresh(struct gso_cc *cc)
+uint32_t gsoi_cc_reno_ssthresh(struct gso_cc *cc)
 {
 	uint32_t half = cc->cwnd / 2;
 

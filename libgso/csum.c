@@ -7,10 +7,10 @@
 
 #include "csum_internal.h"
 
-static const struct csum_ops ops_scalar = { csum_partial_scalar, csum_copy_scalar };
+static const struct csum_ops ops_scalar = { gsoi_csum_partial_scalar, gsoi_csum_copy_scalar };
 #if CSUM_HAVE_X86
-static const struct csum_ops ops_avx2 = { csum_partial_avx2, csum_copy_avx2 };
-static const struct csum_ops ops_avx512 = { csum_partial_avx512, csum_copy_avx512 };
+static const struct csum_ops ops_avx2 = { gsoi_csum_partial_avx2, gsoi_csum_copy_avx2 };
+static const struct csum_ops ops_avx512 = { gsoi_csum_partial_avx512, gsoi_csum_copy_avx512 };
 #endif
 
 static uint32_t resolve_partial(const void *buf, size_t len, uint32_t sum);
@@ -126,9 +126,9 @@ enum gso_csum_impl gso_csum_current(void)
 	if (fn == resolve_partial)
 		fn = resolve()->partial;
 #if CSUM_HAVE_X86
-	if (fn == csum_partial_avx512)
+	if (fn == gsoi_csum_partial_avx512)
 		return GSO_CSUM_IMPL_AVX512;
-	if (fn == csum_partial_avx2)
+	if (fn == gsoi_csum_partial_avx2)
 		return GSO_CSUM_IMPL_AVX2;
 #endif
 	return GSO_CSUM_IMPL_SCALAR;
@@ -151,7 +151,7 @@ const char *gso_csum_impl_name(enum gso_csum_impl impl)
 }
 
 /* Out of line: inlined, it would cost the common path a stack frame. */
-__attribute__((noinline)) uint32_t csum_partial_split(csum_partial_fn *fn, const void *buf, size_t len, uint32_t sum,
+__attribute__((noinline)) uint32_t gsoi_csum_partial_split(csum_partial_fn *fn, const void *buf, size_t len, uint32_t sum,
 			    size_t chunk)
 {
 	const unsigned char *p = buf;
@@ -161,7 +161,7 @@ __attribute__((noinline)) uint32_t csum_partial_split(csum_partial_fn *fn, const
 	return fn(p, len, sum);
 }
 
-__attribute__((noinline)) uint32_t csum_copy_split(csum_copy_fn *fn, void *dst, const void *src, size_t len, uint32_t sum,
+__attribute__((noinline)) uint32_t gsoi_csum_copy_split(csum_copy_fn *fn, void *dst, const void *src, size_t len, uint32_t sum,
 			 size_t chunk)
 {
 	const unsigned char *s = src;
@@ -249,7 +249,7 @@ uint32_t gso_csum_partial(const void *buf, size_t len, uint32_t sum)
 		return gso_csum_add(csum_fold64(csum_tiny(buf, NULL, len)), sum);
 	fn = atomic_load_explicit(&cur_partial, memory_order_relaxed);
 	if (__builtin_expect(len > CSUM_CHUNK, 0))
-		return csum_partial_split(fn, buf, len, sum, CSUM_CHUNK);
+		return gsoi_csum_partial_split(fn, buf, len, sum, CSUM_CHUNK);
 	return fn(buf, len, sum);
 }
 
@@ -261,7 +261,7 @@ uint32_t gso_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
 		return gso_csum_add(csum_fold64(csum_tiny(src, dst, len)), sum);
 	fn = atomic_load_explicit(&cur_copy, memory_order_relaxed);
 	if (__builtin_expect(len > CSUM_CHUNK, 0))
-		return csum_copy_split(fn, dst, src, len, sum, CSUM_CHUNK);
+		return gsoi_csum_copy_split(fn, dst, src, len, sum, CSUM_CHUNK);
 	return fn(dst, src, len, sum);
 }
 

@@ -44,7 +44,7 @@ static inline uint32_t combine(uint64_t head, uint64_t body, size_t hlen, uint32
 	return gso_csum_add(gso_csum_add(s, csum_fold64(head)), sum);
 }
 
-AVX2 uint32_t csum_partial_avx2(const void *buf, size_t len, uint32_t sum)
+AVX2 uint32_t gsoi_csum_partial_avx2(const void *buf, size_t len, uint32_t sum)
 {
 	const unsigned char *p = buf;
 	__m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
@@ -80,7 +80,7 @@ AVX2 uint32_t csum_partial_avx2(const void *buf, size_t len, uint32_t sum)
 	return combine(head, ta - (th << 32) + th + csum_small(p, len), hlen, sum);
 }
 
-AVX2 uint32_t csum_copy_avx2(void *dst, const void *src, size_t len, uint32_t sum)
+AVX2 uint32_t gsoi_csum_copy_avx2(void *dst, const void *src, size_t len, uint32_t sum)
 {
 	const unsigned char *s = src;
 	unsigned char *d = dst;

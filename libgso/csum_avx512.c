@@ -58,7 +58,7 @@ AVX512 static inline uint32_t finish512(__m512i a, __m512i h, uintptr_t odd, uin
  */
 #define PIN4(X0, X1, X2, X3) __asm__("" : "+v"(X0), "+v"(X1), "+v"(X2), "+v"(X3))
 
-AVX512 uint32_t csum_partial_avx512(const void *buf, size_t len, uint32_t sum)
+AVX512 uint32_t gsoi_csum_partial_avx512(const void *buf, size_t len, uint32_t sum)
 {
 	uintptr_t o = (uintptr_t)buf & 63;
 	const unsigned char *b = (const unsigned char *)((uintptr_t)buf - o);
@@ -100,7 +100,7 @@ AVX512 uint32_t csum_partial_avx512(const void *buf, size_t len, uint32_t sum)
 	return finish512(a0, h0, o & 1, sum);
 }
 
-AVX512 uint32_t csum_copy_avx512(void *dst, const void *src, size_t len, uint32_t sum)
+AVX512 uint32_t gsoi_csum_copy_avx512(void *dst, const void *src, size_t len, uint32_t sum)
 {
 	uintptr_t o = (uintptr_t)dst & 63;
 	unsigned char *d = (unsigned char *)((uintptr_t)dst - o);

@@ -29,20 +29,20 @@ struct csum_ops {
 #define CSUM_CHUNK ((size_t)1 << 30)
 
 /* Run `fn` over `chunk`-byte pieces (chunk even) and chain the sums. */
-uint32_t csum_partial_split(csum_partial_fn *fn, const void *buf, size_t len, uint32_t sum,
-			    size_t chunk);
-uint32_t csum_copy_split(csum_copy_fn *fn, void *dst, const void *src, size_t len, uint32_t sum,
-			 size_t chunk);
+uint32_t gsoi_csum_partial_split(csum_partial_fn *fn, const void *buf, size_t len, uint32_t sum,
+				 size_t chunk);
+uint32_t gsoi_csum_copy_split(csum_copy_fn *fn, void *dst, const void *src, size_t len, uint32_t sum,
+			      size_t chunk);
 
-uint32_t csum_partial_scalar(const void *buf, size_t len, uint32_t sum);
-uint32_t csum_copy_scalar(void *dst, const void *src, size_t len, uint32_t sum);
+uint32_t gsoi_csum_partial_scalar(const void *buf, size_t len, uint32_t sum);
+uint32_t gsoi_csum_copy_scalar(void *dst, const void *src, size_t len, uint32_t sum);
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define CSUM_HAVE_X86 1
-uint32_t csum_partial_avx2(const void *buf, size_t len, uint32_t sum);
-uint32_t csum_copy_avx2(void *dst, const void *src, size_t len, uint32_t sum);
-uint32_t csum_partial_avx512(const void *buf, size_t len, uint32_t sum);
-uint32_t csum_copy_avx512(void *dst, const void *src, size_t len, uint32_t sum);
+uint32_t gsoi_csum_partial_avx2(const void *buf, size_t len, uint32_t sum);
+uint32_t gsoi_csum_copy_avx2(void *dst, const void *src, size_t len, uint32_t sum);
+uint32_t gsoi_csum_partial_avx512(const void *buf, size_t len, uint32_t sum);
+uint32_t gsoi_csum_copy_avx512(void *dst, const void *src, size_t len, uint32_t sum);
 #else
 #define CSUM_HAVE_X86 0
 #endif

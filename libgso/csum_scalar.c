@@ -9,7 +9,7 @@
  */
 #include "csum_internal.h"
 
-uint32_t csum_partial_scalar(const void *buf, size_t len, uint32_t sum)
+uint32_t gsoi_csum_partial_scalar(const void *buf, size_t len, uint32_t sum)
 {
 	const unsigned char *p = buf;
 	uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, h0 = 0, h1 = 0, h2 = 0, h3 = 0;
@@ -36,7 +36,7 @@ uint32_t csum_partial_scalar(const void *buf, size_t len, uint32_t sum)
 	return csum_fold64(a - (h << 32) + h + csum_small(p, len) + sum);
 }
 
-uint32_t csum_copy_scalar(void *dst, const void *src, size_t len, uint32_t sum)
+uint32_t gsoi_csum_copy_scalar(void *dst, const void *src, size_t len, uint32_t sum)
 {
 	const unsigned char *s = src;
 	unsigned char *d = dst;

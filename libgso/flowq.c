@@ -5,7 +5,7 @@
  * Entries are index-linked slots of one array laid out at creation, kept in
  * sequence order; a free list holds the unused ones.  Counters (segments
  * unsent, out, SACKed, lost, in flight) are maintained incrementally, but
- * only through fq_account(), which derives an entry's segments from its
+ * only through gsoi_fq_account(), which derives an entry's segments from its
  * length and MSS at that moment: every change to an entry is "take its
  * contribution out, change it, put the new contribution in".
  */
@@ -15,7 +15,7 @@
 #include "flowq_internal.h"
 #include "opts_internal.h"
 
-void fq_contrib(const struct fq_ent *e, struct fq_count *c)
+void gsoi_fq_contrib(const struct fq_ent *e, struct fq_count *c)
 {
 	uint32_t segs = fq_segs(e);
 
@@ -41,21 +41,21 @@ void fq_contrib(const struct fq_ent *e, struct fq_count *c)
 	c->in_flight_bytes = e->len;
 }
 
-void fq_account(struct gso_flowq *q, const struct fq_ent *e, int sign)
+void gsoi_fq_account(struct gso_flowq *q, const struct fq_ent *e, int sign)
 {
 	struct fq_count d;
 	uint32_t *dst = (uint32_t *)&q->c, *src = (uint32_t *)&d;
 
-	fq_contrib(e, &d);
+	gsoi_fq_contrib(e, &d);
 	for (size_t k = 0; k < sizeof(d) / sizeof(uint32_t); k++)
 		dst[k] += sign > 0 ? src[k] : -src[k];
 }
 
-void fq_set_flags(struct gso_flowq *q, uint32_t i, uint8_t flags)
+void gsoi_fq_set_flags(struct gso_flowq *q, uint32_t i, uint8_t flags)
 {
-	fq_account(q, &q->ent[i], -1);
+	gsoi_fq_account(q, &q->ent[i], -1);
 	q->ent[i].flags = flags;
-	fq_account(q, &q->ent[i], +1);
+	gsoi_fq_account(q, &q->ent[i], +1);
 }
 
 static uint32_t fq_alloc(struct gso_flowq *q)
@@ -68,7 +68,7 @@ static uint32_t fq_alloc(struct gso_flowq *q)
 	return i;
 }
 
-uint32_t fq_split(struct gso_flowq *q, uint32_t i, uint32_t at)
+uint32_t gsoi_fq_split(struct gso_flowq *q, uint32_t i, uint32_t at)
 {
 	struct fq_ent *e = &q->ent[i], *n;
 	uint32_t j;
@@ -77,7 +77,7 @@ uint32_t fq_split(struct gso_flowq *q, uint32_t i, uint32_t at)
 		return FQ_NIL;
 	j = fq_alloc(q);
 	n = &q->ent[j];
-	fq_account(q, e, -1);
+	gsoi_fq_account(q, e, -1);
 	*n = *e;
 	n->seq = e->seq + at;
 	n->off = e->off + at;
@@ -90,16 +90,16 @@ uint32_t fq_split(struct gso_flowq *q, uint32_t i, uint32_t at)
 	else
 		q->tail = j;
 	e->next = j;
-	fq_account(q, e, +1);
-	fq_account(q, n, +1);
+	gsoi_fq_account(q, e, +1);
+	gsoi_fq_account(q, n, +1);
 	return j;
 }
 
-void fq_remove(struct gso_flowq *q, uint32_t i)
+void gsoi_fq_remove(struct gso_flowq *q, uint32_t i)
 {
 	struct fq_ent *e = &q->ent[i];
 
-	fq_account(q, e, -1);
+	gsoi_fq_account(q, e, -1);
 	if (e->prev != FQ_NIL)
 		q->ent[e->prev].next = e->next;
 	else
@@ -234,9 +234,9 @@ int gso_flowq__append(struct gso_flowq *q, uint64_t handle, uint32_t off, uint32
 		return -ENOSPC;
 
 	if (grow) {
-		fq_account(q, &q->ent[t], -1);
+		gsoi_fq_account(q, &q->ent[t], -1);
 		q->ent[t].len += grow;
-		fq_account(q, &q->ent[t], +1);
+		gsoi_fq_account(q, &q->ent[t], +1);
 	}
 	off += grow;
 	seq = q->end + grow;
@@ -253,7 +253,7 @@ int gso_flowq__append(struct gso_flowq *q, uint64_t handle, uint32_t off, uint32
 		q->tail = i;
 		if (q->nxt_idx == FQ_NIL)
 			q->nxt_idx = i;
-		fq_account(q, e, +1);
+		gsoi_fq_account(q, e, +1);
 		seq += l;
 		off += l;
 		rest -= l;
@@ -264,7 +264,7 @@ int gso_flowq__append(struct gso_flowq *q, uint64_t handle, uint32_t off, uint32
 
 /* ---- sending --------------------------------------------------------- */
 
-int fq_peek(const struct gso_flowq *q, uint32_t max_segs, struct gso_flowq_tx *tx, uint32_t *idx)
+int gsoi_fq_peek(const struct gso_flowq *q, uint32_t max_segs, struct gso_flowq_tx *tx, uint32_t *idx)
 {
 	const struct fq_ent *e;
 	uint64_t cap;
@@ -334,7 +334,7 @@ int gso_flowq__peek(const struct gso_flowq *q, uint32_t max_segs, struct gso_flo
 
 	if (!q || !tx || !max_segs)
 		return -EINVAL;
-	r = fq_peek(q, max_segs, &t, &idx);
+	r = gsoi_fq_peek(q, max_segs, &t, &idx);
 	if (r >= 0)
 		*tx = t;
 	return r;
@@ -350,7 +350,7 @@ int gso_flowq__sent(struct gso_flowq *q, const struct gso_flowq_tx *tx, uint64_t
 	if (!q || !tx || !tx->len || !tx->mss)
 		return -EINVAL;
 	/* Whatever peek allows now for this many segments is what may be recorded. */
-	r = fq_peek(q, gso_flowq_segs(tx->len, tx->mss), &p, &i);
+	r = gsoi_fq_peek(q, gso_flowq_segs(tx->len, tx->mss), &p, &i);
 	if (r < 0)
 		return r;
 	if (r == 0)
@@ -358,7 +358,7 @@ int gso_flowq__sent(struct gso_flowq *q, const struct gso_flowq_tx *tx, uint64_t
 	if (p.seq != tx->seq || p.handle != tx->handle || p.off != tx->off || p.mss != tx->mss ||
 	    (p.flags & GSO_FLOWQ_TX_RETRANS) != (tx->flags & GSO_FLOWQ_TX_RETRANS) || tx->len > p.len)
 		return -EINVAL;
-	if (tx->len < q->ent[i].len && fq_split(q, i, tx->len) == FQ_NIL)
+	if (tx->len < q->ent[i].len && gsoi_fq_split(q, i, tx->len) == FQ_NIL)
 		return -ENOSPC;
 	e = &q->ent[i];
 	segs = fq_segs(e);
@@ -366,10 +366,10 @@ int gso_flowq__sent(struct gso_flowq *q, const struct gso_flowq_tx *tx, uint64_t
 	if (!q->c.packets_out)
 		q->first_tx_ns = q->delivered_ns = now_ns;
 	if (p.flags & GSO_FLOWQ_TX_RETRANS) {
-		fq_set_flags(q, i, e->flags | FQ_RETRANS | FQ_EVER_RT);
+		gsoi_fq_set_flags(q, i, e->flags | FQ_RETRANS | FQ_EVER_RT);
 		q->retrans_segs += segs;
 	} else {
-		fq_set_flags(q, i, FQ_SENT);
+		gsoi_fq_set_flags(q, i, FQ_SENT);
 		q->nxt += e->len;
 		q->nxt_idx = e->next;
 		q->sent_segs += segs;
@@ -384,7 +384,7 @@ int gso_flowq__sent(struct gso_flowq *q, const struct gso_flowq_tx *tx, uint64_t
 
 /* ---- state ----------------------------------------------------------- */
 
-void fq_pipe(const struct gso_flowq *q, uint32_t *segs, uint32_t *bytes)
+void gsoi_fq_pipe(const struct gso_flowq *q, uint32_t *segs, uint32_t *bytes)
 {
 	uint32_t b = q->c.in_flight_bytes;
 
@@ -404,7 +404,7 @@ int gso_flowq__check_app_limited(struct gso_flowq *q, uint32_t cwnd_segs)
 
 	if (!q)
 		return -EINVAL;
-	fq_pipe(q, &pipe, &pipe_bytes);
+	gsoi_fq_pipe(q, &pipe, &pipe_bytes);
 	unsent = q->end - q->nxt;
 	mss = q->nxt_idx != FQ_NIL ? q->ent[q->nxt_idx].mss : 1;
 	if (unsent >= mss || pipe >= cwnd_segs || q->c.lost_pending)
@@ -460,7 +460,7 @@ int gso_flowq__info(const struct gso_flowq *q, struct gso_flowq_info *st)
 	f.lost_out = q->c.lost_out;
 	f.retrans_out = q->c.retrans_out;
 	f.lost_pending = q->c.lost_pending;
-	fq_pipe(q, &f.in_flight, &f.in_flight_bytes);
+	gsoi_fq_pipe(q, &f.in_flight, &f.in_flight_bytes);
 	f.dupacks = q->dupacks;
 	f.in_recovery = q->recovery;
 	f.recovery_end = q->recovery ? q->recovery_end : 0;
@@ -515,7 +515,7 @@ int gso_flowq__flush(struct gso_flowq *q, struct gso_flowq_rel *rel, unsigned n_
 		if (!k || rel[k - 1].handle != e->handle)
 			rel[k++] = (struct gso_flowq_rel){ .handle = e->handle, .done = 1 };
 		rel[k - 1].upto = e->off + e->len;
-		fq_remove(q, q->head);
+		gsoi_fq_remove(q, q->head);
 	}
 	q->una = q->nxt = q->end;
 	q->nxt_idx = FQ_NIL;
@@ -557,7 +557,7 @@ int gso_flowq__check(const struct gso_flowq *q)
 			return -EUCLEAN;
 		if ((f & FQ_RETRANS) && !(f & FQ_LOST))
 			return -EUCLEAN;
-		fq_contrib(e, &d);
+		gsoi_fq_contrib(e, &d);
 		for (size_t k = 0; k < sizeof(d) / sizeof(uint32_t); k++)
 			((uint32_t *)&sum)[k] += ((uint32_t *)&d)[k];
 		seq += e->len;

@@ -116,7 +116,7 @@ static void mark_lost(struct gso_flowq *q, uint32_t i, struct ack_ctx *c)
 	struct fq_ent *e = &q->ent[i];
 	uint32_t segs = fq_segs(e);
 
-	fq_set_flags(q, i, (uint8_t)((e->flags | FQ_LOST) & ~FQ_RETRANS));
+	gsoi_fq_set_flags(q, i, (uint8_t)((e->flags | FQ_LOST) & ~FQ_RETRANS));
 	c->lost += e->len;
 	c->res->lost_segs += segs;
 	q->lost_marked += segs;
@@ -137,7 +137,7 @@ static void mark_head_lost(struct gso_flowq *q, struct ack_ctx *c)
 		return;
 	/* Without a free entry the whole entry goes: more is resent, nothing is missed. */
 	if (e->len > e->mss)
-		fq_split(q, i, e->mss);
+		gsoi_fq_split(q, i, e->mss);
 	mark_lost(q, i, c);
 }
 
@@ -206,12 +206,12 @@ static void merge_sacked(struct gso_flowq *q)
 			uint64_t tx = n->tx_ns > e->tx_ns ? n->tx_ns : e->tx_ns;
 			uint8_t rt = n->flags & FQ_EVER_RT;
 
-			fq_account(q, e, -1);
+			gsoi_fq_account(q, e, -1);
 			e->len += n->len;
-			fq_remove(q, j);
+			gsoi_fq_remove(q, j);
 			e->tx_ns = tx;
 			e->flags |= rt;
-			fq_account(q, e, +1);
+			gsoi_fq_account(q, e, +1);
 			continue;
 		}
 		i = j;
@@ -237,13 +237,13 @@ static void sack_block(struct gso_flowq *q, uint32_t s, uint32_t end, struct ack
 		hi = fq_before(end, fq_end(e)) ? (end - e->seq) / mss * mss : e->len;
 		if (lo >= hi)
 			continue;
-		if (hi < e->len && fq_split(q, i, hi) == FQ_NIL) {
+		if (hi < e->len && gsoi_fq_split(q, i, hi) == FQ_NIL) {
 			c->res->sack_unsplit++;
 			q->sack_unsplit++;
 			continue;
 		}
 		if (lo > 0) {
-			uint32_t j = fq_split(q, i, lo);
+			uint32_t j = gsoi_fq_split(q, i, lo);
 
 			if (j == FQ_NIL) {
 				c->res->sack_unsplit++;
@@ -258,7 +258,7 @@ static void sack_block(struct gso_flowq *q, uint32_t s, uint32_t end, struct ack
 		c->res->delivered_segs += segs;
 		rtt_candidate(c, e);
 		rate_delivered(q, c, e, e->len, true);
-		fq_set_flags(q, i, (uint8_t)((e->flags & ~(FQ_LOST | FQ_RETRANS)) | FQ_SACKED));
+		gsoi_fq_set_flags(q, i, (uint8_t)((e->flags & ~(FQ_LOST | FQ_RETRANS)) | FQ_SACKED));
 	}
 }
 
@@ -296,7 +296,7 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 		memset(&q->rs, 0, sizeof(q->rs));
 		q->rs.sz = sizeof(q->rs);
 		q->rs.delivered_total = q->delivered;
-		fq_pipe(q, &pipe, &q->rs.prior_in_flight);
+		gsoi_fq_pipe(q, &pipe, &q->rs.prior_in_flight);
 		return 0;
 	}
 	for (i = q->head; i != FQ_NIL && fq_before(q->ent[i].seq, A.ack); i = q->ent[i].next) {
@@ -315,7 +315,7 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 	old_wnd = q->wnd;
 	old_known = q->wnd_known;
 
-	fq_pipe(q, &pipe, &prior_in_flight);
+	gsoi_fq_pipe(q, &pipe, &prior_in_flight);
 	while ((i = q->head) != FQ_NIL && !fq_after(fq_end(&q->ent[i]), A.ack)) {
 		struct fq_ent *e = &q->ent[i];
 		uint32_t segs = fq_segs(e);
@@ -327,18 +327,18 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 			rate_delivered(q, &c, e, e->len, false);
 		}
 		rel_add(rel, &k, e->handle, e->off + e->len);
-		fq_remove(q, i);
+		gsoi_fq_remove(q, i);
 	}
 	if (i != FQ_NIL && fq_before(q->ent[i].seq, A.ack)) {
 		/* Partial ACK: trim the head now, count the segments it completed. */
 		struct fq_ent *e = &q->ent[i];
 		uint32_t d = A.ack - e->seq, before = fq_segs(e), after;
 
-		fq_account(q, e, -1);
+		gsoi_fq_account(q, e, -1);
 		e->seq += d;
 		e->off += d;
 		e->len -= d;
-		fq_account(q, e, +1);
+		gsoi_fq_account(q, e, +1);
 		after = fq_segs(e);
 		res->acked_segs += before - after;
 		if (!(e->flags & FQ_SACKED)) {
@@ -442,7 +442,7 @@ int gso_flowq__timeout(struct gso_flowq *q)
 		if ((e->flags & (FQ_LOST | FQ_RETRANS)) == FQ_LOST)
 			continue; /* still waiting for its retransmission */
 		n += fq_segs(e);
-		fq_set_flags(q, i, (uint8_t)((e->flags | FQ_LOST) & ~FQ_RETRANS));
+		gsoi_fq_set_flags(q, i, (uint8_t)((e->flags | FQ_LOST) & ~FQ_RETRANS));
 	}
 	q->lost_marked += n;
 	q->dupacks = 0;

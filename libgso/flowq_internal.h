@@ -40,7 +40,7 @@ struct fq_ent {
 	uint8_t flags;
 };
 
-/* What an entry adds to the flow's counters; see fq_account(). */
+/* What an entry adds to the flow's counters; see gsoi_fq_account(). */
 struct fq_count {
 	uint32_t unsent_segs;
 	uint32_t packets_out, sacked_out, lost_out, retrans_out, lost_pending;
@@ -96,22 +96,22 @@ static inline uint32_t fq_segs(const struct fq_ent *e)
 }
 
 /* Add (sign +1) or remove (-1) an entry's contribution to q->c. */
-void fq_account(struct gso_flowq *q, const struct fq_ent *e, int sign);
-/* Contribution of one entry, as fq_account() applies it. */
-void fq_contrib(const struct fq_ent *e, struct fq_count *c);
+void gsoi_fq_account(struct gso_flowq *q, const struct fq_ent *e, int sign);
+/* Contribution of one entry, as gsoi_fq_account() applies it. */
+void gsoi_fq_contrib(const struct fq_ent *e, struct fq_count *c);
 
 /* Change an entry's flags with its contribution kept exact. */
-void fq_set_flags(struct gso_flowq *q, uint32_t i, uint8_t flags);
+void gsoi_fq_set_flags(struct gso_flowq *q, uint32_t i, uint8_t flags);
 
 /*
  * Split entry i so that it keeps its first `at` bytes (0 < at < len) and a
  * new entry right after it holds the rest (same state).  Returns the new
  * index, or FQ_NIL when no entry is free (nothing changed).
  */
-uint32_t fq_split(struct gso_flowq *q, uint32_t i, uint32_t at);
+uint32_t gsoi_fq_split(struct gso_flowq *q, uint32_t i, uint32_t at);
 
 /* Unlink entry i and put it on the free list (its contribution removed). */
-void fq_remove(struct gso_flowq *q, uint32_t i);
+void gsoi_fq_remove(struct gso_flowq *q, uint32_t i);
 
 /*
  * RFC 6675 pipe in segments and bytes, as gso_flowq__info() reports it
@@ -119,9 +119,9 @@ void fq_remove(struct gso_flowq *q, uint32_t i);
  * gso_flowq__check_app_limited() and a rate sample's prior_in_flight use,
  * as Linux uses tcp_packets_in_flight() for both.
  */
-void fq_pipe(const struct gso_flowq *q, uint32_t *segs, uint32_t *bytes);
+void gsoi_fq_pipe(const struct gso_flowq *q, uint32_t *segs, uint32_t *bytes);
 
 /* Peek with the window and slot rules; shared by peek and sent. */
-int fq_peek(const struct gso_flowq *q, uint32_t max_segs, struct gso_flowq_tx *tx, uint32_t *idx);
+int gsoi_fq_peek(const struct gso_flowq *q, uint32_t max_segs, struct gso_flowq_tx *tx, uint32_t *idx);
 
 #endif

@@ -52,8 +52,8 @@ GSO_API int gso_offload_describe(const struct gso_tmpl *t, uint32_t payload_len,
 	 * never be handed a super-segment gso_segment() would not cut (a
 	 * SYN over seven frames, a fragment, a fixed ID without DF).
 	 */
-	n = seg_rules(t, payload_len, mss, flags & GSO_OFFLOAD_F_UDP_MAX64 ? 64 : 0,
-		      flags & GSO_OFFLOAD_F_FIXEDID);
+	n = gsoi_seg_rules(t, payload_len, mss, flags & GSO_OFFLOAD_F_UDP_MAX64 ? 64 : 0,
+			   flags & GSO_OFFLOAD_F_FIXEDID);
 	if (n < 0)
 		return n;
 	/* Then what only the offload paths refuse. */
@@ -83,7 +83,7 @@ GSO_API int gso_offload_describe(const struct gso_tmpl *t, uint32_t payload_len,
 	return 0;
 }
 
-bool offload_req_valid(const struct gso_offload_req *r, const struct gso_tmpl *t)
+bool gsoi_offload_req_valid(const struct gso_offload_req *r, const struct gso_tmpl *t)
 {
 	struct gso_offload_req o;
 
@@ -98,8 +98,8 @@ bool offload_req_valid(const struct gso_offload_req *r, const struct gso_tmpl *t
 	       o.flags == r->flags;
 }
 
-uint16_t offload_pseudo_seed(const uint8_t *h, uint8_t l3, unsigned l3_off, uint8_t proto,
-			     uint32_t l4_len)
+uint16_t gsoi_offload_pseudo_seed(const uint8_t *h, uint8_t l3, unsigned l3_off, uint8_t proto,
+				  uint32_t l4_len)
 {
 	const uint8_t *ip = h + l3_off;
 	uint32_t sum;
@@ -111,7 +111,7 @@ uint16_t offload_pseudo_seed(const uint8_t *h, uint8_t l3, unsigned l3_off, uint
 	return gso_csum_fold(sum);
 }
 
-void offload_ip4_csum(uint8_t *ip, unsigned ihl)
+void gsoi_offload_ip4_csum(uint8_t *ip, unsigned ihl)
 {
 	uint16_t c = 0;
 
@@ -120,7 +120,7 @@ void offload_ip4_csum(uint8_t *ip, unsigned ihl)
 	memcpy(ip + IP4_CHECK_, &c, 2);
 }
 
-void offload_prep_full(const struct gso_offload_req *r, const struct gso_tmpl *t, uint8_t *out)
+void gsoi_offload_prep_full(const struct gso_offload_req *r, const struct gso_tmpl *t, uint8_t *out)
 {
 	uint8_t *ip = out + r->l2_len, *l4 = out + r->csum_start;
 	uint32_t l4_len = r->l4_len + r->payload_len;
@@ -129,12 +129,12 @@ void offload_prep_full(const struct gso_offload_req *r, const struct gso_tmpl *t
 	memcpy(out, t->hdr, r->hdr_len);
 	if (t->l3 == GSO_L3_IPV4) {
 		put_be16(ip + IP4_TOT_LEN_, (uint16_t)(r->l3_len + l4_len));
-		offload_ip4_csum(ip, r->l3_len);
+		gsoi_offload_ip4_csum(ip, r->l3_len);
 	} else {
 		put_be16(ip + IP6_PLEN_, (uint16_t)l4_len);
 	}
 	if (t->l4 == GSO_L4_UDP)
 		put_be16(l4 + UDP_LEN_, (uint16_t)l4_len);
-	seed = offload_pseudo_seed(out, t->l3, r->l2_len, t->l4, l4_len);
+	seed = gsoi_offload_pseudo_seed(out, t->l3, r->l2_len, t->l4, l4_len);
 	memcpy(l4 + r->csum_offset, &seed, 2);
 }

@@ -136,7 +136,7 @@ GSO_API int gso_offload_e1000(const struct gso_offload_req *r, const struct gso_
 	uint8_t *h = hdr_out;
 	bool tcp;
 
-	if (!c || !hdr_out || !offload_req_valid(r, t))
+	if (!c || !hdr_out || !gsoi_offload_req_valid(r, t))
 		return -EINVAL;
 	/* The engine segments IPv4 only (Linux e1000: NETIF_F_TSO, no TSO6)
 	 * and always steps the IPv4 ID.  CWR is not refused here: the
@@ -156,7 +156,7 @@ GSO_API int gso_offload_e1000(const struct gso_offload_req *r, const struct gso_
 	if (!is_tso(r)) {
 		/* Checksum offload only: the device adds no length, so the
 		 * seed must already hold it. */
-		offload_prep_full(r, t, h);
+		gsoi_offload_prep_full(r, t, h);
 		*c = o;
 		return 0;
 	}
@@ -175,7 +175,7 @@ GSO_API int gso_offload_e1000(const struct gso_offload_req *r, const struct gso_
 	memcpy(h, t->hdr, r->hdr_len);
 	put_be16(h + r->l2_len + IP4_TOT_LEN_, 0);
 	put_be16(h + r->l2_len + IP4_CHECK_, 0);
-	uint16_t seed = offload_pseudo_seed(h, t->l3, r->l2_len, t->l4, 0);
+	uint16_t seed = gsoi_offload_pseudo_seed(h, t->l3, r->l2_len, t->l4, 0);
 	memcpy(h + r->csum_start + r->csum_offset, &seed, 2);
 	*c = o;
 	return 0;

@@ -127,7 +127,7 @@ GSO_API int gso_offload_vnet(const struct gso_offload_req *r, const struct gso_t
 	};
 	struct gso_vnet_hdr o;
 
-	if (!h || !hdr_out || !offload_req_valid(r, t))
+	if (!h || !hdr_out || !gsoi_offload_req_valid(r, t))
 		return -EINVAL;
 	if (r->type != GSO_OFFLOAD_NONE && (r->flags & GSO_OFFLOAD_F_FIXEDID))
 		return -ENOTSUP;
@@ -144,7 +144,7 @@ GSO_API int gso_offload_vnet(const struct gso_offload_req *r, const struct gso_t
 	o.gso_size = r->type == GSO_OFFLOAD_NONE ? 0 : r->mss;
 	o.csum_start = r->csum_start;
 	o.csum_offset = r->csum_offset;
-	offload_prep_full(r, t, hdr_out);
+	gsoi_offload_prep_full(r, t, hdr_out);
 	*h = o;
 	return 0;
 }

@@ -49,7 +49,7 @@ GSO_API int gso_offload_xsk(const struct gso_offload_req *r, const struct gso_tm
 {
 	struct gso_xsk_txmd o;
 
-	if (!m || !hdr_out || !offload_req_valid(r, t))
+	if (!m || !hdr_out || !gsoi_offload_req_valid(r, t))
 		return -EINVAL;
 	/* Mainline AF_XDP has checksum, timestamp and launch-time offloads,
 	 * no segmentation. */
@@ -62,7 +62,7 @@ GSO_API int gso_offload_xsk(const struct gso_offload_req *r, const struct gso_tm
 	o.csum_start = r->csum_start;
 	o.csum_offset = r->csum_offset;
 	o.launch_time = launch_time_ns;
-	offload_prep_full(r, t, hdr_out);
+	gsoi_offload_prep_full(r, t, hdr_out);
 	*m = o;
 	return 0;
 }
@@ -99,7 +99,7 @@ GSO_API int gso_offload_seed_frame(const struct gso_tmpl *t, void *frame, size_t
 		return -EBADMSG;
 
 	off = t->l4 == GSO_L4_TCP ? GSO_OFFLOAD_CSUM_OFF_TCP : GSO_OFFLOAD_CSUM_OFF_UDP;
-	seed = offload_pseudo_seed(f, t->l3, t->l3_off, t->l4, (uint32_t)(ip_len - l3_len));
+	seed = gsoi_offload_pseudo_seed(f, t->l3, t->l3_off, t->l4, (uint32_t)(ip_len - l3_len));
 	memcpy(f + t->l4_off + off, &seed, 2);
 	if (csum_start)
 		*csum_start = t->l4_off;

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <gso/pacer.h>
 #include "opts_internal.h"
 
@@ -591,8 +592,12 @@ uint64_t gso_sched__next_time(const struct gso_sched *s)
 
 int gso_sched__stats(const struct gso_sched *s, struct gso_sched_stats *st)
 {
-	if (!s || !st)
+	struct gso_sched_stats full;
+
+	if (!s || !st || st->sz <= sizeof(size_t))
 		return -EINVAL;
-	*st = s->st;
+	full = s->st;
+	full.sz = st->sz < sizeof(full) ? st->sz : sizeof(full);
+	memcpy(st, &full, full.sz);
 	return 0;
 }

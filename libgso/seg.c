@@ -52,7 +52,7 @@ static int tmpl_check(const struct gso_tmpl *t)
 	return 0;
 }
 
-int seg_rules(const struct gso_tmpl *t, size_t total, uint32_t mss, uint32_t max_segs, bool fixed_id)
+int gsoi_seg_rules(const struct gso_tmpl *t, size_t total, uint32_t mss, uint32_t max_segs, bool fixed_id)
 {
 	uint32_t n, limit;
 	size_t ip_len;
@@ -85,8 +85,8 @@ int seg_rules(const struct gso_tmpl *t, size_t total, uint32_t mss, uint32_t max
 	return (int)n;
 }
 
-int seg_check(struct seg_req *r, const struct gso_tmpl *t, size_t total,
-	      const struct gso_seg_opts *o)
+int gsoi_seg_check(struct seg_req *r, const struct gso_tmpl *t, size_t total,
+		   const struct gso_seg_opts *o)
 {
 	uint32_t mss, max_segs;
 	uint8_t csum, ipid;
@@ -118,7 +118,7 @@ int seg_check(struct seg_req *r, const struct gso_tmpl *t, size_t total,
 	}
 	if (csum > GSO_CSUM_PARTIAL || ipid > GSO_IPID_FIXED || max_segs > GSO_MAX_SEGS)
 		return -EINVAL;
-	n = seg_rules(t, total, mss, max_segs, ipid == GSO_IPID_FIXED);
+	n = gsoi_seg_rules(t, total, mss, max_segs, ipid == GSO_IPID_FIXED);
 	if (n < 0)
 		return n;
 
@@ -131,7 +131,7 @@ int seg_check(struct seg_req *r, const struct gso_tmpl *t, size_t total,
 	return n;
 }
 
-void seg_plan_fill(struct seg_plan *p, const struct seg_req *r)
+void gsoi_seg_plan_fill(struct seg_plan *p, const struct seg_req *r)
 {
 	const struct gso_tmpl *t = r->t;
 	uint32_t mss = r->mss, n = r->n;
@@ -180,19 +180,19 @@ void seg_plan_fill(struct seg_plan *p, const struct seg_req *r)
 		p->ip_id0 = (uint16_t)(ip[4] << 8 | ip[5]);
 	}
 	if (p->tcp)
-		seg_tcp_plan(p);
+		gsoi_seg_tcp_plan(p);
 	else
-		seg_udp_plan(p);
+		gsoi_seg_udp_plan(p);
 }
 
-int seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
-		  const struct gso_seg_opts *o)
+int gsoi_seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
+		       const struct gso_seg_opts *o)
 {
 	struct seg_req r;
-	int n = seg_check(&r, t, total, o);
+	int n = gsoi_seg_check(&r, t, total, o);
 
 	if (n > 0)
-		seg_plan_fill(p, &r);
+		gsoi_seg_plan_fill(p, &r);
 	return n;
 }
 
@@ -330,7 +330,7 @@ static int check_super(struct seg_req *r, const struct gso_super *s, const struc
 	err = ext_total(s, &total);
 	if (err)
 		return err;
-	return seg_check(r, s->tmpl, total, o);
+	return gsoi_seg_check(r, s->tmpl, total, o);
 }
 
 int gso_seg_count(const struct gso_super *s, const struct gso_seg_opts *o)
@@ -389,7 +389,7 @@ int gso_segment(const struct gso_super *s, const struct gso_seg_opts *o,
 		return -ENOSPC;
 	if (n == 1)
 		return segment_one(&r, s, out);
-	seg_plan_fill(&p, &r);
+	gsoi_seg_plan_fill(&p, &r);
 	for (uint32_t i = 0; i < (uint32_t)n; i++) {
 		if (!out[i].buf)
 			return -EINVAL;
@@ -470,7 +470,7 @@ int gso_segment_ref(const struct gso_super *s, const struct gso_seg_opts *o,
 		return -ENOSPC;
 	if (n == 1)
 		return segment_ref_one(&q, s, out);
-	seg_plan_fill(&p, &q);
+	gsoi_seg_plan_fill(&p, &q);
 	for (uint32_t i = 0; i < (uint32_t)n; i++) {
 		if (!out[i].hdr)
 			return -EINVAL;

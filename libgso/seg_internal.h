@@ -6,7 +6,7 @@
  * arrives through data descriptors).  Their use, per super-segment:
  *
  *     struct seg_plan p;
- *     int n = seg_plan_init(&p, tmpl, payload_len, opts);  // validates
+ *     int n = gsoi_seg_plan_init(&p, tmpl, payload_len, opts);  // validates
  *     for (i = 0; i < n; i++) {
  *         uint32_t sum = seg_hdr_write(&p, i, frame);       // headers, inline
  *         ... place seg_pay_len(&p, i) payload bytes after them; for
@@ -70,15 +70,15 @@ struct seg_plan {
  * the IP datagram of the whole within GSO_MAX_IP_LEN, at most `max_segs`
  * segments (0: GSO_MAX_SEGS for TCP, GSO_UDP_MAX_SEGS for UDP), a fixed
  * IPv4 ID (`fixed_id`) only with DF, SYN and RST only on a TCP
- * super-segment of one segment.  seg_check() (gso_segment and friends) and
+ * super-segment of one segment.  gsoi_seg_check() (gso_segment and friends) and
  * gso_offload_describe() (every offload encoder) both start with it, so
  * that nothing software GSO refuses reaches a device, and the refusal has
  * the same errno on every path.  Returns the segment count (>= 1), or
  * -EINVAL, -EMSGSIZE, -E2BIG.
  */
-int seg_rules(const struct gso_tmpl *t, size_t total, uint32_t mss, uint32_t max_segs, bool fixed_id);
+int gsoi_seg_rules(const struct gso_tmpl *t, size_t total, uint32_t mss, uint32_t max_segs, bool fixed_id);
 
-/* A request that passed seg_check(): what the plan is built from. */
+/* A request that passed gsoi_seg_check(): what the plan is built from. */
 struct seg_req {
 	const struct gso_tmpl *t;
 	uint32_t total;
@@ -90,21 +90,21 @@ struct seg_req {
 
 /*
  * Validate tmpl + payload length + options (everything gso_seg_count()
- * checks: the options, then seg_rules()) and fill `r`.  Returns the segment count or -errno; `r` is
+ * checks: the options, then gsoi_seg_rules()) and fill `r`.  Returns the segment count or -errno; `r` is
  * undefined on error.
  */
-int seg_check(struct seg_req *r, const struct gso_tmpl *t, size_t total,
-	      const struct gso_seg_opts *o);
+int gsoi_seg_check(struct seg_req *r, const struct gso_tmpl *t, size_t total,
+		   const struct gso_seg_opts *o);
 
 /* Build the plan of a checked request.  `p` keeps a pointer to r->t. */
-void seg_plan_fill(struct seg_plan *p, const struct seg_req *r);
+void gsoi_seg_plan_fill(struct seg_plan *p, const struct seg_req *r);
 
 /*
- * seg_check() + seg_plan_fill().  Returns the segment count or -errno;
+ * gsoi_seg_check() + gsoi_seg_plan_fill().  Returns the segment count or -errno;
  * `p` is undefined on error.
  */
-int seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
-		  const struct gso_seg_opts *o);
+int gsoi_seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
+		       const struct gso_seg_opts *o);
 
 /* ---- small helpers ---- */
 
@@ -348,10 +348,10 @@ static inline uint32_t seg_pseudo(const struct seg_plan *p, uint32_t l4_len)
 
 /*
  * Per protocol (seg_tcp.c, seg_udp.c): fill csum_off, the L4 fields and
- * l4_sum[] of a plan whose generic part is set (seg_check() has refused
+ * l4_sum[] of a plan whose generic part is set (gsoi_seg_check() has refused
  * what cannot be segmented).
  */
-void seg_tcp_plan(struct seg_plan *p);
-void seg_udp_plan(struct seg_plan *p);
+void gsoi_seg_tcp_plan(struct seg_plan *p);
+void gsoi_seg_udp_plan(struct seg_plan *p);
 
 #endif

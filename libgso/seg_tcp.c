@@ -12,7 +12,7 @@
  */
 #include "seg_internal.h"
 
-void seg_tcp_plan(struct seg_plan *p)
+void gsoi_seg_tcp_plan(struct seg_plan *p)
 {
 	const uint8_t *th = p->t->hdr + p->l4_off;
 	unsigned thlen = p->t->l4_len;

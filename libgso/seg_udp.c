@@ -8,7 +8,7 @@
  */
 #include "seg_internal.h"
 
-void seg_udp_plan(struct seg_plan *p)
+void gsoi_seg_udp_plan(struct seg_plan *p)
 {
 	p->csum_off = SEG_UDP_CHECK;
 	for (int k = 0; k < 2; k++) {

@@ -16,7 +16,7 @@
  * request edited by hand, or paired with the wrong template, can never
  * produce a descriptor the device would misread.
  */
-bool offload_req_valid(const struct gso_offload_req *r, const struct gso_tmpl *t);
+bool gsoi_offload_req_valid(const struct gso_offload_req *r, const struct gso_tmpl *t);
 
 /*
  * Copy t's headers to `out` and set them up for a consumer that is told
@@ -24,13 +24,13 @@ bool offload_req_valid(const struct gso_offload_req *r, const struct gso_tmpl *t
  * checksum computed, L4 checksum = folded pseudo-header sum including the
  * whole L4 length, not complemented.
  */
-void offload_prep_full(const struct gso_offload_req *r, const struct gso_tmpl *t, uint8_t *out);
+void gsoi_offload_prep_full(const struct gso_offload_req *r, const struct gso_tmpl *t, uint8_t *out);
 
 /* Folded, non-complemented pseudo-header sum of the headers at `h`. */
-uint16_t offload_pseudo_seed(const uint8_t *h, uint8_t l3, unsigned l3_off, uint8_t proto,
-			     uint32_t l4_len);
+uint16_t gsoi_offload_pseudo_seed(const uint8_t *h, uint8_t l3, unsigned l3_off, uint8_t proto,
+				  uint32_t l4_len);
 
 /* Compute and store the IPv4 header checksum of the header at `ip`. */
-void offload_ip4_csum(uint8_t *ip, unsigned ihl);
+void gsoi_offload_ip4_csum(uint8_t *ip, unsigned ihl);
 
 #endif

@@ -195,7 +195,7 @@ static int kind_tmpl(unsigned k, struct gso_tmpl *t)
 static void ask(struct sel *s, unsigned b, struct gso_dev *dev, int err)
 {
 	for (unsigned k = 0; k < NKINDS; k++) {
-		struct gso_tso_flow flow = { .flags = k == K_CWR_EVERY ? GSO_TSO_F_ECN_EVERY : 0 };
+		struct gso_tso_flow flow = { .sz = sizeof(flow), .flags = k == K_CWR_EVERY ? GSO_TSO_F_ECN_EVERY : 0 };
 		struct gso_tmpl t;
 		struct gso_tx tx = { .tmpl = &t, .mss = s->mss[k], .len = s->mss[k] * SEL_SEGS };
 

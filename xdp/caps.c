@@ -25,7 +25,7 @@
 
 const char *gso_ifcaps_feature_name(unsigned i)
 {
-	return i < GSO_IF_NFEATURES ? link_feature_name(i) : NULL;
+	return i < GSO_IF_NFEATURES ? gsoi_link_feature_name(i) : NULL;
 }
 
 static void sleep_ms(long ms)
@@ -56,7 +56,7 @@ static int probe_open(struct xsk_sock *s, int ifindex, void *area, uint16_t flag
 	int err;
 
 	for (;;) {
-		err = xsk_sock_open(s, &c);
+		err = gsoi_xsk_sock_open(s, &c);
 		if (err != -EBUSY || waited >= PROBE_BUSY_WAIT_MS)
 			return err;
 		sleep_ms(step);
@@ -92,7 +92,7 @@ static void probe_xsk(int ifindex, unsigned flags, struct gso_ifcaps *c)
 		err = probe_open(&s, ifindex, area, XDP_ZEROCOPY, false, false);
 		c->xsk_zerocopy = err ? err : 1;
 		if (!err)
-			xsk_sock_close(&s);
+			gsoi_xsk_sock_close(&s);
 	}
 
 	/* Everything at once; on failure find out which part the kernel refuses. */
@@ -111,7 +111,7 @@ static void probe_xsk(int ifindex, unsigned flags, struct gso_ifcaps *c)
 		c->xsk_sg = c->xsk_unaligned = c->xsk_tx_metadata = c->xsk_csum = c->xsk_tx_budget = err;
 		goto out;
 	}
-	c->xsk_copy_max_descs = c->xsk_sg == 1 ? xsk_copy_max_descs() : 1;
+	c->xsk_copy_max_descs = c->xsk_sg == 1 ? gsoi_xsk_copy_max_descs() : 1;
 	uint32_t budget = PROBE_RING;
 	c->xsk_tx_budget = setsockopt(s.fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget, sizeof(budget)) ? -errno : 1;
 
@@ -120,8 +120,8 @@ static void probe_xsk(int ifindex, unsigned flags, struct gso_ifcaps *c)
 	} else if (!s.meta_len) {
 		r = 0;
 	} else {
-		link_mac(ifindex, NULL, mac);
-		r = xsk_probe_csum(&s, area, PROBE_CHUNK + s.meta_len, mac, &completed);
+		gsoi_link_mac(ifindex, NULL, mac);
+		r = gsoi_xsk_probe_csum(&s, area, PROBE_CHUNK + s.meta_len, mac, &completed);
 		/* A kernel that refuses the metadata at send has no checksum offload to offer. */
 		if (r == -EINVAL)
 			r = 0;
@@ -129,7 +129,7 @@ static void probe_xsk(int ifindex, unsigned flags, struct gso_ifcaps *c)
 	c->xsk_csum = r;
 	/* Registered with the flag: honoured.  Without it, pre-6.8 kernels ignore the length. */
 	c->xsk_tx_metadata = !s.meta_len ? 0 : s.meta_flag ? 1 : r;
-	xsk_sock_close(&s);
+	gsoi_xsk_sock_close(&s);
 out:
 	munmap(area, (size_t)PROBE_CHUNKS * PROBE_CHUNK);
 }
@@ -145,8 +145,8 @@ static void probe(const char *ifname, int ifindex, unsigned flags, struct gso_if
 	c->ifindex = ifindex;
 	strncpy(c->ifname, ifname, sizeof(c->ifname) - 1);
 	/* rtnetlink first: ethtool reads its flags and refines its queue counts. */
-	link_rtnl(ifindex, &li);
-	link_ethtool(ifname, &li);
+	gsoi_link_rtnl(ifindex, &li);
+	gsoi_link_ethtool(ifname, &li);
 	memcpy(c->driver, li.driver, sizeof(c->driver));
 	c->mtu = li.mtu;
 	c->rx_queues = li.rx_queues;
@@ -157,7 +157,7 @@ static void probe(const char *ifname, int ifindex, unsigned flags, struct gso_if
 	c->tso_max_segs = li.tso_max_segs;
 	c->features = li.features;
 	c->features_fixed = li.features_fixed;
-	err = xsk_netdev_get(ifindex, &c->xdp_features, &c->xdp_zc_max_segs, &c->xsk_features);
+	err = gsoi_xsk_netdev_get(ifindex, &c->xdp_features, &c->xdp_zc_max_segs, &c->xsk_features);
 	c->netdev_genl = err ? err : 1;
 	if (flags & GSO_IFCAPS_NO_XSK) {
 		c->xsk_copy = c->xsk_zerocopy = c->xsk_sg = c->xsk_unaligned = -ECANCELED;

@@ -111,7 +111,7 @@ int gso_dev__buf_alloc(struct gso_dev *dev, uint32_t len, struct gso_buf *buf)
 	n = ((uint64_t)len + m->headroom + m->chunk_size - 1) / m->chunk_size;
 	if (n > m->ua.nbuf)
 		return -EMSGSIZE;
-	err = ua_alloc_run(&m->ua, (uint32_t)n, &first);
+	err = gsoi_ua_alloc_run(&m->ua, (uint32_t)n, &first);
 	if (err) {
 		if (err == -ENOBUFS)
 			dev->buf_nobufs++;
@@ -156,12 +156,12 @@ int gso_dev__buf_release(struct gso_dev *dev, struct gso_buf *buf, uint32_t upto
 	done = (uint32_t)(((uint64_t)upto + m->headroom) / m->chunk_size);
 	if (done <= buf->done_) {
 		/* Nothing to release: still refuse a stale copy, by its first chunk not released yet. */
-		if (buf->done_ < n && !ua_run_held(&m->ua, buf->first_ + buf->done_, 1, buf->gen_))
+		if (buf->done_ < n && !gsoi_ua_run_held(&m->ua, buf->first_ + buf->done_, 1, buf->gen_))
 			return -EINVAL;
 		return 0;
 	}
 	/* All or nothing: a stale copy must not free what is another buffer's now. */
-	if (ua_unhold_run(&m->ua, buf->first_ + buf->done_, done - buf->done_, buf->gen_))
+	if (gsoi_ua_unhold_run(&m->ua, buf->first_ + buf->done_, done - buf->done_, buf->gen_))
 		return -EINVAL;
 	rel = done - buf->done_;
 	buf->done_ = done;
@@ -176,7 +176,7 @@ void gso_dev__buf_free(struct gso_dev *dev, struct gso_buf *buf)
 	memset(buf, 0, sizeof(*buf));
 }
 
-int dev_buf_check(const struct dev_mem *m, const struct gso_buf *b, uint32_t off, uint32_t len)
+int gsoi_dev_buf_check(const struct dev_mem *m, const struct gso_buf *b, uint32_t off, uint32_t len)
 {
 	uint64_t end = (uint64_t)off + len;
 	uint32_t c0, c1;
@@ -189,7 +189,7 @@ int dev_buf_check(const struct dev_mem *m, const struct gso_buf *b, uint32_t off
 	c0 = (uint32_t)(((uint64_t)off + m->headroom) / m->chunk_size);
 	c1 = (uint32_t)((end - 1 + m->headroom) / m->chunk_size);
 	/* Released chunks, or chunks of another allocation now, are not this buffer's. */
-	if (c0 < b->done_ || !ua_run_held(&m->ua, b->first_ + c0, c1 - c0 + 1, b->gen_))
+	if (c0 < b->done_ || !gsoi_ua_run_held(&m->ua, b->first_ + c0, c1 - c0 + 1, b->gen_))
 		return -EINVAL;
 	return 0;
 }
@@ -198,11 +198,20 @@ int dev_buf_check(const struct dev_mem *m, const struct gso_buf *b, uint32_t off
 
 int gso_dev__plan(struct gso_dev *dev, const struct gso_tx *tx, struct gso_tx_plan *plan)
 {
-	if (!dev || !tx || !plan)
+	struct gso_tx_plan full;
+	int err;
+
+	if (!dev || !tx || !plan || plan->sz <= sizeof(size_t))
 		return -EINVAL;
 	if (dev->closed)
 		return -ESHUTDOWN;
-	return dev->ops->plan(dev, tx, plan);
+	memset(&full, 0, sizeof(full));
+	err = dev->ops->plan(dev, tx, &full);
+	if (err)
+		return err;
+	full.sz = plan->sz < sizeof(full) ? plan->sz : sizeof(full);
+	memcpy(plan, &full, full.sz);
+	return 0;
 }
 
 int gso_dev__submit(struct gso_dev *dev, const struct gso_tx *tx, unsigned n)

@@ -90,7 +90,7 @@ struct gso_dev {
  * inside its capacity, not in a released chunk, every chunk still held.
  * Returns 0 or -EINVAL.
  */
-int dev_buf_check(const struct dev_mem *mem, const struct gso_buf *buf, uint32_t off, uint32_t len);
+int gsoi_dev_buf_check(const struct dev_mem *mem, const struct gso_buf *buf, uint32_t off, uint32_t len);
 
 /* Offset in device memory of byte `off` of `buf`. */
 static inline uint64_t dev_buf_addr(const struct dev_mem *mem, const struct gso_buf *buf, uint32_t off)

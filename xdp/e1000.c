@@ -61,7 +61,7 @@ static int e1000_reap(struct gso_dev *d, unsigned max)
 		struct e1000_slot *s = &x->slots[x->clean & mask(x)];
 
 		for (uint32_t c = 0; c < s->n; c++)
-			ua_put(&x->mem.ua, s->chunk + c);
+			gsoi_ua_put(&x->mem.ua, s->chunk + c);
 		s->n = 0;
 		x->clean++;
 		n++;
@@ -105,20 +105,20 @@ static uint64_t slab_take(struct e1000_dev *x)
 	if (!x->slab.valid || x->mem.chunk_size - x->slab.off < HDR_SLOT) {
 		/* The old chunk lives on until its last descriptor completes. */
 		if (x->slab.valid)
-			ua_unhold(&x->mem.ua, x->slab.chunk);
-		x->slab.valid = !ua_alloc_one(&x->mem.ua, &x->slab.chunk);
+			gsoi_ua_unhold(&x->mem.ua, x->slab.chunk);
+		x->slab.valid = !gsoi_ua_alloc_one(&x->mem.ua, &x->slab.chunk);
 		x->slab.off = 0;
 	}
 	a = (uint64_t)x->slab.chunk * x->mem.chunk_size + x->slab.off;
 	x->slab.off += HDR_SLOT;
-	ua_get(&x->mem.ua, x->slab.chunk);
+	gsoi_ua_get(&x->mem.ua, x->slab.chunk);
 	return a;
 }
 
 /* Drop slab_take()'s pin once the slot's descriptor holds its own reference (or was never posted). */
 static void slab_unpin(struct e1000_dev *x, uint64_t a)
 {
-	ua_put(&x->mem.ua, (uint32_t)(a / x->mem.chunk_size));
+	gsoi_ua_put(&x->mem.ua, (uint32_t)(a / x->mem.chunk_size));
 }
 
 /* ---- descriptors ---- */
@@ -135,7 +135,7 @@ static void post(struct e1000_dev *x, const uint8_t desc[GSO_E1000_DESC_LEN], ui
 		s->chunk = (uint32_t)(addr / cs);
 		s->n = (uint32_t)((addr + len - 1) / cs) - s->chunk + 1;
 		for (uint32_t c = 0; c < s->n; c++)
-			ua_get(&x->mem.ua, s->chunk + c);
+			gsoi_ua_get(&x->mem.ua, s->chunk + c);
 	}
 	x->next++;
 }
@@ -169,7 +169,7 @@ static int payload_place(struct e1000_dev *x, const struct gso_tx *tx, struct pa
 
 	memset(p, 0, sizeof(*p));
 	if (tx->buf) {
-		err = dev_buf_check(&x->mem, tx->buf, tx->off, tx->len);
+		err = gsoi_dev_buf_check(&x->mem, tx->buf, tx->off, tx->len);
 		if (err)
 			return err;
 		p->addr = dev_buf_addr(&x->mem, tx->buf, tx->off);
@@ -180,7 +180,7 @@ static int payload_place(struct e1000_dev *x, const struct gso_tx *tx, struct pa
 	if (!tx->data)
 		return -EINVAL;
 	p->bounce_n = (tx->len + cs - 1) / cs;
-	err = ua_alloc_run(&x->mem.ua, p->bounce_n, &p->bounce_first);
+	err = gsoi_ua_alloc_run(&x->mem.ua, p->bounce_n, &p->bounce_first);
 	if (err) {
 		p->bounce_n = 0;
 		return err == -EMSGSIZE ? -EMSGSIZE : -ENOBUFS;
@@ -194,7 +194,7 @@ static int payload_place(struct e1000_dev *x, const struct gso_tx *tx, struct pa
 static void payload_done(struct e1000_dev *x, struct payload *p)
 {
 	for (uint32_t i = 0; i < p->bounce_n; i++)
-		ua_unhold(&x->mem.ua, p->bounce_first + i);
+		gsoi_ua_unhold(&x->mem.ua, p->bounce_first + i);
 	p->bounce_n = 0;
 }
 
@@ -300,7 +300,7 @@ static int queue_software(struct e1000_dev *x, const struct gso_tx *tx)
 	s.tmpl = tx->tmpl;
 	s.ext = &ext;
 	s.n_ext = tx->len ? 1 : 0;
-	tso_seg_opts(tx, partial, &o);
+	gsoi_tso_seg_opts(tx, partial, &o);
 	r = gso_seg_count(&s, &o);
 	if (r < 0)
 		return r;
@@ -388,7 +388,7 @@ static int e1000_push(struct e1000_dev *x)
 		return 0;
 	/* Release (seq_cst) pairs with the device's acquire load of TDT; see e1000_dev.c for the doorbell. */
 	atomic_store(&x->tdt, x->next);
-	e1000_dev_doorbell(x);
+	gsoi_e1000_dev_doorbell(x);
 	x->st.kicks++;
 	return 0;
 }
@@ -428,10 +428,10 @@ static int e1000_plan(struct gso_dev *d, const struct gso_tx *tx, struct gso_tx_
 	struct gso_extent ext = { tx->data, tx->len };
 	struct gso_super s = { tx->tmpl, &ext, tx->len ? 1u : 0u };
 	struct gso_seg_opts o;
-	int err = tso_choose(&x->t.lim, tx, x->t.mode, x->t.flags, &c);
+	int err = gsoi_tso_choose(&x->t.lim, tx, x->t.mode, x->t.flags, &c);
 
 	if (!err && tx->buf)
-		err = dev_buf_check(&x->mem, tx->buf, tx->off, tx->len);
+		err = gsoi_dev_buf_check(&x->mem, tx->buf, tx->off, tx->len);
 	if (!err)
 		err = mtu_check(x, tx);
 	if (err)
@@ -451,7 +451,7 @@ static int e1000_plan(struct gso_dev *d, const struct gso_tx *tx, struct gso_tx_
 	}
 	if (tx->buf)
 		ext.base = tx->buf->data + tx->off;
-	tso_seg_opts(tx, true, &o);
+	gsoi_tso_seg_opts(tx, true, &o);
 	err = gso_seg_count(&s, &o);
 	if (err < 0)
 		return err;
@@ -497,12 +497,12 @@ static void e1000_close(struct gso_dev *d)
 
 	e1000_push(x);
 	if (x->threaded) {
-		e1000_dev_stop(x, CLOSE_DRAIN_MS);
+		gsoi_e1000_dev_stop(x, CLOSE_DRAIN_MS);
 	} else {
 		for (unsigned i = 0; i < CLOSE_DRAIN_MS && atomic_load(&x->tdh) != x->next; i++) {
 			struct timespec ts = { 0, 1000000 };
 
-			e1000_dev_poll(x);
+			gsoi_e1000_dev_poll(x);
 			if (atomic_load(&x->tdh) != x->next)
 				nanosleep(&ts, NULL);
 		}
@@ -511,11 +511,11 @@ static void e1000_close(struct gso_dev *d)
 	/* Whatever the device did not take is dropped: the ring is gone. */
 	for (; x->clean != x->next; x->clean++)
 		x->slots[x->clean & mask(x)].n = 0;
-	ua_reclaim(&x->mem.ua);
+	gsoi_ua_reclaim(&x->mem.ua);
 	if (x->slab.valid)
-		ua_unhold(&x->mem.ua, x->slab.chunk);
+		gsoi_ua_unhold(&x->mem.ua, x->slab.chunk);
 	x->slab.valid = false;
-	e1000_wire_free(x->wire);
+	gsoi_e1000_wire_free(x->wire);
 	x->wire = NULL;
 }
 
@@ -523,9 +523,9 @@ static void e1000_destroy(struct gso_dev *d)
 {
 	struct e1000_dev *x = to_x(d);
 
-	e1000_engine_fini(&x->eng);
-	e1000_wire_free(x->wire);
-	ua_fini(&x->mem.ua);
+	gsoi_e1000_engine_fini(&x->eng);
+	gsoi_e1000_wire_free(x->wire);
+	gsoi_ua_fini(&x->mem.ua);
 	if (x->area)
 		munmap(x->area, x->area_len);
 	free(x->ring);
@@ -539,7 +539,7 @@ static const struct gso_dev_ops e1000_ops = {
 	.kind = "e1000",
 	.caps = e1000_caps,
 	.plan = e1000_plan,
-	.submit = tso_dev_submit,
+	.submit = gsoi_tso_dev_submit,
 	.kick = e1000_kick,
 	.reap = e1000_reap,
 	.stats = e1000_stats,
@@ -560,7 +560,7 @@ int gso_e1000__poll(struct gso_dev *d)
 		return -ESHUTDOWN;
 	x = to_x(d);
 	e1000_push(x);
-	return (int)e1000_dev_poll(x);
+	return (int)gsoi_e1000_dev_poll(x);
 }
 
 int gso_e1000__stats(struct gso_dev *d, struct gso_e1000_stats *st)
@@ -587,7 +587,7 @@ int gso_e1000__stats(struct gso_dev *d, struct gso_e1000_stats *st)
 	f.bad_len = atomic_load_explicit(&c->bad_len, memory_order_relaxed);
 	f.wire_full = atomic_load_explicit(&c->wire_full, memory_order_relaxed);
 	f.last_err_desc = atomic_load_explicit(&c->last_err_desc, memory_order_relaxed);
-	f.wire_errors = e1000_wire_errors(x->wire) + x->st.bad_completions;
+	f.wire_errors = gsoi_e1000_wire_errors(x->wire) + x->st.bad_completions;
 	f.ring_full = x->t.ring_full;
 	f.wakeups = atomic_load_explicit(&x->wakeups, memory_order_relaxed);
 	f.dev_cpu_ns = atomic_load_explicit(&x->cpu_ns, memory_order_relaxed);
@@ -704,7 +704,7 @@ int gso_e1000__create(struct gso_dev **out, int ifindex, const struct gso_e1000_
 	x->t.dev.ifindex = ifindex;
 	x->mtu = c.mtu ?: DEF_MTU;
 	if (ifindex) {
-		err = link_mtu(ifindex, NULL, &x->mtu);
+		err = gsoi_link_mtu(ifindex, NULL, &x->mtu);
 		/* A frame must fit one chunk of the wire. */
 		if (!err && x->mtu + 18 > c.cs)
 			err = -EMSGSIZE;
@@ -726,7 +726,7 @@ int gso_e1000__create(struct gso_dev **out, int ifindex, const struct gso_e1000_
 	x->mem.base = x->area;
 	x->mem.len = (uint64_t)c.nchunks * c.cs;
 	x->mem.chunk_size = c.cs;
-	err = ua_init(&x->mem.ua, c.nchunks, c.buf_chunks);
+	err = gsoi_ua_init(&x->mem.ua, c.nchunks, c.buf_chunks);
 	if (err)
 		goto fail;
 	x->t.dev.mem = &x->mem;
@@ -740,7 +740,7 @@ int gso_e1000__create(struct gso_dev **out, int ifindex, const struct gso_e1000_
 		goto fail;
 	}
 	/* The device reads (DMA) the driver's chunks only. */
-	err = e1000_engine_init(&x->eng, c.ring, x->area, x->mem.len, x->mtu + 18);
+	err = gsoi_e1000_engine_init(&x->eng, c.ring, x->area, x->mem.len, x->mtu + 18);
 	if (err)
 		goto fail;
 	if (ifindex) {
@@ -756,14 +756,14 @@ int gso_e1000__create(struct gso_dev **out, int ifindex, const struct gso_e1000_
 			.bind_wait_ms = BIND_WAIT_MS,
 		};
 
-		err = e1000_wire_xsk(&x->wire, &wc);
+		err = gsoi_e1000_wire_xsk(&x->wire, &wc);
 	} else {
-		err = e1000_wire_cb(&x->wire, c.fn, c.ctx, x->mtu + 18);
+		err = gsoi_e1000_wire_cb(&x->wire, c.fn, c.ctx, x->mtu + 18);
 	}
 	if (err)
 		goto fail;
 	if (x->threaded) {
-		err = e1000_dev_start(x);
+		err = gsoi_e1000_dev_start(x);
 		if (err)
 			goto fail;
 	}

@@ -52,7 +52,7 @@ static inline void cpu_relax(void)
 #endif
 }
 
-void e1000_dev_doorbell(struct e1000_dev *x)
+void gsoi_e1000_dev_doorbell(struct e1000_dev *x)
 {
 	if (!x->threaded)
 		return;
@@ -71,20 +71,20 @@ static uint32_t work(struct e1000_dev *x)
 
 	if (tail == x->dev_head && !x->eng.pkt.active)
 		return 0;
-	n = e1000_engine_run(&x->eng, x->ring, &x->dev_head, tail, x->wire);
+	n = gsoi_e1000_engine_run(&x->eng, x->ring, &x->dev_head, tail, x->wire);
 	/* Release pairs with the driver's acquire load of TDH: status write-back before the head. */
 	atomic_store_explicit(&x->tdh, x->dev_head, memory_order_release);
 	return n;
 }
 
-uint32_t e1000_dev_poll(struct e1000_dev *x)
+uint32_t gsoi_e1000_dev_poll(struct e1000_dev *x)
 {
 	uint32_t total = 0, n;
 
 	while ((n = work(x)))
 		total += n;
 	/* Completions of the wire, so that its frames are reused. */
-	e1000_wire_inflight(x->wire);
+	gsoi_e1000_wire_inflight(x->wire);
 	return total;
 }
 
@@ -119,7 +119,7 @@ static void *dev_main(void *arg)
 			cpu_relax();
 			continue;
 		}
-		e1000_wire_inflight(x->wire);
+		gsoi_e1000_wire_inflight(x->wire);
 		atomic_store_explicit(&x->cpu_ns, now_ns(CLOCK_THREAD_CPUTIME_ID), memory_order_relaxed);
 		atomic_store(&x->sleeping, 1);
 		{
@@ -132,7 +132,7 @@ static void *dev_main(void *arg)
 		idle_since = now_ns(CLOCK_MONOTONIC);
 	}
 	/* Let the wire finish what it holds before the socket goes. */
-	for (int i = 0; i < 200 && e1000_wire_inflight(x->wire); i++) {
+	for (int i = 0; i < 200 && gsoi_e1000_wire_inflight(x->wire); i++) {
 		struct timespec ts = { 0, 1000000 };
 
 		nanosleep(&ts, NULL);
@@ -141,7 +141,7 @@ static void *dev_main(void *arg)
 	return NULL;
 }
 
-int e1000_dev_start(struct e1000_dev *x)
+int gsoi_e1000_dev_start(struct e1000_dev *x)
 {
 	int err;
 
@@ -153,7 +153,7 @@ int e1000_dev_start(struct e1000_dev *x)
 	return 0;
 }
 
-void e1000_dev_stop(struct e1000_dev *x, unsigned ms)
+void gsoi_e1000_dev_stop(struct e1000_dev *x, unsigned ms)
 {
 	if (!x->thread_started)
 		return;
@@ -161,7 +161,7 @@ void e1000_dev_stop(struct e1000_dev *x, unsigned ms)
 	for (unsigned i = 0; i < ms && atomic_load(&x->tdh) != atomic_load(&x->tdt); i++) {
 		struct timespec ts = { 0, 1000000 };
 
-		e1000_dev_doorbell(x);
+		gsoi_e1000_dev_doorbell(x);
 		nanosleep(&ts, NULL);
 	}
 	atomic_store(&x->stop, true);

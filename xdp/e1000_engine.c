@@ -19,8 +19,8 @@
 #define ETH_MIN_HDR 14u
 #define FIN_PSH (GSO_TCP_FIN | GSO_TCP_PSH)
 
-int e1000_engine_init(struct e1000_engine *e, uint32_t ring_size, const uint8_t *dma,
-		      uint64_t dma_len, uint32_t max_frame)
+int gsoi_e1000_engine_init(struct e1000_engine *e, uint32_t ring_size, const uint8_t *dma,
+			   uint64_t dma_len, uint32_t max_frame)
 {
 	if (!e || !ring_size || (ring_size & (ring_size - 1)) || !dma || !dma_len || max_frame < 60)
 		return -EINVAL;
@@ -35,7 +35,7 @@ int e1000_engine_init(struct e1000_engine *e, uint32_t ring_size, const uint8_t 
 	return 0;
 }
 
-void e1000_engine_fini(struct e1000_engine *e)
+void gsoi_e1000_engine_fini(struct e1000_engine *e)
 {
 	if (!e)
 		return;
@@ -328,8 +328,8 @@ static void drop(struct e1000_engine *e, enum scan_result r, uint32_t first)
 	atomic_store_explicit(&e->cnt.last_err_desc, first & (e->ring_size - 1), memory_order_relaxed);
 }
 
-uint32_t e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *head, uint32_t tail,
-			  struct e1000_wire *w)
+uint32_t gsoi_e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *head, uint32_t tail,
+			       struct e1000_wire *w)
 {
 	uint32_t consumed = 0, h = *head, end = 0;
 

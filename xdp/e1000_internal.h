@@ -96,9 +96,9 @@ struct e1000_engine {
  * Set up an engine for a ring of `ring_size` descriptors over device
  * memory [dma, dma + dma_len).  Returns 0, -EINVAL or -ENOMEM.
  */
-int e1000_engine_init(struct e1000_engine *e, uint32_t ring_size, const uint8_t *dma,
-		      uint64_t dma_len, uint32_t max_frame);
-void e1000_engine_fini(struct e1000_engine *e);
+int gsoi_e1000_engine_init(struct e1000_engine *e, uint32_t ring_size, const uint8_t *dma,
+			   uint64_t dma_len, uint32_t max_frame);
+void gsoi_e1000_engine_fini(struct e1000_engine *e);
 
 /*
  * Consume descriptors of `ring` (ring_size x 16 bytes, index & (size-1))
@@ -109,8 +109,8 @@ void e1000_engine_fini(struct e1000_engine *e);
  * descriptor that has RS.  Returns the number of descriptors consumed;
  * *head is advanced by as many.
  */
-uint32_t e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *head, uint32_t tail,
-			  struct e1000_wire *w);
+uint32_t gsoi_e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *head, uint32_t tail,
+			       struct e1000_wire *w);
 
 /* ---- wires (e1000_wire.c) ---- */
 
@@ -126,16 +126,16 @@ struct xsk_wire_cfg {
 	uint32_t bind_wait_ms;
 };
 
-/* Open an AF_XDP wire; *out is freed with e1000_wire_free().  0 or -errno. */
-int e1000_wire_xsk(struct e1000_wire **out, const struct xsk_wire_cfg *c);
+/* Open an AF_XDP wire; *out is freed with gsoi_e1000_wire_free().  0 or -errno. */
+int gsoi_e1000_wire_xsk(struct e1000_wire **out, const struct xsk_wire_cfg *c);
 /* A wire that hands each frame to fn (frames up to max_frame bytes). */
-int e1000_wire_cb(struct e1000_wire **out, gso_e1000_wire_fn fn, void *ctx, uint32_t max_frame);
+int gsoi_e1000_wire_cb(struct e1000_wire **out, gso_e1000_wire_fn fn, void *ctx, uint32_t max_frame);
 /* Completions the wire still waits for (AF_XDP); 0 for a callback. */
-uint32_t e1000_wire_inflight(struct e1000_wire *w);
+uint32_t gsoi_e1000_wire_inflight(struct e1000_wire *w);
 /* Send errors other than "busy" so far. */
-uint64_t e1000_wire_errors(const struct e1000_wire *w);
+uint64_t gsoi_e1000_wire_errors(const struct e1000_wire *w);
 /* Close the socket (if any) and free. */
-void e1000_wire_free(struct e1000_wire *w);
+void gsoi_e1000_wire_free(struct e1000_wire *w);
 
 /* ---- the device (e1000.c: driver side; e1000_dev.c: device thread) ---- */
 
@@ -179,12 +179,12 @@ struct e1000_dev {
 };
 
 /* Start the device thread.  0 or -errno. */
-int e1000_dev_start(struct e1000_dev *x);
+int gsoi_e1000_dev_start(struct e1000_dev *x);
 /* Ask the device thread to finish what is queued (up to `ms`), stop and join it. */
-void e1000_dev_stop(struct e1000_dev *x, unsigned ms);
+void gsoi_e1000_dev_stop(struct e1000_dev *x, unsigned ms);
 /* Ring the doorbell after publishing a new tail. */
-void e1000_dev_doorbell(struct e1000_dev *x);
+void gsoi_e1000_dev_doorbell(struct e1000_dev *x);
 /* Run the device once on the calling thread (no device thread). */
-uint32_t e1000_dev_poll(struct e1000_dev *x);
+uint32_t gsoi_e1000_dev_poll(struct e1000_dev *x);
 
 #endif

@@ -66,7 +66,7 @@ static void cb_flush(struct e1000_wire *w)
 	(void)w;
 }
 
-int e1000_wire_cb(struct e1000_wire **out, gso_e1000_wire_fn fn, void *ctx, uint32_t max_frame)
+int gsoi_e1000_wire_cb(struct e1000_wire **out, gso_e1000_wire_fn fn, void *ctx, uint32_t max_frame)
 {
 	struct cb_wire *c = calloc(1, sizeof(*c));
 
@@ -131,7 +131,7 @@ static void xw_push(struct xsk_wire *x)
 		if (pend < prev)
 			stalls = 0;
 		prev = pend;
-		err = xsk_sock_kick(&x->sk);
+		err = gsoi_xsk_sock_kick(&x->sk);
 		xw_reap(x);
 		if (err && err != -EAGAIN && err != -EBUSY && err != -ENOBUFS) {
 			x->errors++;
@@ -200,7 +200,7 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-int e1000_wire_xsk(struct e1000_wire **out, const struct xsk_wire_cfg *c)
+int gsoi_e1000_wire_xsk(struct e1000_wire **out, const struct xsk_wire_cfg *c)
 {
 	struct xsk_sock_cfg sc = {
 		.ifindex = c->ifindex,
@@ -233,7 +233,7 @@ int e1000_wire_xsk(struct e1000_wire **out, const struct xsk_wire_cfg *c)
 		return -ENOMEM;
 	}
 	for (;;) {
-		err = xsk_sock_open(&x->sk, &sc);
+		err = gsoi_xsk_sock_open(&x->sk, &sc);
 		/* A queue is released a moment after its previous socket closed. */
 		if (err != -EBUSY || waited >= (long)c->bind_wait_ms)
 			break;
@@ -258,7 +258,7 @@ int e1000_wire_xsk(struct e1000_wire **out, const struct xsk_wire_cfg *c)
 	return 0;
 }
 
-uint32_t e1000_wire_inflight(struct e1000_wire *w)
+uint32_t gsoi_e1000_wire_inflight(struct e1000_wire *w)
 {
 	struct xsk_wire *x = (struct xsk_wire *)w;
 
@@ -270,19 +270,19 @@ uint32_t e1000_wire_inflight(struct e1000_wire *w)
 	return x->inflight;
 }
 
-uint64_t e1000_wire_errors(const struct e1000_wire *w)
+uint64_t gsoi_e1000_wire_errors(const struct e1000_wire *w)
 {
 	return w && is_xsk(w) ? ((const struct xsk_wire *)w)->errors : 0;
 }
 
-void e1000_wire_free(struct e1000_wire *w)
+void gsoi_e1000_wire_free(struct e1000_wire *w)
 {
 	if (!w)
 		return;
 	if (is_xsk(w)) {
 		struct xsk_wire *x = (struct xsk_wire *)w;
 
-		xsk_sock_close(&x->sk);
+		gsoi_xsk_sock_close(&x->sk);
 		free(x->free_);
 		free(x);
 	} else {

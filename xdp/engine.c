@@ -36,7 +36,7 @@
 
 /* ---- events ---------------------------------------------------------------- */
 
-void engine_emit(struct gso_engine *e, const struct gso_engine_event *ev)
+void gsoi_engine_emit(struct gso_engine *e, const struct gso_engine_event *ev)
 {
 	if (!e->on_event)
 		return;
@@ -65,7 +65,7 @@ static void flush_events(struct gso_engine *e)
 	e->nevq = 0;
 }
 
-void engine_flush_flow_events(struct gso_engine *e, const struct eflow *f)
+void gsoi_engine_flush_flow_events(struct gso_engine *e, const struct eflow *f)
 {
 	for (unsigned i = 0; i < e->nevq; i++) {
 		struct gso_engine_event *ev = &e->evq[i];
@@ -79,8 +79,8 @@ void engine_flush_flow_events(struct gso_engine *e, const struct eflow *f)
 
 /* ---- flows and the scheduler ------------------------------------------------ */
 
-int engine_flow_add(struct gso_engine *e, struct eflow *f, const struct eflow_ops *ops, bool pace_all,
-		    void *ctx)
+int gsoi_engine_flow_add(struct gso_engine *e, struct eflow *f, const struct eflow_ops *ops, bool pace_all,
+			 void *ctx)
 {
 	GSO_OPTS(gso_pacer_opts, po, .flags = pace_all ? GSO_PACER_F_PACE_ALL : 0);
 	int err;
@@ -111,7 +111,7 @@ static void unhold(struct gso_engine *e, const struct eflow *f)
 	e->nheld = k;
 }
 
-void engine_flow_del(struct gso_engine *e, struct eflow *f)
+void gsoi_engine_flow_del(struct gso_engine *e, struct eflow *f)
 {
 	struct gso_sched_burst b;
 
@@ -119,14 +119,14 @@ void engine_flow_del(struct gso_engine *e, struct eflow *f)
 	while (gso_sched__flow_drain(e->sched, f->sched_id, &b, 1) == 1)
 		;
 	gso_sched__flow_del(e->sched, f->sched_id);
-	etimers_set(&e->timers, f->slot, UINT64_MAX);
+	gsoi_etimers_set(&e->timers, f->slot, UINT64_MAX);
 	e->flows[f->slot] = NULL;
 	e->free_slots[e->nfree++] = f->slot;
 	f->armed = false;
 }
 
-int engine_arm(struct gso_engine *e, struct eflow *f, uint64_t rate, uint32_t wire_bytes, uint32_t segs,
-	       uint64_t now, bool chained)
+int gsoi_engine_arm(struct gso_engine *e, struct eflow *f, uint64_t rate, uint32_t wire_bytes, uint32_t segs,
+		    uint64_t now, bool chained)
 {
 	struct gso_sched_burst b = { .cookie = f->slot, .flow = f->sched_id, .wire_bytes = wire_bytes,
 				     .segs = segs };
@@ -148,12 +148,12 @@ int engine_arm(struct gso_engine *e, struct eflow *f, uint64_t rate, uint32_t wi
 	return err;
 }
 
-void engine_timer_set(struct gso_engine *e, uint32_t slot, uint64_t deadline)
+void gsoi_engine_timer_set(struct gso_engine *e, uint32_t slot, uint64_t deadline)
 {
-	etimers_set(&e->timers, slot, deadline);
+	gsoi_etimers_set(&e->timers, slot, deadline);
 }
 
-void engine_end_all(struct gso_engine *e, int err)
+void gsoi_engine_end_all(struct gso_engine *e, int err)
 {
 	for (uint32_t i = 0; i < e->max_flows; i++) {
 		struct eflow *f = e->flows[i];
@@ -292,14 +292,14 @@ static void engine_gone(struct gso_engine *e)
 	e->dead = true;
 	e->usable = false;
 	e->nheld = 0;
-	engine_end_all(e, -ENODEV);
+	gsoi_engine_end_all(e, -ENODEV);
 	/* Closing reclaims every descriptor queued or in flight: the UMEM balances. */
 	gso_dev__close(e->tx);
 	for (unsigned i = 0; i < e->nrx; i++)
 		gso_dev__close(e->rx[i]);
 	for (unsigned i = 0; i < e->nretired; i++)
 		gso_dev__close(e->retired[i]);
-	engine_emit(e, &(struct gso_engine_event){ .type = GSO_EV_DEV_GONE, .err = -ENODEV });
+	gsoi_engine_emit(e, &(struct gso_engine_event){ .type = GSO_EV_DEV_GONE, .err = -ENODEV });
 }
 
 static void link_eval(struct gso_engine *e, uint64_t now)
@@ -312,7 +312,7 @@ static void link_eval(struct gso_engine *e, uint64_t now)
 	if (!u) {
 		e->st.link_down++;
 		e->down_since_ns = now;
-		engine_emit(e, &(struct gso_engine_event){ .type = GSO_EV_LINK, .err = -ENETDOWN });
+		gsoi_engine_emit(e, &(struct gso_engine_event){ .type = GSO_EV_LINK, .err = -ENETDOWN });
 		return;
 	}
 	e->st.link_up++;
@@ -325,7 +325,7 @@ static void link_eval(struct gso_engine *e, uint64_t now)
 		gso_dev__probe(e->tx);
 	}
 	refresh_caps(e);
-	engine_emit(e, &(struct gso_engine_event){ .type = GSO_EV_LINK, .err = 0 });
+	gsoi_engine_emit(e, &(struct gso_engine_event){ .type = GSO_EV_LINK, .err = 0 });
 }
 
 /* Kick the device to learn whether it still says -ENETDOWN. */
@@ -373,7 +373,7 @@ static void neigh_changed(struct gso_engine *e, const struct rtmon_event *ev)
 static void flags_now(struct gso_engine *e, uint32_t flags, uint64_t now)
 {
 	e->mon_flags = flags;
-	e->flags_usable = rtnl_link_usable(flags);
+	e->flags_usable = gsoi_rtnl_link_usable(flags);
 	/* Frames that waited for an admin-down link: a kick tells whether they can go. */
 	if (e->flags_usable && e->dev_down)
 		try_kick(e, now);
@@ -421,11 +421,11 @@ static void read_monitor(struct gso_engine *e, uint64_t now)
 
 	e->mon_ready = false;
 	e->mon_read_ns = now;
-	rtmon_read(&e->mon, on_mon, &m);
+	gsoi_rtmon_read(&e->mon, on_mon, &m);
 	if (!m.overrun || e->dead)
 		return;
 	/* Notifications were lost: ask for the state instead. */
-	err = rtnl_link_flags(e->ifindex, &flags);
+	err = gsoi_rtnl_link_flags(e->ifindex, &flags);
 	if (err == -ENODEV)
 		engine_gone(e);
 	else if (!err)
@@ -598,7 +598,7 @@ static void engine_rx(struct gso_engine *e, uint64_t *now)
 						*now = t;
 				}
 				first = false;
-				engine_stream_input(e, e->rx[i], pk[k].data, pk[k].len, *now);
+				gsoi_engine_stream_input(e, e->rx[i], pk[k].data, pk[k].len, *now);
 			}
 			gso_dev__rx_release(e->rx[i], pk, (unsigned)n);
 			if (n < RX_BATCH)
@@ -613,12 +613,12 @@ static void engine_rx(struct gso_engine *e, uint64_t *now)
 		engine_gone(e);
 }
 
-void engine_input_frame(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len)
+void gsoi_engine_input_frame(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len)
 {
 	if (e->dead)
 		return;
 	e->defer++;
-	engine_stream_input(e, rx, frame, len, engine_now(e));
+	gsoi_engine_stream_input(e, rx, frame, len, engine_now(e));
 	e->defer--;
 	flush_events(e);
 }
@@ -634,7 +634,7 @@ static void drain_wake(struct gso_engine *e)
 	if (e->wake_fd >= 0 && read(e->wake_fd, &v, sizeof(v)) < 0) {
 		/* Nothing to read: another pass took it. */
 	}
-	engine_emit(e, &(struct gso_engine_event){ .type = GSO_EV_WAKE });
+	gsoi_engine_emit(e, &(struct gso_engine_event){ .type = GSO_EV_WAKE });
 }
 
 static uint64_t min64(uint64_t a, uint64_t b)
@@ -661,10 +661,10 @@ static int engine_pass(struct gso_engine *e, uint64_t *next_ns)
 		engine_rx(e, &now);
 	/* Expired flow timers; each sets its next one. */
 	for (int k = 0; k < 1024 && !e->dead; k++) {
-		slot = etimers_top(&e->timers, &key);
+		slot = gsoi_etimers_top(&e->timers, &key);
 		if (slot == NIL32 || key > now)
 			break;
-		etimers_set(&e->timers, slot, UINT64_MAX);
+		gsoi_etimers_set(&e->timers, slot, UINT64_MAX);
 		e->defer++;
 		e->flows[slot]->ops->timers(e->flows[slot], now);
 		e->defer--;
@@ -692,7 +692,7 @@ static int engine_pass(struct gso_engine *e, uint64_t *next_ns)
 				next = t > e->slack_ns ? t - e->slack_ns : 0;
 		}
 	}
-	etimers_top(&e->timers, &key);
+	gsoi_etimers_top(&e->timers, &key);
 	next = min64(next, key);
 	if (e->dev_down)
 		next = min64(next, e->link_retry_ns);
@@ -894,9 +894,9 @@ static void engine_free(struct gso_engine *e)
 		gso_evloop__destroy(e->loop);
 	if (e->wake_fd >= 0)
 		close(e->wake_fd);
-	rtmon_close(&e->mon);
+	gsoi_rtmon_close(&e->mon);
 	gso_sched__destroy(e->sched);
-	etimers_fini(&e->timers);
+	gsoi_etimers_fini(&e->timers);
 	free(e->flows);
 	free(e->free_slots);
 	free(e->hash);
@@ -961,7 +961,7 @@ int gso_engine__create(struct gso_engine **out, struct gso_dev *dev, const struc
 		err = -ENOMEM;
 		goto fail;
 	}
-	err = etimers_init(&e->timers, e->max_flows);
+	err = gsoi_etimers_init(&e->timers, e->max_flows);
 	if (err)
 		goto fail;
 	/* Slots are handed out from the top of the stack: 0 first. */
@@ -988,15 +988,15 @@ int gso_engine__create(struct gso_engine **out, struct gso_dev *dev, const struc
 	e->ifindex = err > 0 ? err : 0;
 	e->flags_usable = true;
 	if (e->ifindex && !(e->flags & GSO_ENGINE_F_NO_LINK_MONITOR)) {
-		err = rtmon_open(&e->mon, RTMON_LINK | RTMON_NEIGH);
+		err = gsoi_rtmon_open(&e->mon, RTMON_LINK | RTMON_NEIGH);
 		if (!err)
 			err = gso_evloop__add_fd(e->loop, e->mon.fd, POLLIN, COOKIE_MON);
 		if (err)
 			goto fail;
 		/* Subscribed first, asked second: no change falls in between. */
-		if (!rtnl_link_flags(e->ifindex, &flags)) {
+		if (!gsoi_rtnl_link_flags(e->ifindex, &flags)) {
 			e->mon_flags = flags;
-			e->flags_usable = rtnl_link_usable(flags);
+			e->flags_usable = gsoi_rtnl_link_usable(flags);
 		}
 	}
 	if (receives(dev)) {
@@ -1027,7 +1027,7 @@ int gso_engine__open(struct gso_engine **out, int ifindex, uint32_t queue_id, co
 	if (!out || ifindex <= 0)
 		return -EINVAL;
 	memset(&li, 0, sizeof(li));
-	err = link_rtnl(ifindex, &li);
+	err = gsoi_link_rtnl(ifindex, &li);
 	if (err)
 		return err;
 	/* AF_XDP binds a queue that exists both ways (xsk_bind: real_num_rx/tx_queues). */
@@ -1063,7 +1063,7 @@ int gso_engine__close(struct gso_engine *e)
 		return -EINVAL;
 	if (e->threaded)
 		gso_engine__stop(e);
-	engine_end_all(e, -ECANCELED);
+	gsoi_engine_end_all(e, -ECANCELED);
 	e->usable = false;
 	e->nheld = 0;
 	gso_dev__close(e->tx);
@@ -1082,12 +1082,12 @@ void gso_engine__destroy(struct gso_engine *e)
 		return;
 	if (e->threaded)
 		gso_engine__stop(e);
-	engine_end_all(e, -ECANCELED);
+	gsoi_engine_end_all(e, -ECANCELED);
 	for (uint32_t i = 0; i < e->max_flows; i++) {
 		struct eflow *f = e->flows[i];
 
 		if (f) {
-			engine_flow_del(e, f);
+			gsoi_engine_flow_del(e, f);
 			f->ops->free(f);
 		}
 	}

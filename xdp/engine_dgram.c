@@ -65,12 +65,12 @@ static void arm_head(struct gso_dgram *d, uint64_t now, bool chained)
 		return;
 	r = head(d);
 	/* With no burst slot or horizon limit in the engine's scheduler this cannot fail. */
-	engine_arm(d->f.e, &d->f, d->rate, r->len + dsend_segs(r) * d->hdr_len, dsend_segs(r), now, chained);
+	gsoi_engine_arm(d->f.e, &d->f, d->rate, r->len + dsend_segs(r) * d->hdr_len, dsend_segs(r), now, chained);
 }
 
 static void emit(struct gso_dgram *d, uint32_t type, int err, uint64_t cookie)
 {
-	engine_emit(d->f.e, &(struct gso_engine_event){ .type = type, .err = err, .flow_ctx = d->f.ctx,
+	gsoi_engine_emit(d->f.e, &(struct gso_engine_event){ .type = type, .err = err, .flow_ctx = d->f.ctx,
 						       .dgram = d, .cookie = cookie });
 }
 
@@ -157,7 +157,7 @@ static void d_free(struct eflow *f)
 	free(d);
 }
 
-const struct eflow_ops engine_dgram_ops = {
+const struct eflow_ops gsoi_engine_dgram_ops = {
 	.build = d_build,
 	.sent = d_sent,
 	.refused = d_refused,
@@ -221,7 +221,7 @@ int gso_dgram__open(struct gso_engine *e, const struct gso_dgram_opts *o, struct
 	d->ip_id = t->l3 == GSO_L3_IPV4 ? (uint16_t)(t->hdr[t->l3_off + 4] << 8 | t->hdr[t->l3_off + 5]) : 0;
 	err = limits(d, e);
 	if (!err)
-		err = engine_flow_add(e, &d->f, &engine_dgram_ops, true, GSO_OPTS_GET(o, ctx, (void *)NULL));
+		err = gsoi_engine_flow_add(e, &d->f, &gsoi_engine_dgram_ops, true, GSO_OPTS_GET(o, ctx, (void *)NULL));
 	if (err) {
 		d_free(&d->f);
 		return err;
@@ -281,10 +281,10 @@ int gso_dgram__close(struct gso_dgram *d)
 		return -EINVAL;
 	e = d->f.e;
 	/* Sends it already made are told first, then what it drops, all before it goes. */
-	engine_flush_flow_events(e, &d->f);
+	gsoi_engine_flush_flow_events(e, &d->f);
 	drop_all(d, -ECANCELED);
-	engine_flush_flow_events(e, &d->f);
-	engine_flow_del(e, &d->f);
+	gsoi_engine_flush_flow_events(e, &d->f);
+	gsoi_engine_flow_del(e, &d->f);
 	d_free(&d->f);
 	return 0;
 }

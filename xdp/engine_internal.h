@@ -7,7 +7,7 @@
  * Scheduling: every flow with something to send has exactly one burst in
  * the gso_sched (its "head"), whose cookie is the flow's slot.  When the
  * head leaves, the flow puts its next one in, stamped on the flow's own
- * grid (engine_arm): so a rate change applies from the next burst on, the
+ * grid (gsoi_engine_arm): so a rate change applies from the next burst on, the
  * scheduler never holds more than one burst per flow, and a batch the
  * scheduler hands out has at most one burst of each flow (so each can use
  * the flow's one template, with its own IP ID, in the same submit call).
@@ -88,7 +88,7 @@ struct eflow_ops {
 	void (*timers)(struct eflow *f, uint64_t now);
 };
 
-extern const struct eflow_ops engine_dgram_ops, engine_stream_ops;
+extern const struct eflow_ops gsoi_engine_dgram_ops, gsoi_engine_stream_ops;
 
 /* A stream's place in the engine's timer heap (engine_timer.c). */
 struct etimers {
@@ -173,19 +173,19 @@ static inline uint64_t engine_now(const struct gso_engine *e)
 }
 
 /* Deliver an event (no-op without a callback). */
-void engine_emit(struct gso_engine *e, const struct gso_engine_event *ev);
+void gsoi_engine_emit(struct gso_engine *e, const struct gso_engine_event *ev);
 
 /*
  * Deliver now the events still deferred for flow `f` (before it goes), so
  * that none is delivered after its pointer became invalid.
  */
-void engine_flush_flow_events(struct gso_engine *e, const struct eflow *f);
+void gsoi_engine_flush_flow_events(struct gso_engine *e, const struct eflow *f);
 
 /* Flow slots and scheduler flows: 0 or -ENOSPC / -errno. */
-int engine_flow_add(struct gso_engine *e, struct eflow *f, const struct eflow_ops *ops, bool pace_all,
-		    void *ctx);
+int gsoi_engine_flow_add(struct gso_engine *e, struct eflow *f, const struct eflow_ops *ops, bool pace_all,
+			 void *ctx);
 /* Take the flow out of the scheduler (its head too) and free its slot. */
-void engine_flow_del(struct gso_engine *e, struct eflow *f);
+void gsoi_engine_flow_del(struct gso_engine *e, struct eflow *f);
 
 /*
  * Put the flow's head burst into the scheduler, stamped at `rate` (wire
@@ -194,29 +194,29 @@ void engine_flow_del(struct gso_engine *e, struct eflow *f);
  * "Pacing"); otherwise from now.  0, -EAGAIN (no burst slot: cannot
  * happen with one per flow), or -ERANGE (beyond the horizon).
  */
-int engine_arm(struct gso_engine *e, struct eflow *f, uint64_t rate, uint32_t wire_bytes, uint32_t segs,
-	       uint64_t now, bool chained);
+int gsoi_engine_arm(struct gso_engine *e, struct eflow *f, uint64_t rate, uint32_t wire_bytes, uint32_t segs,
+		    uint64_t now, bool chained);
 
 /* A flow's next timer changed (UINT64_MAX: none); ops->timers runs when it passes. */
-void engine_timer_set(struct gso_engine *e, uint32_t slot, uint64_t deadline);
+void gsoi_engine_timer_set(struct gso_engine *e, uint32_t slot, uint64_t deadline);
 
 /* engine_timer.c: the heap itself. */
-int etimers_init(struct etimers *t, uint32_t cap);
-void etimers_fini(struct etimers *t);
-void etimers_set(struct etimers *t, uint32_t slot, uint64_t key);
+int gsoi_etimers_init(struct etimers *t, uint32_t cap);
+void gsoi_etimers_fini(struct etimers *t);
+void gsoi_etimers_set(struct etimers *t, uint32_t slot, uint64_t key);
 /* The earliest slot and its key; NIL32 when empty. */
-uint32_t etimers_top(const struct etimers *t, uint64_t *key);
+uint32_t gsoi_etimers_top(const struct etimers *t, uint64_t *key);
 
 /* Stream lookup (engine_tcp.c): the stream a received frame belongs to, or NULL. */
-void engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
-			 uint64_t now);
+void gsoi_engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
+			      uint64_t now);
 /*
  * Feed a frame received by another engine of the same port to this one's
  * streams, as engine_rx does (events deferred until it is through).  On
  * the engine's thread.
  */
-void engine_input_frame(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len);
+void gsoi_engine_input_frame(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len);
 /* The device is gone or the engine ends: every flow ends with err. */
-void engine_end_all(struct gso_engine *e, int err);
+void gsoi_engine_end_all(struct gso_engine *e, int err);
 
 #endif

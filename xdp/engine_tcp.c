@@ -71,7 +71,7 @@ struct gso_stream {
 	uint16_t ip_id;
 	uint32_t iss, irs, rcv_nxt;
 	uint32_t rcv_wnd;        /* the window we advertise, scaled: the peer's segments must fall in it */
-	uint64_t oow_at;         /* when the last challenge or out-of-window ACK left (tcp_oow_allow) */
+	uint64_t oow_at;         /* when the last challenge or out-of-window ACK left (gsoi_tcp_oow_allow) */
 	uint8_t snd_wscale;
 	bool sack_ok, ts_ok;
 	uint32_t ts_recent, ts_off;
@@ -120,7 +120,7 @@ static bool finished(const struct gso_stream *s)
 
 static void emit(struct gso_stream *s, uint32_t type, int err)
 {
-	engine_emit(s->f.e, &(struct gso_engine_event){ .type = type, .err = err, .flow_ctx = s->f.ctx,
+	gsoi_engine_emit(s->f.e, &(struct gso_engine_event){ .type = type, .err = err, .flow_ctx = s->f.ctx,
 						       .stream = s, .acked = s->st.acked });
 }
 
@@ -205,7 +205,7 @@ static int refresh_tmpl(struct gso_stream *s, uint64_t now, bool force)
 	GSO_OPTS(gso_tmpl_fields, f, .seq = 0, .ack = s->rcv_nxt, .tcp_flags = GSO_TCP_ACK, .window = OUR_WIN);
 	base_fields(s, &f);
 	if (s->ts_ok) {
-		tcp_ts_opts(opts, tv, s->ts_recent);
+		gsoi_tcp_ts_opts(opts, tv, s->ts_recent);
 		f.tcp_opts = opts;
 		f.tcp_opts_len = TCP_TS_OPTS_LEN;
 	}
@@ -267,8 +267,8 @@ static int send_syn(struct gso_stream *s, uint64_t now)
 
 	if (s->mss_cap && s->mss_cap < mss)
 		mss = s->mss_cap;
-	tcp_syn_opts(opts, (uint16_t)(mss > 65535 ? 65535 : mss), !(s->flags & GSO_STREAM_F_NO_SACK),
-		     !(s->flags & GSO_STREAM_F_NO_TS), tsval(s, now), OUR_WSCALE);
+	gsoi_tcp_syn_opts(opts, (uint16_t)(mss > 65535 ? 65535 : mss), !(s->flags & GSO_STREAM_F_NO_SACK),
+			  !(s->flags & GSO_STREAM_F_NO_TS), tsval(s, now), OUR_WSCALE);
 	GSO_OPTS(gso_tmpl_fields, f, .seq = s->iss, .window = OUR_WIN, .tcp_opts = opts,
 		 .tcp_opts_len = TCP_SYN_OPTS_LEN);
 	base_fields(s, &f);
@@ -300,7 +300,7 @@ static uint32_t ack_seq(const struct gso_stream *s)
 
 static uint64_t rto_ns(const struct gso_stream *s)
 {
-	struct gso_cc_state cs;
+	struct gso_cc_state cs = { .sz = sizeof(cs) };
 	uint64_t r = GSO_RTT_INIT_RTO_NS;
 
 	if (s->cc && !gso_cc__state(s->cc, &cs))
@@ -333,7 +333,7 @@ static void s_timer_update(struct gso_stream *s)
 	}
 	if (d != s->deadline) {
 		s->deadline = d;
-		engine_timer_set(s->f.e, s->f.slot, d);
+		gsoi_engine_timer_set(s->f.e, s->f.slot, d);
 	}
 }
 
@@ -440,7 +440,7 @@ static void s_arm(struct gso_stream *s, uint64_t now)
 		 .dev_max_segs = s->f.e->caps.max_segs_tcp, .dev_max_bytes = s->st.hdr_len + s->st.seg_limit,
 		 .flags = fi.in_recovery ? GSO_BURST_IN_RECOVERY : 0);
 	{
-		struct gso_cc_state cs;
+		struct gso_cc_state cs = { .sz = sizeof(cs) };
 
 		if (!gso_cc__state(s->cc, &cs))
 			in.min_rtt_ns = cs.min_rtt_ns;
@@ -468,7 +468,7 @@ static void s_arm(struct gso_stream *s, uint64_t now)
 		s_timer_update(s);
 		return;
 	}
-	engine_arm(s->f.e, &s->f, rate, b.wire_bytes, (uint32_t)segs, now, false);
+	gsoi_engine_arm(s->f.e, &s->f, rate, b.wire_bytes, (uint32_t)segs, now, false);
 }
 
 static int t_build(struct eflow *f, const struct gso_sched_burst *b, struct gso_tx *tx, uint64_t now)
@@ -614,7 +614,7 @@ static void t_free(struct eflow *f)
 
 static void t_timers(struct eflow *f, uint64_t now);
 
-const struct eflow_ops engine_stream_ops = {
+const struct eflow_ops gsoi_engine_stream_ops = {
 	.build = t_build,
 	.sent = t_sent,
 	.refused = t_refused,
@@ -650,7 +650,7 @@ static void establish(struct gso_stream *s, const struct tcp_seg *g, struct gso_
 	s->last_heard = now;
 	s->need_size = true;
 	s_timer_update(s);
-	engine_emit(s->f.e, &(struct gso_engine_event){ .type = GSO_EV_STREAM_ESTABLISHED, .flow_ctx = s->f.ctx,
+	gsoi_engine_emit(s->f.e, &(struct gso_engine_event){ .type = GSO_EV_STREAM_ESTABLISHED, .flow_ctx = s->f.ctx,
 							 .stream = s, .dev = rx });
 }
 
@@ -703,7 +703,7 @@ static void size_stream(struct gso_stream *s, uint64_t now)
 	{
 		/* What one full super-segment costs the device, for the small-queue limit. */
 		static const uint8_t zeros[65536];
-		struct gso_tx_plan plan;
+		struct gso_tx_plan plan = { .sz = sizeof(plan) };
 		struct gso_tx ptx = { .tmpl = &s->tmpl, .data = zeros, .len = s->st.seg_limit, .mss = mss,
 				      .flags = (uint8_t)s->tx_flags };
 
@@ -761,7 +761,7 @@ static void give_back(struct gso_stream *s, const struct gso_flowq_rel *r)
 /* A challenge ACK (RFC 5961), or the answer to an out-of-window segment: our SND.NXT and RCV.NXT, throttled. */
 static void challenge_ack(struct gso_stream *s, uint64_t now)
 {
-	if (!tcp_oow_allow(&s->oow_at, now)) {
+	if (!gsoi_tcp_oow_allow(&s->oow_at, now)) {
 		s->st.challenge_limited++;
 		return;
 	}
@@ -778,7 +778,7 @@ static bool process_ack(struct gso_stream *s, const struct tcp_seg *g, uint64_t 
 	int err;
 
 	gso_flowq__info(s->fq, &fi);
-	switch (tcp_ack_check(ack, fi.snd_una, s->fin_sent ? s->fin_seq + 1 : fi.snd_nxt, fi.max_wnd)) {
+	switch (gsoi_tcp_ack_check(ack, fi.snd_una, s->fin_sent ? s->fin_seq + 1 : fi.snd_nxt, fi.max_wnd)) {
 	case TCP_ACK_UNSENT:
 		s->st.bad_acks++;
 		return false;
@@ -910,7 +910,7 @@ static void input(struct gso_stream *s, const struct tcp_seg *g, struct gso_dev 
 	 * a challenge ACK, which a real peer that lost its state answers
 	 * with an RST at the right sequence number.
 	 */
-	switch (tcp_rx_check(g, s->rcv_nxt, s->rcv_wnd)) {
+	switch (gsoi_tcp_rx_check(g, s->rcv_nxt, s->rcv_wnd)) {
 	case TCP_RX_RESET:
 		if (s->state == GSO_STREAM_CLOSING)
 			close_state(s, GSO_STREAM_DONE, 0, NULL, now); /* everything, FIN included, was acknowledged */
@@ -966,7 +966,7 @@ static bool key_eq(const struct tcp_key *a, const struct tcp_key *b)
 
 static struct gso_stream **bucket(struct gso_engine *e, const struct tcp_key *k)
 {
-	return &e->hash[tcp_key_hash(k) & e->hash_mask];
+	return &e->hash[gsoi_tcp_key_hash(k) & e->hash_mask];
 }
 
 static struct gso_stream *lookup(struct gso_engine *e, const struct tcp_key *k)
@@ -990,19 +990,19 @@ static void unhash(struct gso_stream *s)
 		}
 }
 
-void engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
-			 uint64_t now)
+void gsoi_engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
+			      uint64_t now)
 {
 	struct tcp_key k;
 	struct tcp_seg g;
 	struct gso_stream *s;
 
-	if (tcp_frame_key(frame, len, &k)) {
+	if (gsoi_tcp_frame_key(frame, len, &k)) {
 		e->st.rx_other++;
 		return;
 	}
 	/* As the kernel does, before any socket sees it: a frame the checksums refuse has no flow. */
-	switch (rx_frame_csum(frame, len)) {
+	switch (gsoi_rx_frame_csum(frame, len)) {
 	case RX_CSUM_BAD:
 		e->st.rx_bad_csum++;
 		return;
@@ -1019,7 +1019,7 @@ void engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const uint8_t
 		e->st.rx_other++;
 		return;
 	}
-	if (tcp_frame_parse(frame, len, &g)) {
+	if (gsoi_tcp_frame_parse(frame, len, &g)) {
 		s->st.rx_bad++;
 		return;
 	}
@@ -1209,14 +1209,15 @@ int gso_stream__connect(struct gso_engine *e, const struct gso_stream_opts *o, s
 	}
 	s->st.min_wnd = UINT32_MAX;
 	s->f.follow = true;
-	err = engine_flow_add(e, &s->f, &engine_stream_ops, false, GSO_OPTS_GET(o, ctx, (void *)NULL));
+	err = gsoi_engine_flow_add(e, &s->f, &gsoi_engine_stream_ops, false, GSO_OPTS_GET(o, ctx, (void *)NULL));
 	if (err)
 		goto fail;
 	err = steer_add(s);
 	if (err && err != -EEXIST) {
-		engine_flow_del(e, &s->f);
+		gsoi_engine_flow_del(e, &s->f);
 		goto fail;
 	}
+	s->tso.sz = sizeof(s->tso);
 	s->f.tso = &s->tso;
 	s->hnext = *bucket(e, &s->key);
 	*bucket(e, &s->key) = s;
@@ -1228,7 +1229,7 @@ int gso_stream__connect(struct gso_engine *e, const struct gso_stream_opts *o, s
 	s->state = GSO_STREAM_SYN_SENT;
 	err = send_syn(s, now);
 	if (err && !later(err)) {
-		engine_flow_del(e, &s->f);
+		gsoi_engine_flow_del(e, &s->f);
 		t_free(&s->f);
 		return err;
 	}
@@ -1399,8 +1400,8 @@ int gso_stream__close(struct gso_stream *s)
 	e = s->f.e;
 	if (!finished(s) && s->state != GSO_STREAM_SYN_SENT && s->sized && !e->dead)
 		send_ctl(s, GSO_TCP_RST | GSO_TCP_ACK, ack_seq(s), engine_now(e));
-	engine_flush_flow_events(e, &s->f);
-	engine_flow_del(e, &s->f);
+	gsoi_engine_flush_flow_events(e, &s->f);
+	gsoi_engine_flow_del(e, &s->f);
 	t_free(&s->f);
 	return 0;
 }
@@ -1408,7 +1409,7 @@ int gso_stream__close(struct gso_stream *s)
 int gso_stream__info(const struct gso_stream *s, struct gso_stream_info *info)
 {
 	struct gso_stream_info full;
-	struct gso_cc_state cs;
+	struct gso_cc_state cs = { .sz = sizeof(cs) };
 
 	if (!s || !info || info->sz <= sizeof(size_t))
 		return -EINVAL;

@@ -5,7 +5,7 @@
  * own segments.  Pure functions.
  *
  * Received checksums are verified before a segment is looked up
- * (rx_frame_csum, rx_csum.c).  On a veth a local Linux peer's segments
+ * (gsoi_rx_frame_csum, rx_csum.c).  On a veth a local Linux peer's segments
  * cross with CHECKSUM_PARTIAL (only the folded pseudo-header in the TCP
  * field; measured: every ACK of a kernel receiver, 1668 of 1668 in
  * sender_inject/rfc5961_forgeries) and AF_XDP hands them over as they are,
@@ -50,7 +50,7 @@ struct tcp_seg {
 /*
  * Where a frame's IP and L4 headers are (`len` bytes from the Ethernet
  * header, behind at most one 802.1Q tag): the one header walk of the
- * receive path, for tcp_frame_key(), tcp_frame_parse() and rx_frame_csum().
+ * receive path, for gsoi_tcp_frame_key(), gsoi_tcp_frame_parse() and gsoi_rx_frame_csum().
  */
 struct frame_l4 {
 	uint32_t ip;     /* offset of the IP header */
@@ -67,25 +67,25 @@ struct frame_l4 {
  * the Ethernet or IP header is cut, the IP header is of another version,
  * or it says lengths the frame does not hold.
  */
-int frame_l4(const uint8_t *frame, uint32_t len, struct frame_l4 *out);
+int gsoi_frame_l4(const uint8_t *frame, uint32_t len, struct frame_l4 *out);
 
 /*
  * The 4-tuple of a TCP frame (`len` bytes from the Ethernet header).
  * Returns 0, or -ENOENT when it is not TCP over IPv4/IPv6 (or an IP
- * fragment), -EBADMSG when the IP header is inconsistent (frame_l4()) or
+ * fragment), -EBADMSG when the IP header is inconsistent (gsoi_frame_l4()) or
  * the TCP header does not fit.
  */
-int tcp_frame_key(const uint8_t *frame, uint32_t len, struct tcp_key *key);
+int gsoi_tcp_frame_key(const uint8_t *frame, uint32_t len, struct tcp_key *key);
 
 /* The hash of a key, for the engine's stream table and the port's owner tables (FNV-1a). */
-uint32_t tcp_key_hash(const struct tcp_key *key);
+uint32_t gsoi_tcp_key_hash(const struct tcp_key *key);
 
 /*
- * Parse the TCP segment of a frame whose key tcp_frame_key() gave.
+ * Parse the TCP segment of a frame whose key gsoi_tcp_frame_key() gave.
  * Returns 0 and fills *seg, or -EBADMSG (truncated, bad header or option
  * lengths).
  */
-int tcp_frame_parse(const uint8_t *frame, uint32_t len, struct tcp_seg *seg);
+int gsoi_tcp_frame_parse(const uint8_t *frame, uint32_t len, struct tcp_seg *seg);
 
 #define TCP_SYN_OPTS_LEN 20 /* MSS, SACK-permitted, timestamps, NOP, window scale */
 #define TCP_TS_OPTS_LEN 12  /* NOP, NOP, timestamps */
@@ -95,11 +95,11 @@ int tcp_frame_parse(const uint8_t *frame, uint32_t len, struct tcp_seg *seg);
  * `sack`; timestamps (tsval, 0) if `ts`, else NOPs in their place; window
  * scale `wscale` (0..14).  Writes TCP_SYN_OPTS_LEN bytes.
  */
-void tcp_syn_opts(uint8_t out[TCP_SYN_OPTS_LEN], uint16_t mss, bool sack, bool ts, uint32_t tsval,
-		  uint8_t wscale);
+void gsoi_tcp_syn_opts(uint8_t out[TCP_SYN_OPTS_LEN], uint16_t mss, bool sack, bool ts, uint32_t tsval,
+		       uint8_t wscale);
 
 /* NOP, NOP, timestamps (tsval, tsecr).  Writes TCP_TS_OPTS_LEN bytes. */
-void tcp_ts_opts(uint8_t out[TCP_TS_OPTS_LEN], uint32_t tsval, uint32_t tsecr);
+void gsoi_tcp_ts_opts(uint8_t out[TCP_TS_OPTS_LEN], uint32_t tsval, uint32_t tsecr);
 
 /* ---- acceptance after the handshake (engine_tcp_valid.c) ---- */
 
@@ -116,7 +116,7 @@ enum tcp_rx_verdict {
  * test, RFC 5961 sections 3 and 4).  `rcv_wnd` is the window we
  * advertise, in bytes (scaled).
  */
-enum tcp_rx_verdict tcp_rx_check(const struct tcp_seg *g, uint32_t rcv_nxt, uint32_t rcv_wnd);
+enum tcp_rx_verdict gsoi_tcp_rx_check(const struct tcp_seg *g, uint32_t rcv_nxt, uint32_t rcv_wnd);
 
 enum tcp_ack_verdict {
 	TCP_ACK_OK,
@@ -129,7 +129,7 @@ enum tcp_ack_verdict {
  * number sent (the FIN included), `max_wnd` the largest window the peer
  * has advertised (MAX.SND.WND).
  */
-enum tcp_ack_verdict tcp_ack_check(uint32_t ack, uint32_t snd_una, uint32_t snd_max, uint32_t max_wnd);
+enum tcp_ack_verdict gsoi_tcp_ack_check(uint32_t ack, uint32_t snd_una, uint32_t snd_max, uint32_t max_wnd);
 
 /*
  * RFC 5961 section 7's throttle on challenge ACKs and on the ACKs that
@@ -141,7 +141,7 @@ enum tcp_ack_verdict tcp_ack_check(uint32_t ack, uint32_t snd_una, uint32_t snd_
  * Returns true and records `now_ns` in *last_ns when an ACK may go now.
  */
 #define TCP_OOW_INTERVAL_NS 500000000ull
-bool tcp_oow_allow(uint64_t *last_ns, uint64_t now_ns);
+bool gsoi_tcp_oow_allow(uint64_t *last_ns, uint64_t now_ns);
 
 /* ---- received checksums (rx_csum.c) ---- */
 
@@ -152,6 +152,6 @@ enum rx_csum {
 };
 
 /* The IPv4 header and TCP/UDP checksums of a frame (`len` bytes from the Ethernet header). */
-enum rx_csum rx_frame_csum(const uint8_t *frame, uint32_t len);
+enum rx_csum gsoi_rx_frame_csum(const uint8_t *frame, uint32_t len);
 
 #endif

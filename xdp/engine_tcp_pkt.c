@@ -24,7 +24,7 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)v;
 }
 
-int frame_l4(const uint8_t *f, uint32_t len, struct frame_l4 *o)
+int gsoi_frame_l4(const uint8_t *f, uint32_t len, struct frame_l4 *o)
 {
 	uint32_t off = 14;
 	uint16_t et;
@@ -73,10 +73,10 @@ int frame_l4(const uint8_t *f, uint32_t len, struct frame_l4 *o)
 	return 0;
 }
 
-/* A TCP segment's headers, or why the frame is not one (tcp_frame_key's errors). */
+/* A TCP segment's headers, or why the frame is not one (gsoi_tcp_frame_key's errors). */
 static int locate(const uint8_t *f, uint32_t len, struct frame_l4 *w)
 {
-	int err = frame_l4(f, len, w);
+	int err = gsoi_frame_l4(f, len, w);
 
 	if (err)
 		return err;
@@ -85,7 +85,7 @@ static int locate(const uint8_t *f, uint32_t len, struct frame_l4 *w)
 	return w->l4_len < 20 ? -EBADMSG : 0;
 }
 
-_Static_assert(sizeof(struct tcp_key) % 8 == 0, "tcp_key_hash reads the key in 8-byte words");
+_Static_assert(sizeof(struct tcp_key) % 8 == 0, "gsoi_tcp_key_hash reads the key in 8-byte words");
 
 /*
  * Over the whole key, its padding included (zeroed wherever keys are
@@ -93,7 +93,7 @@ _Static_assert(sizeof(struct tcp_key) % 8 == 0, "tcp_key_hash reads the key in 8
  * cost about 240 instructions per ACK (callgrind, bench_frame_cost); this
  * is about 30.  Only the engine's and the port's own tables use it.
  */
-uint32_t tcp_key_hash(const struct tcp_key *k)
+uint32_t gsoi_tcp_key_hash(const struct tcp_key *k)
 {
 	const uint8_t *p = (const uint8_t *)k;
 	uint64_t h = 0x9e3779b97f4a7c15ull, w;
@@ -106,7 +106,7 @@ uint32_t tcp_key_hash(const struct tcp_key *k)
 	return (uint32_t)(h ^ (h >> 29));
 }
 
-int tcp_frame_key(const uint8_t *f, uint32_t len, struct tcp_key *key)
+int gsoi_tcp_frame_key(const uint8_t *f, uint32_t len, struct tcp_key *key)
 {
 	struct frame_l4 w;
 	const uint8_t *ip = f;
@@ -185,7 +185,7 @@ static int parse_opts(const uint8_t *o, unsigned n, struct tcp_seg *s)
 	return 0;
 }
 
-int tcp_frame_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s)
+int gsoi_tcp_frame_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s)
 {
 	struct frame_l4 w;
 	uint32_t l4, l4_len;
@@ -208,7 +208,7 @@ int tcp_frame_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s)
 	return parse_opts(f + l4 + 20, doff - 20, s);
 }
 
-void tcp_syn_opts(uint8_t o[TCP_SYN_OPTS_LEN], uint16_t mss, bool sack, bool ts, uint32_t tsval, uint8_t wscale)
+void gsoi_tcp_syn_opts(uint8_t o[TCP_SYN_OPTS_LEN], uint16_t mss, bool sack, bool ts, uint32_t tsval, uint8_t wscale)
 {
 	o[0] = 2;
 	o[1] = 4;
@@ -235,7 +235,7 @@ void tcp_syn_opts(uint8_t o[TCP_SYN_OPTS_LEN], uint16_t mss, bool sack, bool ts,
 	o[19] = wscale;
 }
 
-void tcp_ts_opts(uint8_t o[TCP_TS_OPTS_LEN], uint32_t tsval, uint32_t tsecr)
+void gsoi_tcp_ts_opts(uint8_t o[TCP_TS_OPTS_LEN], uint32_t tsval, uint32_t tsecr)
 {
 	o[0] = o[1] = 1;
 	o[2] = 8;

@@ -20,7 +20,7 @@ static bool after(uint32_t a, uint32_t b)
 	return before(b, a);
 }
 
-enum tcp_rx_verdict tcp_rx_check(const struct tcp_seg *g, uint32_t rcv_nxt, uint32_t rcv_wnd)
+enum tcp_rx_verdict gsoi_tcp_rx_check(const struct tcp_seg *g, uint32_t rcv_nxt, uint32_t rcv_wnd)
 {
 	/* SYN and FIN occupy a sequence number each. */
 	uint32_t end = g->seq + g->payload + !!(g->flags & GSO_TCP_SYN) + !!(g->flags & GSO_TCP_FIN);
@@ -44,7 +44,7 @@ enum tcp_rx_verdict tcp_rx_check(const struct tcp_seg *g, uint32_t rcv_nxt, uint
 	return in_wnd ? TCP_RX_ACCEPT : TCP_RX_DUPACK;
 }
 
-enum tcp_ack_verdict tcp_ack_check(uint32_t ack, uint32_t snd_una, uint32_t snd_max, uint32_t max_wnd)
+enum tcp_ack_verdict gsoi_tcp_ack_check(uint32_t ack, uint32_t snd_una, uint32_t snd_max, uint32_t max_wnd)
 {
 	if (after(ack, snd_max))
 		return TCP_ACK_UNSENT;
@@ -54,7 +54,7 @@ enum tcp_ack_verdict tcp_ack_check(uint32_t ack, uint32_t snd_una, uint32_t snd_
 	return TCP_ACK_OK;
 }
 
-bool tcp_oow_allow(uint64_t *last_ns, uint64_t now_ns)
+bool gsoi_tcp_oow_allow(uint64_t *last_ns, uint64_t now_ns)
 {
 	if (*last_ns && now_ns >= *last_ns && now_ns - *last_ns < TCP_OOW_INTERVAL_NS)
 		return false;

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-int etimers_init(struct etimers *t, uint32_t cap)
+int gsoi_etimers_init(struct etimers *t, uint32_t cap)
 {
 	t->n = 0;
 	t->cap = cap;
@@ -17,7 +17,7 @@ int etimers_init(struct etimers *t, uint32_t cap)
 	t->key = calloc(cap, sizeof(*t->key));
 	t->pos = calloc(cap, sizeof(*t->pos));
 	if (!t->heap || !t->key || !t->pos) {
-		etimers_fini(t);
+		gsoi_etimers_fini(t);
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < cap; i++) {
@@ -27,7 +27,7 @@ int etimers_init(struct etimers *t, uint32_t cap)
 	return 0;
 }
 
-void etimers_fini(struct etimers *t)
+void gsoi_etimers_fini(struct etimers *t)
 {
 	free(t->heap);
 	free(t->key);
@@ -77,7 +77,7 @@ static void down(struct etimers *t, uint32_t at)
 	place(t, at, slot);
 }
 
-void etimers_set(struct etimers *t, uint32_t slot, uint64_t key)
+void gsoi_etimers_set(struct etimers *t, uint32_t slot, uint64_t key)
 {
 	uint32_t at;
 
@@ -108,7 +108,7 @@ void etimers_set(struct etimers *t, uint32_t slot, uint64_t key)
 	down(t, t->pos[slot]);
 }
 
-uint32_t etimers_top(const struct etimers *t, uint64_t *key)
+uint32_t gsoi_etimers_top(const struct etimers *t, uint64_t *key)
 {
 	if (!t->n) {
 		*key = UINT64_MAX;

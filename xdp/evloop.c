@@ -134,7 +134,7 @@ int gso_evloop__create(struct gso_evloop **out, const struct gso_evloop_opts *o)
 
 	err = -EOPNOTSUPP;
 	if (backend != GSO_EVLOOP_EPOLL) {
-		l->ops = &evloop_uring_ops;
+		l->ops = &gsoi_evloop_uring_ops;
 		l->backend = GSO_EVLOOP_URING;
 		err = l->ops->init(l);
 		if (err && backend == GSO_EVLOOP_URING)
@@ -142,7 +142,7 @@ int gso_evloop__create(struct gso_evloop **out, const struct gso_evloop_opts *o)
 	}
 	l->uring_err = err;
 	if (err) {
-		l->ops = &evloop_epoll_ops;
+		l->ops = &gsoi_evloop_epoll_ops;
 		l->backend = GSO_EVLOOP_EPOLL;
 		err = l->ops->init(l);
 		if (err)
@@ -254,7 +254,7 @@ int gso_evloop__del_fd(struct gso_evloop *l, int fd)
 	return 0;
 }
 
-void evloop_push(struct gso_evloop *l, uint32_t i, uint32_t revents, bool dead)
+void gsoi_evloop_push(struct gso_evloop *l, uint32_t i, uint32_t revents, bool dead)
 {
 	struct ev_pend *p = &l->pend[(l->pend_head + l->pend_n) % l->max_fds];
 

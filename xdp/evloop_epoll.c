@@ -96,7 +96,7 @@ static void collect(struct gso_evloop *l, int n)
 			continue;
 		}
 		if (i < l->max_fds && l->slots[i].state == EV_IDLE && l->slots[i].gen == (uint32_t)(d >> 32))
-			evloop_push(l, i, evs[k].events, false);
+			gsoi_evloop_push(l, i, evs[k].events, false);
 	}
 }
 
@@ -137,7 +137,7 @@ static int e_sleep(struct gso_evloop *l, uint64_t wake_at)
 	return 0;
 }
 
-const struct ev_ops evloop_epoll_ops = {
+const struct ev_ops gsoi_evloop_epoll_ops = {
 	.init = e_init,
 	.fini = e_fini,
 	.add = e_add,

@@ -109,10 +109,10 @@ struct ev_ops {
 	int (*sleep)(struct gso_evloop *l, uint64_t wake_at);
 };
 
-extern const struct ev_ops evloop_uring_ops;
-extern const struct ev_ops evloop_epoll_ops;
+extern const struct ev_ops gsoi_evloop_uring_ops;
+extern const struct ev_ops gsoi_evloop_epoll_ops;
 
 /* Queue an event for slot i (state becomes EV_PENDING, then EV_DEAD or EV_IDLE once delivered). */
-void evloop_push(struct gso_evloop *l, uint32_t i, uint32_t revents, bool dead);
+void gsoi_evloop_push(struct gso_evloop *l, uint32_t i, uint32_t revents, bool dead);
 
 #endif

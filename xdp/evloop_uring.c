@@ -180,11 +180,11 @@ static unsigned harvest(struct gso_evloop *l)
 			if (s->state != EV_ARMED || (s->gen & UD_GEN_MASK) != ud_gen(ud))
 				break; /* stale: cancelled by mod/del */
 			if (cqe->res > 0)
-				evloop_push(l, i, (uint32_t)cqe->res, false);
+				gsoi_evloop_push(l, i, (uint32_t)cqe->res, false);
 			else if (cqe->res == -ECANCELED || cqe->res == 0)
 				queue_arm(l, i);
 			else
-				evloop_push(l, i, cqe->res == -EBADF ? POLLNVAL : POLLERR, true);
+				gsoi_evloop_push(l, i, cqe->res == -EBADF ? POLLNVAL : POLLERR, true);
 			break;
 		case UD_TMO:
 			if (ud_gen(ud) == (l->u.tmo_gen & UD_GEN_MASK))
@@ -265,7 +265,7 @@ static int u_sleep(struct gso_evloop *l, uint64_t wake_at)
 	return 0;
 }
 
-const struct ev_ops evloop_uring_ops = {
+const struct ev_ops gsoi_evloop_uring_ops = {
 	.init = u_init,
 	.fini = u_fini,
 	.add = u_add,

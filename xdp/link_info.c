@@ -21,7 +21,7 @@
 #include <linux/rtnetlink.h>
 #include <linux/sockios.h>
 
-int link_rtnl(int ifindex, struct link_info *li)
+int gsoi_link_rtnl(int ifindex, struct link_info *li)
 {
 	struct {
 		struct nlmsghdr nh;
@@ -110,7 +110,7 @@ static const char *const feature_names[] = {
 	"rx-gro", "rx-lro", "rx-checksum", "tx-gso-partial", "rx-gro-hw", "tx-lockless",
 };
 
-const char *link_feature_name(unsigned i)
+const char *gsoi_link_feature_name(unsigned i)
 {
 	return i < sizeof(feature_names) / sizeof(feature_names[0]) ? feature_names[i] : NULL;
 }
@@ -171,7 +171,7 @@ out:
 	return err;
 }
 
-int link_ethtool(const char *ifname, struct link_info *li)
+int gsoi_link_ethtool(const char *ifname, struct link_info *li)
 {
 	struct ethtool_drvinfo di;
 	int fd, err;
@@ -220,7 +220,7 @@ static int link_ifreq(int ifindex, const char *ifname, unsigned long req, struct
 	return err;
 }
 
-int link_mtu(int ifindex, const char *ifname, uint32_t *mtu)
+int gsoi_link_mtu(int ifindex, const char *ifname, uint32_t *mtu)
 {
 	struct ifreq ifr;
 	int err = link_ifreq(ifindex, ifname, SIOCGIFMTU, &ifr);
@@ -230,7 +230,7 @@ int link_mtu(int ifindex, const char *ifname, uint32_t *mtu)
 	return err;
 }
 
-int link_mac(int ifindex, const char *ifname, uint8_t mac[6])
+int gsoi_link_mac(int ifindex, const char *ifname, uint8_t mac[6])
 {
 	struct ifreq ifr;
 	int err = link_ifreq(ifindex, ifname, SIOCGIFHWADDR, &ifr);

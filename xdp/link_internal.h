@@ -14,11 +14,11 @@ struct link_info {
 };
 
 /* RTM_GETLINK: MTU, real queue counts, GSO/TSO limits.  0 or -errno. */
-int link_rtnl(int ifindex, struct link_info *li);
+int gsoi_link_rtnl(int ifindex, struct link_info *li);
 /* ETHTOOL_GDRVINFO + GSTRINGS/GFEATURES.  0 or -errno (driver may be set anyway). */
-int link_ethtool(const char *ifname, struct link_info *li);
+int gsoi_link_ethtool(const char *ifname, struct link_info *li);
 /* ethtool name of GSO_IF_* bit i, or NULL. */
-const char *link_feature_name(unsigned i);
+const char *gsoi_link_feature_name(unsigned i);
 
 /*
  * The backends' one-off interface questions, asked with an ioctl on a
@@ -26,7 +26,7 @@ const char *link_feature_name(unsigned i);
  * when ifname is NULL.  0 or -errno (-ENODEV when there is no such
  * interface).
  */
-int link_mtu(int ifindex, const char *ifname, uint32_t *mtu);
-int link_mac(int ifindex, const char *ifname, uint8_t mac[6]);
+int gsoi_link_mtu(int ifindex, const char *ifname, uint32_t *mtu);
+int gsoi_link_mac(int ifindex, const char *ifname, uint8_t mac[6]);
 
 #endif

@@ -91,8 +91,8 @@ static int family_id(int fd, uint8_t *buf)
 	return -ENOENT;
 }
 
-int xsk_netdev_get(int ifindex, uint64_t *xdp_features, uint32_t *zc_max_segs,
-		   uint64_t *xsk_features)
+int gsoi_xsk_netdev_get(int ifindex, uint64_t *xdp_features, uint32_t *zc_max_segs,
+			uint64_t *xsk_features)
 {
 	static __thread uint8_t buf[NL_BUF] __attribute__((aligned(8)));
 	struct timeval tv = { .tv_sec = 1 };

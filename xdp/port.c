@@ -23,11 +23,11 @@ static void run_calls(struct port_q *pq)
 	struct port_call *c;
 	uint32_t k = 0;
 
-	for (; k < CALLS_PER_WAKE && (c = pring_peek(&pq->calls_ring)); k++) {
+	for (; k < CALLS_PER_WAKE && (c = gsoi_pring_peek(&pq->calls_ring)); k++) {
 		struct port_call call = *c;
 
 		/* Freed first: the call may queue another on its own queue. */
-		pring_pop(&pq->calls_ring);
+		gsoi_pring_pop(&pq->calls_ring);
 		call.fn(pq->e, call.arg);
 		atomic_fetch_add_explicit(&pq->ctr.calls_run, 1, memory_order_relaxed);
 	}
@@ -41,7 +41,7 @@ static void on_engine_event(void *ctx, const struct gso_engine_event *ev)
 	struct gso_port *p = pq->p;
 
 	if (ev->type == GSO_EV_WAKE && !atomic_load_explicit(&p->dying, memory_order_relaxed)) {
-		port_hand_wake(pq);
+		gsoi_port_hand_wake(pq);
 		run_calls(pq);
 	}
 	if (p->on_event)
@@ -87,8 +87,8 @@ static void free_port(struct gso_port *p)
 	}
 	for (uint32_t q = 0; q < p->n; q++) {
 		gso_engine__destroy(p->qs[q].e);
-		port_hand_fini(p, &p->qs[q]);
-		pring_fini(&p->qs[q].calls_ring);
+		gsoi_port_hand_fini(p, &p->qs[q]);
+		gsoi_pring_fini(&p->qs[q].calls_ring);
 	}
 	if (p->own_steer)
 		gso_steer__destroy(p->steer);
@@ -114,7 +114,7 @@ int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opt
 	    GSO_OPTS_GET(ueo, clock, (gso_engine_clock_fn)NULL))
 		return -EINVAL;
 	memset(&li, 0, sizeof(li));
-	err = link_rtnl(ifindex, &li);
+	err = gsoi_link_rtnl(ifindex, &li);
 	if (err)
 		return err;
 	/* A socket binds a queue that exists both ways (xsk_bind: real_num_rx/tx_queues). */
@@ -170,8 +170,8 @@ int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opt
 		pq->p = p;
 		pq->q = q;
 		pq->cpu = cpus && q < GSO_OPTS_GET(o, ncpus, 0u) ? cpus[q] : -1;
-		if ((err = pring_init(&pq->calls_ring, ring, sizeof(struct port_call))) ||
-		    (err = port_hand_init(p, pq, eo.max_flows ?: GSO_ENGINE_DEF_MAX_FLOWS)))
+		if ((err = gsoi_pring_init(&pq->calls_ring, ring, sizeof(struct port_call))) ||
+		    (err = gsoi_port_hand_init(p, pq, eo.max_flows ?: GSO_ENGINE_DEF_MAX_FLOWS)))
 			goto fail;
 		eo.ctx = pq;
 		err = gso_engine__open(&pq->e, ifindex, q, GSO_OPTS_GET(o, xsk, (const struct gso_xsk_opts *)NULL), &eo);
@@ -185,7 +185,7 @@ int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opt
 			pq->e = NULL;
 			goto fail;
 		}
-		pq->e->port = &port_hooks;
+		pq->e->port = &gsoi_port_hooks;
 		pq->e->port_ctx = pq;
 	}
 	*out = p;
@@ -270,14 +270,14 @@ int gso_port__call(struct gso_port *p, uint32_t q, gso_port_call_fn fn, void *ar
 	if (atomic_load_explicit(&p->dying, memory_order_relaxed))
 		return -ESHUTDOWN;
 	pq = &p->qs[q];
-	c = pring_reserve(&pq->calls_ring);
+	c = gsoi_pring_reserve(&pq->calls_ring);
 	if (!c) {
 		atomic_fetch_add_explicit(&pq->calls_refused, 1, memory_order_relaxed);
 		return -EAGAIN;
 	}
 	c->fn = fn;
 	c->arg = arg;
-	pring_push(&pq->calls_ring);
+	gsoi_pring_push(&pq->calls_ring);
 	atomic_fetch_add_explicit(&pq->calls, 1, memory_order_relaxed);
 	/* The wake's atomic store is ordered after the push: the worker that sees it sees the call. */
 	gso_engine__wake(pq->e);

@@ -32,7 +32,7 @@ static void inc(_Atomic uint64_t *c)
 
 static struct port_owner **owner_slot(struct port_q *pq, const struct tcp_key *k)
 {
-	struct port_owner **o = &pq->owners[tcp_key_hash(k) & pq->owners_mask];
+	struct port_owner **o = &pq->owners[gsoi_tcp_key_hash(k) & pq->owners_mask];
 
 	while (*o && memcmp(&(*o)->key, k, sizeof(*k)))
 		o = &(*o)->next;
@@ -70,9 +70,9 @@ static void take_msgs(struct port_q *pq)
 
 		if (r == pq->q)
 			continue;
-		while ((m = pring_peek(&pq->msgs_in[r]))) {
+		while ((m = gsoi_pring_peek(&pq->msgs_in[r]))) {
 			apply(pq, m);
-			pring_pop(&pq->msgs_in[r]);
+			gsoi_pring_pop(&pq->msgs_in[r]);
 		}
 	}
 }
@@ -82,12 +82,12 @@ static void take_msgs(struct port_q *pq)
 static bool push_msg(struct port_q *pq, uint32_t r, const struct port_msg *m)
 {
 	struct pring *ring = &pq->p->qs[r].msgs_in[pq->q];
-	struct port_msg *slot = pring_reserve(ring);
+	struct port_msg *slot = gsoi_pring_reserve(ring);
 
 	if (!slot)
 		return false;
 	*slot = *m;
-	pring_push(ring);
+	gsoi_pring_push(ring);
 	inc(&pq->ctr.owner_msgs);
 	return true;
 }
@@ -193,14 +193,14 @@ static bool foreign(void *ctx, const struct tcp_key *k, const uint8_t *frame, ui
 	if (!o || o->owner == pq->q || o->owner >= pq->p->n)
 		return false;
 	ring = &pq->p->qs[o->owner].frames_in[pq->q];
-	if (len > GSO_PORT_HANDOVER_FRAME || !(f = pring_reserve(ring))) {
+	if (len > GSO_PORT_HANDOVER_FRAME || !(f = gsoi_pring_reserve(ring))) {
 		inc(&pq->ctr.handover_drops);
 		return true;
 	}
 	f->len = (uint16_t)len;
 	f->from = (uint16_t)pq->q;
 	memcpy(f->data, frame, len);
-	pring_push(ring);
+	gsoi_pring_push(ring);
 	inc(&pq->ctr.handover_out);
 	pq->dirty |= 1ull << o->owner;
 	return true;
@@ -219,14 +219,14 @@ static void rx_done(void *ctx)
 	}
 }
 
-const struct engine_port_hooks port_hooks = {
+const struct engine_port_hooks gsoi_port_hooks = {
 	.foreign = foreign,
 	.stream_added = stream_added,
 	.stream_removed = stream_removed,
 	.rx_done = rx_done,
 };
 
-void port_hand_wake(struct port_q *pq)
+void gsoi_port_hand_wake(struct port_q *pq)
 {
 	struct gso_port *p = pq->p;
 	bool more = false;
@@ -240,12 +240,12 @@ void port_hand_wake(struct port_q *pq)
 		if (r == pq->q)
 			continue;
 		/* At most one ring's worth per pass, so that one busy queue cannot starve this one. */
-		for (; k < p->handover_size && (f = pring_peek(&pq->frames_in[r])); k++) {
+		for (; k < p->handover_size && (f = gsoi_pring_peek(&pq->frames_in[r])); k++) {
 			pq->stale_hit = false;
-			engine_input_frame(pq->e, gso_engine__dev(p->qs[f->from].e), f->data, f->len);
+			gsoi_engine_input_frame(pq->e, gso_engine__dev(p->qs[f->from].e), f->data, f->len);
 			if (!pq->stale_hit)
 				inc(&pq->ctr.handover_in);
-			pring_pop(&pq->frames_in[r]);
+			gsoi_pring_pop(&pq->frames_in[r]);
 		}
 		more |= k == p->handover_size;
 	}
@@ -257,7 +257,7 @@ void port_hand_wake(struct port_q *pq)
 
 /* ---- set-up ---- */
 
-int port_hand_init(struct gso_port *p, struct port_q *pq, uint32_t max_flows)
+int gsoi_port_hand_init(struct gso_port *p, struct port_q *pq, uint32_t max_flows)
 {
 	uint32_t nb = 256;
 	int err = -ENOMEM;
@@ -276,23 +276,23 @@ int port_hand_init(struct gso_port *p, struct port_q *pq, uint32_t max_flows)
 	for (uint32_t r = 0; r < p->n; r++) {
 		if (r == pq->q)
 			continue;
-		if ((err = pring_init(&pq->frames_in[r], p->handover_size, sizeof(struct port_frame))) ||
-		    (err = pring_init(&pq->msgs_in[r], MSG_RING, sizeof(struct port_msg))))
+		if ((err = gsoi_pring_init(&pq->frames_in[r], p->handover_size, sizeof(struct port_frame))) ||
+		    (err = gsoi_pring_init(&pq->msgs_in[r], MSG_RING, sizeof(struct port_msg))))
 			goto fail;
 	}
 	return 0;
 fail:
-	port_hand_fini(p, pq);
+	gsoi_port_hand_fini(p, pq);
 	return err;
 }
 
-void port_hand_fini(struct gso_port *p, struct port_q *pq)
+void gsoi_port_hand_fini(struct gso_port *p, struct port_q *pq)
 {
 	for (uint32_t r = 0; r < p->n; r++) {
 		if (pq->frames_in)
-			pring_fini(&pq->frames_in[r]);
+			gsoi_pring_fini(&pq->frames_in[r]);
 		if (pq->msgs_in)
-			pring_fini(&pq->msgs_in[r]);
+			gsoi_pring_fini(&pq->msgs_in[r]);
 		if (pq->backlog)
 			free(pq->backlog[r]);
 	}

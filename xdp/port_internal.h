@@ -43,16 +43,16 @@ struct pring {
 };
 
 /* `n` (power of 2, >= 2) elements of `esz` bytes.  0 or -EINVAL / -ENOMEM. */
-int pring_init(struct pring *r, uint32_t n, uint32_t esz);
-void pring_fini(struct pring *r);
+int gsoi_pring_init(struct pring *r, uint32_t n, uint32_t esz);
+void gsoi_pring_fini(struct pring *r);
 
-/* Producer: the next free slot, or NULL when full.  pring_push() publishes it. */
-void *pring_reserve(struct pring *r);
-void pring_push(struct pring *r);
+/* Producer: the next free slot, or NULL when full.  gsoi_pring_push() publishes it. */
+void *gsoi_pring_reserve(struct pring *r);
+void gsoi_pring_push(struct pring *r);
 
-/* Consumer: the oldest element, or NULL when empty.  pring_pop() frees it. */
-void *pring_peek(struct pring *r);
-void pring_pop(struct pring *r);
+/* Consumer: the oldest element, or NULL when empty.  gsoi_pring_pop() frees it. */
+void *gsoi_pring_peek(struct pring *r);
+void gsoi_pring_pop(struct pring *r);
 
 /* ---- the port ---------------------------------------------------------- */
 
@@ -134,15 +134,15 @@ struct gso_port {
 };
 
 /* port_hand.c */
-extern const struct engine_port_hooks port_hooks;
+extern const struct engine_port_hooks gsoi_port_hooks;
 /* Allocate / free queue q's hand-over rings, backlog and owner table. */
-int port_hand_init(struct gso_port *p, struct port_q *pq, uint32_t max_flows);
-void port_hand_fini(struct gso_port *p, struct port_q *pq);
+int gsoi_port_hand_init(struct gso_port *p, struct port_q *pq, uint32_t max_flows);
+void gsoi_port_hand_fini(struct gso_port *p, struct port_q *pq);
 /* On worker q (GSO_EV_WAKE): take owner messages, feed frames handed over, retry the backlog. */
-void port_hand_wake(struct port_q *pq);
+void gsoi_port_hand_wake(struct port_q *pq);
 
 /* port_rss.c: Toeplitz over `n` bytes with the 40-byte `key` (n <= keylen - 4). */
-uint32_t port_toeplitz(const uint8_t *key, uint32_t keylen, const uint8_t *in, uint32_t n);
-extern const uint8_t port_rss_key[40];
+uint32_t gsoi_port_toeplitz(const uint8_t *key, uint32_t keylen, const uint8_t *in, uint32_t n);
+extern const uint8_t gsoi_port_rss_key[40];
 
 #endif

@@ -9,7 +9,7 @@
 
 #include "port_internal.h"
 
-int pring_init(struct pring *r, uint32_t n, uint32_t esz)
+int gsoi_pring_init(struct pring *r, uint32_t n, uint32_t esz)
 {
 	memset(r, 0, sizeof(*r));
 	if (n < 2 || (n & (n - 1)) || !esz)
@@ -24,13 +24,13 @@ int pring_init(struct pring *r, uint32_t n, uint32_t esz)
 	return 0;
 }
 
-void pring_fini(struct pring *r)
+void gsoi_pring_fini(struct pring *r)
 {
 	free(r->slots);
 	r->slots = NULL;
 }
 
-void *pring_reserve(struct pring *r)
+void *gsoi_pring_reserve(struct pring *r)
 {
 	uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed); /* our own index */
 
@@ -43,7 +43,7 @@ void *pring_reserve(struct pring *r)
 	return r->slots + (size_t)(head & r->mask) * r->esz;
 }
 
-void pring_push(struct pring *r)
+void gsoi_pring_push(struct pring *r)
 {
 	uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 
@@ -51,7 +51,7 @@ void pring_push(struct pring *r)
 	atomic_store_explicit(&r->head, head + 1, memory_order_release);
 }
 
-void *pring_peek(struct pring *r)
+void *gsoi_pring_peek(struct pring *r)
 {
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed); /* our own index */
 
@@ -64,7 +64,7 @@ void *pring_peek(struct pring *r)
 	return r->slots + (size_t)(tail & r->mask) * r->esz;
 }
 
-void pring_pop(struct pring *r)
+void gsoi_pring_pop(struct pring *r)
 {
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 

@@ -11,13 +11,13 @@
 #include <gso/port.h>
 #include "port_internal.h"
 
-const uint8_t port_rss_key[40] = {
+const uint8_t gsoi_port_rss_key[40] = {
 	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3,
 	0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3,
 	0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
 };
 
-uint32_t port_toeplitz(const uint8_t *key, uint32_t keylen, const uint8_t *in, uint32_t n)
+uint32_t gsoi_port_toeplitz(const uint8_t *key, uint32_t keylen, const uint8_t *in, uint32_t n)
 {
 	/* The 32-bit window of the key that starts at the input bit being looked at. */
 	uint32_t win = (uint32_t)key[0] << 24 | (uint32_t)key[1] << 16 | (uint32_t)key[2] << 8 | key[3];
@@ -50,7 +50,7 @@ uint32_t gso_flow__rss_hash(const struct gso_flow *f)
 	in[n++] = (uint8_t)f->sport;
 	in[n++] = (uint8_t)(f->dport >> 8);
 	in[n++] = (uint8_t)f->dport;
-	return port_toeplitz(port_rss_key, sizeof(port_rss_key), in, n);
+	return gsoi_port_toeplitz(gsoi_port_rss_key, sizeof(gsoi_port_rss_key), in, n);
 }
 
 int gso_port__queue_of(const struct gso_port *p, const struct gso_flow *f)

@@ -6,7 +6,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
-int xring_map(struct xring *r, int fd, enum xring_kind kind, uint32_t size)
+int gsoi_xring_map(struct xring *r, int fd, enum xring_kind kind, uint32_t size)
 {
 	struct xdp_mmap_offsets off;
 	const struct xdp_ring_offset *ro;
@@ -67,7 +67,7 @@ int xring_map(struct xring *r, int fd, enum xring_kind kind, uint32_t size)
 	return 0;
 }
 
-void xring_unmap(struct xring *r)
+void gsoi_xring_unmap(struct xring *r)
 {
 	if (r->map)
 		munmap(r->map, r->map_len);

@@ -155,8 +155,8 @@ enum xring_kind { XRING_TX, XRING_CQ, XRING_RX, XRING_FILL };
  * setsockopt, before bind) using the offsets from XDP_MMAP_OFFSETS.
  * Returns 0 or -errno (nothing mapped on error).
  */
-int xring_map(struct xring *r, int fd, enum xring_kind kind, uint32_t size);
+int gsoi_xring_map(struct xring *r, int fd, enum xring_kind kind, uint32_t size);
 /* Unmap; idempotent. */
-void xring_unmap(struct xring *r);
+void gsoi_xring_unmap(struct xring *r);
 
 #endif

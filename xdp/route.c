@@ -379,7 +379,7 @@ static int nb_get(struct nl *s, struct nb_want *w)
 	if (err == -ENOENT)
 		return 0;
 	if (!err)
-		rtmon_parse(s->buf, s->len, nb_got, w);
+		gsoi_rtmon_parse(s->buf, s->len, nb_got, w);
 	return err;
 }
 
@@ -418,7 +418,7 @@ static int nb_wait(struct nl *s, struct nb_want *w)
 	int err;
 
 	/* Subscribed before the request, so that the answer cannot slip past. */
-	err = rtmon_open(&m, RTMON_NEIGH);
+	err = gsoi_rtmon_open(&m, RTMON_NEIGH);
 	if (err)
 		return err;
 	err = nb_use(s, w);
@@ -429,7 +429,7 @@ static int nb_wait(struct nl *s, struct nb_want *w)
 	 * sent before our request was handled is queued by now: a FAILED among
 	 * it is left from an earlier attempt and must not end this one.
 	 */
-	err = rtmon_read(&m, nb_got, w);
+	err = gsoi_rtmon_read(&m, nb_got, w);
 	if (err < 0)
 		goto out;
 	err = 0;
@@ -455,14 +455,14 @@ static int nb_wait(struct nl *s, struct nb_want *w)
 			err = -errno;
 			goto out;
 		}
-		err = rtmon_read(&m, nb_got, w);
+		err = gsoi_rtmon_read(&m, nb_got, w);
 		if (err < 0)
 			goto out;
 		err = 0;
 	}
 	err = w->result > 0 ? 0 : -EHOSTUNREACH;
 out:
-	rtmon_close(&m);
+	gsoi_rtmon_close(&m);
 	return err;
 }
 
@@ -530,7 +530,7 @@ int gso_route__lookup(int l3, const uint8_t *dst, int ifindex, int timeout_ms,
 		timeout_ms = GSO_ROUTE_DEF_TIMEOUT_MS;
 	s.deadline = now_ms() + timeout_ms;
 	if (ifindex > 0) {
-		err = rtnl_link_flags(ifindex, &flags);
+		err = gsoi_rtnl_link_flags(ifindex, &flags);
 		if (err)
 			return err;
 	}
@@ -556,12 +556,12 @@ int gso_route__lookup(int l3, const uint8_t *dst, int ifindex, int timeout_ms,
 	else if ((err = src_by_connect(family, dst, ra.oif, r.src)))
 		goto out;
 
-	if (ra.oif != ifindex && (err = rtnl_link_flags(ra.oif, &flags)))
+	if (ra.oif != ifindex && (err = gsoi_rtnl_link_flags(ra.oif, &flags)))
 		goto out;
-	if ((err = link_mac(ra.oif, NULL, r.src_mac)))
+	if ((err = gsoi_link_mac(ra.oif, NULL, r.src_mac)))
 		goto out;
 	r.mtu = ra.mtu;
-	if (!r.mtu && (err = link_mtu(ra.oif, NULL, &r.mtu)))
+	if (!r.mtu && (err = gsoi_link_mtu(ra.oif, NULL, &r.mtu)))
 		goto out;
 
 	if (flags & (IFF_NOARP | IFF_LOOPBACK)) {

@@ -1,7 +1,7 @@
 /*
  * rtnetlink link and neighbour monitor (rtnl_internal.h).
  *
- * Everything that comes from the socket is decoded by rtmon_parse(), which
+ * Everything that comes from the socket is decoded by gsoi_rtmon_parse(), which
  * trusts no length in the buffer: every message and attribute is checked
  * against what is left before it is read, headers are copied out with
  * memcpy (the buffer need not be aligned), and a message whose attribute
@@ -37,7 +37,7 @@
  */
 #define RTMON_BUF 32768
 
-int rtmon_open(struct rtmon *m, unsigned groups)
+int gsoi_rtmon_open(struct rtmon *m, unsigned groups)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	int fd, sz = RTMON_RCVBUF, err;
@@ -78,7 +78,7 @@ fail:
 	return err;
 }
 
-void rtmon_close(struct rtmon *m)
+void gsoi_rtmon_close(struct rtmon *m)
 {
 	if (m->fd >= 0)
 		close(m->fd);
@@ -204,7 +204,7 @@ static int decode(const struct nlmsghdr *nh, const uint8_t *msg, struct rtmon_ev
 	}
 }
 
-int rtmon_parse(const void *buf, size_t len, rtmon_fn fn, void *ctx)
+int gsoi_rtmon_parse(const void *buf, size_t len, rtmon_fn fn, void *ctx)
 {
 	const uint8_t *p = buf;
 	int n = 0;
@@ -229,7 +229,7 @@ int rtmon_parse(const void *buf, size_t len, rtmon_fn fn, void *ctx)
 	return n;
 }
 
-int rtmon_read(struct rtmon *m, rtmon_fn fn, void *ctx)
+int gsoi_rtmon_read(struct rtmon *m, rtmon_fn fn, void *ctx)
 {
 	uint8_t buf[RTMON_BUF] __attribute__((aligned(8)));
 	bool overrun = false;
@@ -263,7 +263,7 @@ int rtmon_read(struct rtmon *m, rtmon_fn fn, void *ctx)
 			overrun = true;
 			continue;
 		}
-		n += rtmon_parse(buf, (size_t)r, fn, ctx);
+		n += gsoi_rtmon_parse(buf, (size_t)r, fn, ctx);
 	}
 	if (overrun) {
 		struct rtmon_event ev = { .type = RTMON_EV_OVERRUN };
@@ -275,7 +275,7 @@ int rtmon_read(struct rtmon *m, rtmon_fn fn, void *ctx)
 	return n;
 }
 
-int rtnl_link_flags(int ifindex, uint32_t *ifi_flags)
+int gsoi_rtnl_link_flags(int ifindex, uint32_t *ifi_flags)
 {
 	struct link_info li;
 	int err;
@@ -284,13 +284,13 @@ int rtnl_link_flags(int ifindex, uint32_t *ifi_flags)
 		return -ENODEV;
 	memset(&li, 0, sizeof(li));
 	/* The backends' RTM_GETLINK exchange (link_info.c) answers this too. */
-	err = link_rtnl(ifindex, &li);
+	err = gsoi_link_rtnl(ifindex, &li);
 	if (!err)
 		*ifi_flags = li.ifi_flags;
 	return err;
 }
 
-bool rtnl_link_usable(uint32_t ifi_flags)
+bool gsoi_rtnl_link_usable(uint32_t ifi_flags)
 {
 	/* IFF_RUNNING in rtnetlink's ifi_flags is the operstate (dev_get_flags()). */
 	return (ifi_flags & (IFF_UP | IFF_RUNNING)) == (IFF_UP | IFF_RUNNING);

@@ -4,7 +4,7 @@
  *
  * A monitor is a non-blocking NETLINK_ROUTE socket subscribed to link
  * and/or neighbour notifications; its descriptor goes into the caller's
- * event loop, and rtmon_read() decodes whatever is pending into events.
+ * event loop, and gsoi_rtmon_read() decodes whatever is pending into events.
  * The kernel drops notifications when the socket's buffer overflows
  * (ENOBUFS on read): that is reported as one RTMON_EV_OVERRUN event, after
  * which the caller asks for the state it cares about again.
@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* rtmon_open() groups */
+/* gsoi_rtmon_open() groups */
 #define RTMON_LINK  (1u << 0) /* RTNLGRP_LINK: RTM_NEWLINK / RTM_DELLINK */
 #define RTMON_NEIGH (1u << 1) /* RTNLGRP_NEIGH: RTM_NEWNEIGH / RTM_DELNEIGH (IPv4 and IPv6) */
 
@@ -54,26 +54,26 @@ struct rtmon {
 typedef void (*rtmon_fn)(void *ctx, const struct rtmon_event *ev);
 
 /* Open a monitor for `groups` (RTMON_*).  0 or -errno (m->fd = -1 then). */
-int rtmon_open(struct rtmon *m, unsigned groups);
+int gsoi_rtmon_open(struct rtmon *m, unsigned groups);
 /* Close it; idempotent. */
-void rtmon_close(struct rtmon *m);
+void gsoi_rtmon_close(struct rtmon *m);
 /*
  * Read and decode everything pending, without blocking, calling fn for
  * each event in order.  Returns the number of events (>= 0), or -errno
  * of the socket (never -EAGAIN: nothing pending is 0).
  */
-int rtmon_read(struct rtmon *m, rtmon_fn fn, void *ctx);
+int gsoi_rtmon_read(struct rtmon *m, rtmon_fn fn, void *ctx);
 /*
- * Decode one buffer of netlink messages as rtmon_read() does (unit tests
+ * Decode one buffer of netlink messages as gsoi_rtmon_read() does (unit tests
  * feed it crafted messages).  Messages of other types, and malformed or
  * truncated ones, are skipped.  Returns the number of events.
  */
-int rtmon_parse(const void *buf, size_t len, rtmon_fn fn, void *ctx);
+int gsoi_rtmon_parse(const void *buf, size_t len, rtmon_fn fn, void *ctx);
 
 /* The interface's flags now (RTM_GETLINK).  0, -ENODEV, or -errno. */
-int rtnl_link_flags(int ifindex, uint32_t *ifi_flags);
+int gsoi_rtnl_link_flags(int ifindex, uint32_t *ifi_flags);
 
 /* A link can carry frames: administratively up and with carrier (operstate up). */
-bool rtnl_link_usable(uint32_t ifi_flags);
+bool gsoi_rtnl_link_usable(uint32_t ifi_flags);
 
 #endif

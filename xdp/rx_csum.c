@@ -2,7 +2,7 @@
  * Checksums of a received frame (see engine_tcp_internal.h): the IPv4
  * header's, and the TCP or UDP checksum over the pseudo-header, with the
  * project's checksum code (gso/csum.h), behind the receive path's one
- * header walk (frame_l4).  Pure.
+ * header walk (gsoi_frame_l4).  Pure.
  */
 #include "engine_tcp_internal.h"
 
@@ -12,13 +12,13 @@
 #include <gso/csum.h>
 #include <gso/tmpl.h>
 
-enum rx_csum rx_frame_csum(const uint8_t *f, uint32_t len)
+enum rx_csum gsoi_rx_frame_csum(const uint8_t *f, uint32_t len)
 {
 	struct frame_l4 w;
 	const uint8_t *ip;
 	uint32_t seed;
 	uint16_t field, want;
-	int err = frame_l4(f, len, &w);
+	int err = gsoi_frame_l4(f, len, &w);
 
 	if (err)
 		return err == -ENOENT ? RX_CSUM_OK : RX_CSUM_BAD; /* not IP: nothing of ours to check */

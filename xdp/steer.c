@@ -213,7 +213,7 @@ int gso_steer__add_dev(struct gso_steer *st, struct gso_dev *dev)
 
 	if (!st || !dev)
 		return -EINVAL;
-	err = xsk_dev_info(dev, &ifindex, &q, &fd, &rx);
+	err = gsoi_xsk_dev_info(dev, &ifindex, &q, &fd, &rx);
 	if (err)
 		return err;
 	if (ifindex != st->ifindex)
@@ -380,7 +380,7 @@ static int write_cfg(struct gso_steer *st, const char *ifname)
 	int err;
 
 	memset(&cfg, 0, sizeof(cfg));
-	err = link_mac(st->ifindex, ifname, cfg.mac);
+	err = gsoi_link_mac(st->ifindex, ifname, cfg.mac);
 	if (err)
 		return err;
 	return bpf_map_update_elem(st->cfg_fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
@@ -432,7 +432,7 @@ int gso_steer__create(struct gso_steer **out, int ifindex, const struct gso_stee
 		return err;
 	if (!queues) {
 		memset(&li, 0, sizeof(li));
-		queues = !link_rtnl(ifindex, &li) && li.rx_queues > MIN_QUEUES ? li.rx_queues : MIN_QUEUES;
+		queues = !gsoi_link_rtnl(ifindex, &li) && li.rx_queues > MIN_QUEUES ? li.rx_queues : MIN_QUEUES;
 	}
 	st = calloc(1, sizeof(*st));
 	if (!st)

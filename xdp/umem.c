@@ -62,7 +62,7 @@ static int register_umem(struct xsk_sock *s, const struct xsk_sock_cfg *c)
 	return err;
 }
 
-int xsk_sock_open(struct xsk_sock *s, const struct xsk_sock_cfg *c)
+int gsoi_xsk_sock_open(struct xsk_sock *s, const struct xsk_sock_cfg *c)
 {
 	struct sockaddr_xdp sxdp;
 	struct xdp_options xo;
@@ -87,13 +87,13 @@ int xsk_sock_open(struct xsk_sock *s, const struct xsk_sock_cfg *c)
 		err = set_ring(s->fd, XDP_RX_RING, c->rx_size);
 	/* Rings can only be mapped before bind: bind moves them into the pool. */
 	if (!err)
-		err = xring_map(&s->tx, s->fd, XRING_TX, c->tx_size);
+		err = gsoi_xring_map(&s->tx, s->fd, XRING_TX, c->tx_size);
 	if (!err)
-		err = xring_map(&s->cq, s->fd, XRING_CQ, c->cq_size);
+		err = gsoi_xring_map(&s->cq, s->fd, XRING_CQ, c->cq_size);
 	if (!err && c->rx_size)
-		err = xring_map(&s->rx, s->fd, XRING_RX, c->rx_size);
+		err = gsoi_xring_map(&s->rx, s->fd, XRING_RX, c->rx_size);
 	if (!err && c->rx_size)
-		err = xring_map(&s->fill, s->fd, XRING_FILL, c->fill_size);
+		err = gsoi_xring_map(&s->fill, s->fd, XRING_FILL, c->fill_size);
 	if (!err) {
 		memset(&sxdp, 0, sizeof(sxdp));
 		sxdp.sxdp_family = AF_XDP;
@@ -104,7 +104,7 @@ int xsk_sock_open(struct xsk_sock *s, const struct xsk_sock_cfg *c)
 			err = -errno;
 	}
 	if (err) {
-		xsk_sock_close(s);
+		gsoi_xsk_sock_close(s);
 		return err;
 	}
 	s->bind_flags = c->bind_flags;
@@ -114,18 +114,18 @@ int xsk_sock_open(struct xsk_sock *s, const struct xsk_sock_cfg *c)
 	return 0;
 }
 
-void xsk_sock_close(struct xsk_sock *s)
+void gsoi_xsk_sock_close(struct xsk_sock *s)
 {
-	xring_unmap(&s->tx);
-	xring_unmap(&s->cq);
-	xring_unmap(&s->rx);
-	xring_unmap(&s->fill);
+	gsoi_xring_unmap(&s->tx);
+	gsoi_xring_unmap(&s->cq);
+	gsoi_xring_unmap(&s->rx);
+	gsoi_xring_unmap(&s->fill);
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
 }
 
-int xsk_sock_stats(const struct xsk_sock *s, struct compat_xdp_statistics *st)
+int gsoi_xsk_sock_stats(const struct xsk_sock *s, struct compat_xdp_statistics *st)
 {
 	socklen_t ol = sizeof(*st);
 
@@ -134,20 +134,20 @@ int xsk_sock_stats(const struct xsk_sock *s, struct compat_xdp_statistics *st)
 	return getsockopt(s->fd, SOL_XDP, XDP_STATISTICS, st, &ol) ? -errno : 0;
 }
 
-int64_t xsk_sock_tx_invalid(const struct xsk_sock *s)
+int64_t gsoi_xsk_sock_tx_invalid(const struct xsk_sock *s)
 {
 	struct compat_xdp_statistics st;
-	int err = xsk_sock_stats(s, &st);
+	int err = gsoi_xsk_sock_stats(s, &st);
 
 	return err ? err : (int64_t)st.tx_invalid_descs;
 }
 
-int xsk_sock_kick(const struct xsk_sock *s)
+int gsoi_xsk_sock_kick(const struct xsk_sock *s)
 {
 	return sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 ? -errno : 0;
 }
 
-uint32_t xsk_copy_max_descs(void)
+uint32_t gsoi_xsk_copy_max_descs(void)
 {
 	unsigned v = 0;
 	FILE *f = fopen("/proc/sys/net/core/max_skb_frags", "re");

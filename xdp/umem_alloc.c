@@ -33,7 +33,7 @@ static void release(struct umem_alloc *a, uint32_t i)
 		a->stack[a->nstack++] = i;
 }
 
-int ua_init(struct umem_alloc *a, uint32_t nchunks, uint32_t nbuf)
+int gsoi_ua_init(struct umem_alloc *a, uint32_t nchunks, uint32_t nbuf)
 {
 	struct umem_alloc n = { .nchunks = nchunks, .nbuf = nbuf };
 	uint32_t nback;
@@ -45,7 +45,7 @@ int ua_init(struct umem_alloc *a, uint32_t nchunks, uint32_t nbuf)
 	n.stack = malloc((size_t)(nback ? nback : 1) * sizeof(*n.stack));
 	n.c = calloc(nchunks, sizeof(*n.c));
 	if (!n.busy || !n.stack || !n.c) {
-		ua_fini(&n);
+		gsoi_ua_fini(&n);
 		return -ENOMEM;
 	}
 	/* Pop order low to high keeps the backend's working set compact. */
@@ -57,7 +57,7 @@ int ua_init(struct umem_alloc *a, uint32_t nchunks, uint32_t nbuf)
 	return 0;
 }
 
-void ua_fini(struct umem_alloc *a)
+void gsoi_ua_fini(struct umem_alloc *a)
 {
 	if (!a)
 		return;
@@ -95,7 +95,7 @@ static uint32_t find_run(const struct umem_alloc *a, uint32_t from, uint32_t to,
 	return UINT32_MAX;
 }
 
-int ua_alloc_run(struct umem_alloc *a, uint32_t n, uint32_t *first)
+int gsoi_ua_alloc_run(struct umem_alloc *a, uint32_t n, uint32_t *first)
 {
 	uint32_t s;
 
@@ -126,7 +126,7 @@ int ua_alloc_run(struct umem_alloc *a, uint32_t n, uint32_t *first)
 	return 0;
 }
 
-int ua_alloc_one(struct umem_alloc *a, uint32_t *idx)
+int gsoi_ua_alloc_one(struct umem_alloc *a, uint32_t *idx)
 {
 	uint32_t i;
 
@@ -142,7 +142,7 @@ int ua_alloc_one(struct umem_alloc *a, uint32_t *idx)
 	return 0;
 }
 
-int ua_unhold(struct umem_alloc *a, uint32_t idx)
+int gsoi_ua_unhold(struct umem_alloc *a, uint32_t idx)
 {
 	enum ua_state was;
 
@@ -158,7 +158,7 @@ int ua_unhold(struct umem_alloc *a, uint32_t idx)
 	return 0;
 }
 
-bool ua_run_held(const struct umem_alloc *a, uint32_t first, uint32_t n, uint32_t gen)
+bool gsoi_ua_run_held(const struct umem_alloc *a, uint32_t first, uint32_t n, uint32_t gen)
 {
 	if (first > a->nbuf || n > a->nbuf - first)
 		return false;
@@ -168,19 +168,19 @@ bool ua_run_held(const struct umem_alloc *a, uint32_t first, uint32_t n, uint32_
 	return true;
 }
 
-int ua_unhold_run(struct umem_alloc *a, uint32_t first, uint32_t n, uint32_t gen)
+int gsoi_ua_unhold_run(struct umem_alloc *a, uint32_t first, uint32_t n, uint32_t gen)
 {
 	/* Check every chunk before changing any: a stale handle frees nothing. */
-	if (!ua_run_held(a, first, n, gen)) {
+	if (!gsoi_ua_run_held(a, first, n, gen)) {
 		a->bad_ops++;
 		return -EINVAL;
 	}
 	for (uint32_t i = first; i < first + n; i++)
-		ua_unhold(a, i);
+		gsoi_ua_unhold(a, i);
 	return 0;
 }
 
-int ua_get(struct umem_alloc *a, uint32_t idx)
+int gsoi_ua_get(struct umem_alloc *a, uint32_t idx)
 {
 	enum ua_state was;
 
@@ -197,7 +197,7 @@ int ua_get(struct umem_alloc *a, uint32_t idx)
 	return 0;
 }
 
-int ua_put(struct umem_alloc *a, uint32_t idx)
+int gsoi_ua_put(struct umem_alloc *a, uint32_t idx)
 {
 	if (idx >= a->nchunks || !a->c[idx].ref) {
 		a->bad_ops++;
@@ -211,7 +211,7 @@ int ua_put(struct umem_alloc *a, uint32_t idx)
 	return 0;
 }
 
-uint64_t ua_reclaim(struct umem_alloc *a)
+uint64_t gsoi_ua_reclaim(struct umem_alloc *a)
 {
 	uint64_t n = 0;
 
@@ -220,12 +220,12 @@ uint64_t ua_reclaim(struct umem_alloc *a)
 			continue;
 		n += a->c[i].ref;
 		a->c[i].ref = 1;
-		ua_put(a, i);
+		gsoi_ua_put(a, i);
 	}
 	return n;
 }
 
-enum ua_state ua_state_of(const struct umem_alloc *a, uint32_t idx)
+enum ua_state gsoi_ua_state_of(const struct umem_alloc *a, uint32_t idx)
 {
 	return idx < a->nchunks ? classify(a, idx) : UA_FREE;
 }

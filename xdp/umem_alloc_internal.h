@@ -22,8 +22,8 @@
  *
  * Every run allocation stamps its chunks with a fresh *generation*, so that
  * a caller's handle to a run (struct gso_buf) can be told from a stale copy
- * of it once the chunks were freed and handed out again: ua_unhold_run()
- * and ua_run_held() act only on chunks that still carry the handle's
+ * of it once the chunks were freed and handed out again: gsoi_ua_unhold_run()
+ * and gsoi_ua_run_held() act only on chunks that still carry the handle's
  * generation and hold.
  */
 #ifndef GSO_XDP_UMEM_ALLOC_INTERNAL_H
@@ -67,9 +67,9 @@ struct umem_alloc {
  * them (0 .. nchunks) for callers' buffers.  All start free.  Returns 0,
  * -EINVAL or -ENOMEM (nothing allocated on error).
  */
-int ua_init(struct umem_alloc *a, uint32_t nchunks, uint32_t nbuf);
+int gsoi_ua_init(struct umem_alloc *a, uint32_t nchunks, uint32_t nbuf);
 /* Free the tables.  Idempotent; `a` is zeroed. */
-void ua_fini(struct umem_alloc *a);
+void gsoi_ua_fini(struct umem_alloc *a);
 
 /*
  * Take `n` consecutive free chunks of the buffer region, held by the
@@ -78,7 +78,7 @@ void ua_fini(struct umem_alloc *a);
  * -EMSGSIZE (n > nbuf: can never succeed) or -ENOBUFS (no free run of n
  * now: wait for completions or releases).
  */
-int ua_alloc_run(struct umem_alloc *a, uint32_t n, uint32_t *first);
+int gsoi_ua_alloc_run(struct umem_alloc *a, uint32_t n, uint32_t *first);
 /* Generation of chunk `idx` (the run it was last allocated with); 0 out of range. */
 static inline uint32_t ua_gen(const struct umem_alloc *a, uint32_t idx)
 {
@@ -89,15 +89,15 @@ static inline uint32_t ua_gen(const struct umem_alloc *a, uint32_t idx)
  * generation `gen` and are still held: the run of an allocation with that
  * generation whose hold on those chunks was not dropped.  n == 0 is true.
  */
-bool ua_run_held(const struct umem_alloc *a, uint32_t first, uint32_t n, uint32_t gen);
+bool gsoi_ua_run_held(const struct umem_alloc *a, uint32_t first, uint32_t n, uint32_t gen);
 /*
  * Drop the hold on chunks [first, first + n) of the run allocated with
- * generation `gen`: all of them, or -- when ua_run_held() is false for
+ * generation `gen`: all of them, or -- when gsoi_ua_run_held() is false for
  * the range -- none (-EINVAL, counted in bad_ops).  Returns 0 or -EINVAL.
  */
-int ua_unhold_run(struct umem_alloc *a, uint32_t first, uint32_t n, uint32_t gen);
+int gsoi_ua_unhold_run(struct umem_alloc *a, uint32_t first, uint32_t n, uint32_t gen);
 /* Take one chunk of the backend region, held (QUEUED).  0 or -ENOBUFS. */
-int ua_alloc_one(struct umem_alloc *a, uint32_t *idx);
+int gsoi_ua_alloc_one(struct umem_alloc *a, uint32_t *idx);
 /* Free chunks in the backend region right now. */
 static inline uint32_t ua_free_backend(const struct umem_alloc *a)
 {
@@ -108,26 +108,26 @@ static inline uint32_t ua_free_backend(const struct umem_alloc *a)
  * Drop the hold on chunk `idx`; it is free once nothing is in flight.
  * Returns 0, or -EINVAL (out of range or not held; counted in bad_ops).
  */
-int ua_unhold(struct umem_alloc *a, uint32_t idx);
+int gsoi_ua_unhold(struct umem_alloc *a, uint32_t idx);
 /*
  * Add an in-flight reference to a chunk that is held or already in flight.
  * Returns 0, -EINVAL (out of range, free chunk; counted) or -EOVERFLOW
  * (UA_MAX_REFS reached).
  */
-int ua_get(struct umem_alloc *a, uint32_t idx);
+int gsoi_ua_get(struct umem_alloc *a, uint32_t idx);
 /*
  * Drop an in-flight reference (a completion).  Returns 0, or -EINVAL when
  * the chunk has none (out of range, or a completion we never posted;
  * counted in bad_ops, nothing changes).
  */
-int ua_put(struct umem_alloc *a, uint32_t idx);
+int gsoi_ua_put(struct umem_alloc *a, uint32_t idx);
 /*
  * Drop every in-flight reference: the device has let go of all
  * descriptors (teardown).  Returns how many references were dropped.
  */
-uint64_t ua_reclaim(struct umem_alloc *a);
+uint64_t gsoi_ua_reclaim(struct umem_alloc *a);
 
-enum ua_state ua_state_of(const struct umem_alloc *a, uint32_t idx);
+enum ua_state gsoi_ua_state_of(const struct umem_alloc *a, uint32_t idx);
 static inline uint32_t ua_count(const struct umem_alloc *a, enum ua_state s)
 {
 	return a->count[s];

@@ -270,7 +270,7 @@ static int payload_of(struct vnet_dev *v, const struct gso_tx *tx, const uint8_t
 	int err;
 
 	if (tx->buf) {
-		err = dev_buf_check(&v->mem, tx->buf, tx->off, tx->len);
+		err = gsoi_dev_buf_check(&v->mem, tx->buf, tx->off, tx->len);
 		if (err)
 			return err;
 		*p = tx->buf->data + tx->off;
@@ -292,8 +292,8 @@ static void mark_sent(struct vnet_dev *v, const struct gso_tx *tx)
 	first = tx->buf->first_ + (tx->off + v->mem.headroom) / cs;
 	last = tx->buf->first_ + (tx->off + tx->len - 1 + v->mem.headroom) / cs;
 	for (uint32_t c = first; c <= last; c++)
-		if (!ua_get(&v->mem.ua, c))
-			ua_put(&v->mem.ua, c);
+		if (!gsoi_ua_get(&v->mem.ua, c))
+			gsoi_ua_put(&v->mem.ua, c);
 }
 
 /* Every frame must fit the interface: L3 and up at most the MTU. */
@@ -400,7 +400,7 @@ static int queue_software(struct vnet_dev *v, const struct gso_tx *tx)
 	s.tmpl = tx->tmpl;
 	s.ext = &ext;
 	s.n_ext = tx->len ? 1 : 0;
-	tso_seg_opts(tx, partial, &o);
+	gsoi_tso_seg_opts(tx, partial, &o);
 	r = gso_seg_count(&s, &o);
 	if (r < 0)
 		return r;
@@ -502,7 +502,7 @@ int gso_vnet__send_frame(struct gso_dev *d, const struct gso_vnet_hdr *h, const 
 	uint8_t vh[GSO_VNET_HDR_LEN];
 	int err;
 
-	if (!d || d->ops != &vnet_ops || !h || !frame || !len)
+	if (!d || d->ops != &gsoi_vnet_ops || !h || !frame || !len)
 		return -EINVAL;
 	if (d->closed)
 		return -ESHUTDOWN;
@@ -558,7 +558,7 @@ static int vnet_plan(struct gso_dev *d, const struct gso_tx *tx, struct gso_tx_p
 {
 	struct vnet_dev *v = to_vnet(d);
 	struct tso_choice c;
-	int err = tso_choose(&v->t.lim, tx, v->t.mode, v->t.flags, &c);
+	int err = gsoi_tso_choose(&v->t.lim, tx, v->t.mode, v->t.flags, &c);
 	struct gso_extent ext = { tx->data, tx->len };
 	struct gso_super s = { tx->tmpl, &ext, tx->len ? 1u : 0u };
 	struct gso_seg_opts o;
@@ -580,7 +580,7 @@ static int vnet_plan(struct gso_dev *d, const struct gso_tx *tx, struct gso_tx_p
 		return 0;
 	}
 	ext.base = pay;
-	tso_seg_opts(tx, !(tx->flags & GSO_TX_F_SW_CSUM), &o);
+	gsoi_tso_seg_opts(tx, !(tx->flags & GSO_TX_F_SW_CSUM), &o);
 	err = gso_seg_count(&s, &o);
 	if (err < 0)
 		return err;
@@ -645,14 +645,14 @@ static void vnet_close(struct gso_dev *d)
 
 static void vnet_destroy(struct gso_dev *d)
 {
-	vnet_free(to_vnet(d));
+	gsoi_vnet_free(to_vnet(d));
 }
 
-const struct gso_dev_ops vnet_ops = {
+const struct gso_dev_ops gsoi_vnet_ops = {
 	.kind = "af_packet",
 	.caps = vnet_caps,
 	.plan = vnet_plan,
-	.submit = tso_dev_submit,
+	.submit = gsoi_tso_dev_submit,
 	.kick = vnet_kick,
 	.reap = vnet_reap,
 	.stats = vnet_stats,
@@ -663,7 +663,7 @@ const struct gso_dev_ops vnet_ops = {
 
 int gso_vnet__fd(const struct gso_dev *d)
 {
-	if (!d || d->ops != &vnet_ops)
+	if (!d || d->ops != &gsoi_vnet_ops)
 		return -EINVAL;
 	if (d->closed)
 		return -ESHUTDOWN;
@@ -688,7 +688,7 @@ static bool pow2(uint32_t x)
 	return x && !(x & (x - 1));
 }
 
-int vnet_read_opts(const struct gso_vnet_opts *o)
+int gsoi_vnet_read_opts(const struct gso_vnet_opts *o)
 {
 	uint32_t frames, cs, nch;
 
@@ -710,13 +710,13 @@ int vnet_read_opts(const struct gso_vnet_opts *o)
 	return 0;
 }
 
-int vnet_init(struct vnet_dev *v, const struct gso_vnet_opts *o, uint32_t scratch_n)
+int gsoi_vnet_init(struct vnet_dev *v, const struct gso_vnet_opts *o, uint32_t scratch_n)
 {
 	uint32_t flags = GSO_OPTS_GET(o, flags, 0);
 	struct tso_limits *l = &v->t.lim;
 	int err;
 
-	v->t.dev.ops = &vnet_ops;
+	v->t.dev.ops = &gsoi_vnet_ops;
 	v->t.hooks = &vnet_hooks;
 	v->t.mode = (uint8_t)GSO_OPTS_GET(o, mode, 0);
 	v->t.flags = (uint8_t)GSO_OPTS_GET(o, tso_flags, 0);
@@ -738,8 +738,8 @@ int vnet_init(struct vnet_dev *v, const struct gso_vnet_opts *o, uint32_t scratc
 		v->mem.base = NULL;
 		return -ENOMEM;
 	}
-	err = ua_init(&v->mem.ua, (uint32_t)(v->mem.len / v->mem.chunk_size),
-		      (uint32_t)(v->mem.len / v->mem.chunk_size));
+	err = gsoi_ua_init(&v->mem.ua, (uint32_t)(v->mem.len / v->mem.chunk_size),
+			   (uint32_t)(v->mem.len / v->mem.chunk_size));
 	if (err)
 		return err;
 	v->t.dev.mem = &v->mem;
@@ -755,7 +755,7 @@ int vnet_init(struct vnet_dev *v, const struct gso_vnet_opts *o, uint32_t scratc
 	return 0;
 }
 
-void vnet_free(struct vnet_dev *v)
+void gsoi_vnet_free(struct vnet_dev *v)
 {
 	if (!v)
 		return;
@@ -763,7 +763,7 @@ void vnet_free(struct vnet_dev *v)
 		munmap(v->map, v->map_len);
 	if (v->fd >= 0)
 		close(v->fd);
-	ua_fini(&v->mem.ua);
+	gsoi_ua_fini(&v->mem.ua);
 	if (v->mem.base)
 		munmap(v->mem.base, v->mem.len);
 	free(v->frames);
@@ -820,7 +820,7 @@ int gso_vnet__create(struct gso_dev **out, int ifindex, const struct gso_vnet_op
 
 	if (!out || ifindex <= 0)
 		return -EINVAL;
-	err = vnet_read_opts(o);
+	err = gsoi_vnet_read_opts(o);
 	if (err)
 		return err;
 	if (!if_indextoname((unsigned)ifindex, name))
@@ -834,9 +834,9 @@ int gso_vnet__create(struct gso_dev **out, int ifindex, const struct gso_vnet_op
 	v->ifindex = ifindex;
 	v->t.dev.ifindex = ifindex;
 	v->ring = !(flags & GSO_VNET_F_NO_RING);
-	err = link_mtu(0, name, &v->mtu);
+	err = gsoi_link_mtu(0, name, &v->mtu);
 	if (!err)
-		err = vnet_init(v, o, v->ring ? (frames + FRAMES_PER_BLOCK - 1) / FRAMES_PER_BLOCK *
+		err = gsoi_vnet_init(v, o, v->ring ? (frames + FRAMES_PER_BLOCK - 1) / FRAMES_PER_BLOCK *
 						  FRAMES_PER_BLOCK : IOV_SCRATCH);
 	if (err)
 		goto fail;
@@ -874,6 +874,6 @@ int gso_vnet__create(struct gso_dev **out, int ifindex, const struct gso_vnet_op
 	*out = &v->t.dev;
 	return 0;
 fail:
-	vnet_free(v);
+	gsoi_vnet_free(v);
 	return err;
 }

@@ -66,8 +66,8 @@ struct tso_dev {
 	bool link_down;      /* the last push said -ENETDOWN: what is queued waits */
 };
 
-/* The TSO device behind `dev` (its ops.submit is tso_dev_submit), or NULL. */
-struct tso_dev *tso_of(struct gso_dev *dev);
+/* The TSO device behind `dev` (its ops.submit is gsoi_tso_dev_submit), or NULL. */
+struct tso_dev *gsoi_tso_of(struct gso_dev *dev);
 
 /*
  * Decide how to send `tx` under `mode`/`flags`.  Returns 0 and fills `c`,
@@ -75,14 +75,14 @@ struct tso_dev *tso_of(struct gso_dev *dev);
  * gso_offload_describe() for a request that no path can send, and
  * -EOPNOTSUPP when mode is GSO_TSO_OFFLOAD and the device cannot.
  */
-int tso_choose(const struct tso_limits *l, const struct gso_tx *tx, unsigned mode, unsigned flags,
-	       struct tso_choice *c);
+int gsoi_tso_choose(const struct tso_limits *l, const struct gso_tx *tx, unsigned mode, unsigned flags,
+		    struct tso_choice *c);
 
 /* The ops.submit of a TSO backend: the device's default mode, no flow. */
-int tso_dev_submit(struct gso_dev *dev, const struct gso_tx *tx, unsigned n);
+int gsoi_tso_dev_submit(struct gso_dev *dev, const struct gso_tx *tx, unsigned n);
 
 /* Software-segmentation options for `tx` (mss, IP ID, checksum mode). */
-void tso_seg_opts(const struct gso_tx *tx, bool partial, struct gso_seg_opts *o);
+void gsoi_tso_seg_opts(const struct gso_tx *tx, bool partial, struct gso_seg_opts *o);
 
 /* ---- the virtio_net_hdr backend (vnet.c, vnet_tap.c) ---- */
 
@@ -116,7 +116,7 @@ struct vnet_dev {
 	struct gso_dev_stats st;
 };
 
-extern const struct gso_dev_ops vnet_ops;
+extern const struct gso_dev_ops gsoi_vnet_ops;
 
 /* Per-segment header scratch of the iov path: virtio header, then the headers. */
 #define VNET_SLOT (16u + GSO_MAX_HDR_LEN + 1u)
@@ -124,12 +124,12 @@ extern const struct gso_dev_ops vnet_ops;
 /*
  * Set up everything but the fd (vnet.c): buffers, scratch, limits, ops.
  * `v` is zeroed by the caller with fd = -1.  Returns 0 or -errno; on error
- * the caller calls vnet_free(v).
+ * the caller calls gsoi_vnet_free(v).
  */
-int vnet_init(struct vnet_dev *v, const struct gso_vnet_opts *o, uint32_t scratch_n);
-/* Free what vnet_init and the transports allocated, close the fd, free v. */
-void vnet_free(struct vnet_dev *v);
+int gsoi_vnet_init(struct vnet_dev *v, const struct gso_vnet_opts *o, uint32_t scratch_n);
+/* Free what gsoi_vnet_init and the transports allocated, close the fd, free v. */
+void gsoi_vnet_free(struct vnet_dev *v);
 /* Read and check the options shared by both constructors. */
-int vnet_read_opts(const struct gso_vnet_opts *o);
+int gsoi_vnet_read_opts(const struct gso_vnet_opts *o);
 
 #endif

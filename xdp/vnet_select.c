@@ -6,6 +6,7 @@
 #include "vnet_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 static const char *const why_names[GSO_TSO_WHY_COUNT] = {
@@ -26,12 +27,12 @@ const char *gso_tso_why_name(unsigned why)
 	return why < GSO_TSO_WHY_COUNT ? why_names[why] : NULL;
 }
 
-struct tso_dev *tso_of(struct gso_dev *dev)
+struct tso_dev *gsoi_tso_of(struct gso_dev *dev)
 {
-	return dev && dev->ops && dev->ops->submit == tso_dev_submit ? (struct tso_dev *)dev : NULL;
+	return dev && dev->ops && dev->ops->submit == gsoi_tso_dev_submit ? (struct tso_dev *)dev : NULL;
 }
 
-void tso_seg_opts(const struct gso_tx *tx, bool partial, struct gso_seg_opts *o)
+void gsoi_tso_seg_opts(const struct gso_tx *tx, bool partial, struct gso_seg_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->sz = sizeof(*o);
@@ -83,8 +84,8 @@ static unsigned device_refuses(const struct tso_limits *l, const struct gso_offl
 	return GSO_TSO_WHY_OFFLOAD;
 }
 
-int tso_choose(const struct tso_limits *l, const struct gso_tx *tx, unsigned mode, unsigned flags,
-	       struct tso_choice *c)
+int gsoi_tso_choose(const struct tso_limits *l, const struct gso_tx *tx, unsigned mode, unsigned flags,
+		    struct tso_choice *c)
 {
 	uint32_t in = 0;
 	unsigned why;
@@ -142,6 +143,22 @@ int tso_choose(const struct tso_limits *l, const struct gso_tx *tx, unsigned mod
 	return 0;
 }
 
+/*
+ * A caller's flow reaches at least why[] (its sz, as GSO_OPTS sets it);
+ * a caller built against an older header has fewer reasons, and a reason
+ * past its sz is counted in the totals only.
+ */
+static bool flow_sz_ok(const struct gso_tso_flow *flow)
+{
+	return flow->sz >= offsetof(struct gso_tso_flow, why);
+}
+
+static void flow_count_why(struct gso_tso_flow *flow, unsigned why)
+{
+	if ((flow->sz - offsetof(struct gso_tso_flow, why)) / sizeof(flow->why[0]) > why)
+		flow->why[why]++;
+}
+
 static void count(struct gso_tso_stats *st, struct gso_tso_flow *flow, unsigned why)
 {
 	uint64_t *a = why == GSO_TSO_WHY_OFFLOAD ? &st->offloaded :
@@ -153,7 +170,7 @@ static void count(struct gso_tso_stats *st, struct gso_tso_flow *flow, unsigned 
 		a = why == GSO_TSO_WHY_OFFLOAD ? &flow->offloaded :
 		    why == GSO_TSO_WHY_SINGLE ? &flow->single : &flow->software;
 		(*a)++;
-		flow->why[why]++;
+		flow_count_why(flow, why);
 	}
 }
 
@@ -168,7 +185,7 @@ static int submit(struct tso_dev *t, struct gso_tso_flow *flow, const struct gso
 	while (done < n) {
 		struct tso_choice c;
 
-		err = tso_choose(&t->lim, &tx[done], mode, flags, &c);
+		err = gsoi_tso_choose(&t->lim, &tx[done], mode, flags, &c);
 		if (!err) {
 			err = t->hooks->queue(t, &tx[done], &c);
 			if (err == -EAGAIN || err == -ENOBUFS) {
@@ -196,7 +213,7 @@ static int submit(struct tso_dev *t, struct gso_tso_flow *flow, const struct gso
 	return err;
 }
 
-int tso_dev_submit(struct gso_dev *dev, const struct gso_tx *tx, unsigned n)
+int gsoi_tso_dev_submit(struct gso_dev *dev, const struct gso_tx *tx, unsigned n)
 {
 	return submit((struct tso_dev *)dev, NULL, tx, n);
 }
@@ -218,16 +235,18 @@ static int submit_plain(struct gso_dev *dev, struct gso_tso_flow *flow, const st
 		uint64_t *a = why == GSO_TSO_WHY_SINGLE ? &flow->single : &flow->software;
 
 		(*a)++;
-		flow->why[why]++;
+		flow_count_why(flow, why);
 	}
 	return r;
 }
 
 int gso_tso__submit(struct gso_dev *dev, struct gso_tso_flow *flow, const struct gso_tx *tx, unsigned n)
 {
-	struct tso_dev *t = tso_of(dev);
+	struct tso_dev *t = gsoi_tso_of(dev);
 
 	if (!dev || !tx || !n)
+		return -EINVAL;
+	if (flow && !flow_sz_ok(flow))
 		return -EINVAL;
 	if (dev->closed)
 		return -ESHUTDOWN;
@@ -238,7 +257,7 @@ int gso_tso__submit(struct gso_dev *dev, struct gso_tso_flow *flow, const struct
 
 int gso_tso__set_mode(struct gso_dev *dev, enum gso_tso_mode mode, unsigned flags)
 {
-	struct tso_dev *t = tso_of(dev);
+	struct tso_dev *t = gsoi_tso_of(dev);
 
 	if (!t || (unsigned)mode > GSO_TSO_OFFLOAD || (flags & ~GSO_TSO_F_KNOWN))
 		return -EINVAL;
@@ -251,7 +270,7 @@ int gso_tso__set_mode(struct gso_dev *dev, enum gso_tso_mode mode, unsigned flag
 
 int gso_tso__stats(struct gso_dev *dev, struct gso_tso_stats *st)
 {
-	struct tso_dev *t = tso_of(dev);
+	struct tso_dev *t = gsoi_tso_of(dev);
 	struct gso_tso_stats full;
 
 	if (!t || !st || st->sz <= sizeof(size_t))
@@ -271,12 +290,12 @@ int gso_tso__stats(struct gso_dev *dev, struct gso_tso_stats *st)
 
 int gso_tso__choice(struct gso_dev *dev, const struct gso_tso_flow *flow, const struct gso_tx *tx)
 {
-	struct tso_dev *t = tso_of(dev);
+	struct tso_dev *t = gsoi_tso_of(dev);
 	unsigned mode, flags;
 	struct tso_choice c;
 	int err;
 
-	if (!dev || !tx || !tx->tmpl)
+	if (!dev || !tx || !tx->tmpl || (flow && !flow_sz_ok(flow)))
 		return -EINVAL;
 	if (dev->closed)
 		return -ESHUTDOWN;
@@ -293,6 +312,6 @@ int gso_tso__choice(struct gso_dev *dev, const struct gso_tso_flow *flow, const 
 	}
 	mode = flow ? flow->mode : t->mode;
 	flags = flow ? flow->flags : t->flags;
-	err = tso_choose(&t->lim, tx, mode, flags, &c);
+	err = gsoi_tso_choose(&t->lim, tx, mode, flags, &c);
 	return err ? err : c.why;
 }

@@ -50,7 +50,7 @@ int gso_vnet__create_tap(struct gso_dev **out, const char *ifname, const struct 
 
 	if (!out || !ifname || !*ifname || strlen(ifname) >= IFNAMSIZ)
 		return -EINVAL;
-	err = vnet_read_opts(o);
+	err = gsoi_vnet_read_opts(o);
 	if (err)
 		return err;
 	v = calloc(1, sizeof(*v));
@@ -64,9 +64,9 @@ int gso_vnet__create_tap(struct gso_dev **out, const char *ifname, const struct 
 		v->fd = -1;
 		goto fail;
 	}
-	err = link_mtu(0, ifname, &v->mtu);
+	err = gsoi_link_mtu(0, ifname, &v->mtu);
 	if (!err)
-		err = vnet_init(v, o, TAP_SCRATCH);
+		err = gsoi_vnet_init(v, o, TAP_SCRATCH);
 	if (err)
 		goto fail;
 	v->t.lim.max_frame = v->mtu + 14;
@@ -75,6 +75,6 @@ int gso_vnet__create_tap(struct gso_dev **out, const char *ifname, const struct 
 	*out = &v->t.dev;
 	return 0;
 fail:
-	vnet_free(v);
+	gsoi_vnet_free(v);
 	return err;
 }

@@ -45,17 +45,17 @@ struct xsk_sock {
  * failed with nothing left open.  A failed bind consumes the socket's
  * rings in the kernel, so retries need a new attempt.
  */
-int xsk_sock_open(struct xsk_sock *s, const struct xsk_sock_cfg *c);
+int gsoi_xsk_sock_open(struct xsk_sock *s, const struct xsk_sock_cfg *c);
 /* Unmap the rings, then close (the mmaps hold the socket alive). Idempotent. */
-void xsk_sock_close(struct xsk_sock *s);
+void gsoi_xsk_sock_close(struct xsk_sock *s);
 
 /* XDP_STATISTICS tx_invalid_descs, or -errno. */
-int64_t xsk_sock_tx_invalid(const struct xsk_sock *s);
+int64_t gsoi_xsk_sock_tx_invalid(const struct xsk_sock *s);
 /* All of XDP_STATISTICS (fields the kernel does not report stay 0); 0 or -errno. */
-int xsk_sock_stats(const struct xsk_sock *s, struct compat_xdp_statistics *st);
+int gsoi_xsk_sock_stats(const struct xsk_sock *s, struct compat_xdp_statistics *st);
 
 /* sendto() wake-up; returns 0 or -errno. */
-int xsk_sock_kick(const struct xsk_sock *s);
+int gsoi_xsk_sock_kick(const struct xsk_sock *s);
 
 /*
  * Probe checksum metadata by sending one 60-byte frame (to `mac`, from
@@ -69,11 +69,11 @@ int xsk_sock_kick(const struct xsk_sock *s);
  *   other -errno: could not tell.
  * *completed says whether the frame's completion was reaped here.
  */
-int xsk_probe_csum(struct xsk_sock *s, uint8_t *area, uint64_t addr, const uint8_t mac[6],
-		   bool *completed);
+int gsoi_xsk_probe_csum(struct xsk_sock *s, uint8_t *area, uint64_t addr, const uint8_t mac[6],
+			bool *completed);
 
 /* Copy-mode descriptors per packet: MAX_SKB_FRAGS + 1 as the kernel reports it. */
-uint32_t xsk_copy_max_descs(void);
+uint32_t gsoi_xsk_copy_max_descs(void);
 
 struct gso_dev;
 /*
@@ -81,14 +81,14 @@ struct gso_dev;
  * interface, queue, socket and whether it has a receive side.  Returns 0,
  * -EINVAL (not an AF_XDP device) or -ESHUTDOWN (closed).
  */
-int xsk_dev_info(const struct gso_dev *d, int *ifindex, uint32_t *queue_id, int *fd, bool *rx);
+int gsoi_xsk_dev_info(const struct gso_dev *d, int *ifindex, uint32_t *queue_id, int *fd, bool *rx);
 
 /*
  * The netdev generic netlink answer for `ifindex` (Linux 6.3+).  Returns
  * 0, -ENOENT (no such family: older kernel), or another -errno.  Fields the
  * kernel did not send stay 0.
  */
-int xsk_netdev_get(int ifindex, uint64_t *xdp_features, uint32_t *zc_max_segs,
-		   uint64_t *xsk_features);
+int gsoi_xsk_netdev_get(int ifindex, uint64_t *xdp_features, uint32_t *zc_max_segs,
+			uint64_t *xsk_features);
 
 #endif

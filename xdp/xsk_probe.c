@@ -23,8 +23,8 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-int xsk_probe_csum(struct xsk_sock *s, uint8_t *area, uint64_t addr, const uint8_t mac[6],
-		   bool *completed)
+int gsoi_xsk_probe_csum(struct xsk_sock *s, uint8_t *area, uint64_t addr, const uint8_t mac[6],
+			bool *completed)
 {
 	struct gso_xsk_txmd m = {
 		.flags = GSO_XSK_TXMD_CHECKSUM,
@@ -48,7 +48,7 @@ int xsk_probe_csum(struct xsk_sock *s, uint8_t *area, uint64_t addr, const uint8
 	err = gso_xsk_txmd_encode(&m, f - s->meta_len);
 	if (err)
 		return err;
-	inv0 = xsk_sock_tx_invalid(s);
+	inv0 = gsoi_xsk_sock_tx_invalid(s);
 	if (inv0 < 0)
 		return (int)inv0;
 	if (!xring_prod_reserve(&s->tx, 1, &idx))
@@ -63,7 +63,7 @@ int xsk_probe_csum(struct xsk_sock *s, uint8_t *area, uint64_t addr, const uint8
 		uint32_t ci;
 
 		if (xring_prod_pending(&s->tx)) {
-			err = xsk_sock_kick(s);
+			err = gsoi_xsk_sock_kick(s);
 			/* Copy mode refuses bad metadata here and keeps the descriptor. */
 			if (err == -EINVAL)
 				return -EINVAL;
@@ -76,7 +76,7 @@ int xsk_probe_csum(struct xsk_sock *s, uint8_t *area, uint64_t addr, const uint8
 			*completed = true;
 			return got == addr ? 1 : -EPROTO;
 		}
-		inv = xsk_sock_tx_invalid(s);
+		inv = gsoi_xsk_sock_tx_invalid(s);
 		if (inv > inv0)
 			return 0;
 		sleep_ms(1);

@@ -16,7 +16,7 @@
 /* rx_wait polls in slices this long: poll() does not wake for an unbound socket. */
 #define WAIT_SLICE_MS 50
 
-int xsk_rx_init(struct xsk_rx *r, struct umem_alloc *ua, uint32_t n)
+int gsoi_xsk_rx_init(struct xsk_rx *r, struct umem_alloc *ua, uint32_t n)
 {
 	uint32_t c;
 
@@ -28,19 +28,19 @@ int xsk_rx_init(struct xsk_rx *r, struct umem_alloc *ua, uint32_t n)
 	r->where = calloc(n, sizeof(*r->where));
 	r->spare = calloc(n, sizeof(*r->spare));
 	if (!r->where || !r->spare) {
-		xsk_rx_fini(r);
+		gsoi_xsk_rx_fini(r);
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		int err = ua_alloc_one(ua, &c);
+		int err = gsoi_ua_alloc_one(ua, &c);
 
 		/* The backend stack pops in ascending order while nothing else took from it. */
 		if (err || (i && c != r->first + i)) {
 			if (!err)
-				ua_unhold(ua, c);
+				gsoi_ua_unhold(ua, c);
 			for (uint32_t k = 0; k < i; k++)
-				ua_unhold(ua, r->first + k);
-			xsk_rx_fini(r);
+				gsoi_ua_unhold(ua, r->first + k);
+			gsoi_xsk_rx_fini(r);
 			return err ? err : -EIO;
 		}
 		if (!i)
@@ -55,7 +55,7 @@ int xsk_rx_init(struct xsk_rx *r, struct umem_alloc *ua, uint32_t n)
 	return 0;
 }
 
-void xsk_rx_fini(struct xsk_rx *r)
+void gsoi_xsk_rx_fini(struct xsk_rx *r)
 {
 	free(r->where);
 	free(r->spare);
@@ -65,7 +65,7 @@ void xsk_rx_fini(struct xsk_rx *r)
 }
 
 /* recvfrom() tells whether the socket is still bound, and wakes a zero-copy driver's RX. */
-int xsk_rx_probe(const struct xsk_sock *s)
+int gsoi_xsk_rx_probe(const struct xsk_sock *s)
 {
 	if (recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL) >= 0)
 		return 0;
@@ -83,7 +83,7 @@ int xsk_rx_probe(const struct xsk_sock *s)
 	}
 }
 
-void xsk_rx_refill(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m)
+void gsoi_xsk_rx_refill(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m)
 {
 	uint32_t k, idx;
 
@@ -100,14 +100,14 @@ void xsk_rx_refill(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m)
 
 		/* Unaligned mode takes the address as is; aligned mode wants chunk starts anyway. */
 		xring_fill_set(&s->fill, idx + i, (uint64_t)chunk * m->chunk_size);
-		ua_get(&m->ua, chunk);
+		gsoi_ua_get(&m->ua, chunk);
 		r->where[rel] = RXC_KERNEL;
 	}
 	r->nkernel += k;
 	xring_prod_submit(&s->fill);
 	/* Copy mode never asks; a zero-copy driver may sleep until woken. */
 	if (r->zerocopy && xring_needs_wakeup(&s->fill))
-		xsk_rx_probe(s);
+		gsoi_xsk_rx_probe(s);
 }
 
 /* Back to the spare stack (the caller refills). */
@@ -117,7 +117,7 @@ static void recycle(struct xsk_rx *r, uint32_t rel)
 	r->spare[r->nspare++] = rel;
 }
 
-int xsk_rx_recv(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m, struct gso_rx_pkt *out, unsigned n)
+int gsoi_xsk_rx_recv(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m, struct gso_rx_pkt *out, unsigned n)
 {
 	uint32_t idx, got, k = 0;
 
@@ -135,7 +135,7 @@ int xsk_rx_recv(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m, struct 
 			r->bad_descs++;
 			continue;
 		}
-		ua_put(&m->ua, (uint32_t)chunk);
+		gsoi_ua_put(&m->ua, (uint32_t)chunk);
 		r->nkernel--;
 		/* A frame in several descriptors: ours are single chunks, so drop all its pieces. */
 		if (contd || r->dropping) {
@@ -156,19 +156,19 @@ int xsk_rx_recv(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m, struct 
 	}
 	if (got)
 		xring_cons_release(&s->rx);
-	xsk_rx_refill(r, s, m);
+	gsoi_xsk_rx_refill(r, s, m);
 	if (k || got)
 		return (int)k;
 	if (++r->empty >= PROBE_EVERY) {
 		r->empty = 0;
-		if (xsk_rx_probe(s) == -ENODEV)
+		if (gsoi_xsk_rx_probe(s) == -ENODEV)
 			return -ENODEV;
 	}
 	return 0;
 }
 
-int xsk_rx_release(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m, const struct gso_rx_pkt *p,
-		   unsigned n)
+int gsoi_xsk_rx_release(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m, const struct gso_rx_pkt *p,
+			unsigned n)
 {
 	unsigned i;
 
@@ -194,14 +194,14 @@ int xsk_rx_release(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m, cons
 		if (s)
 			recycle(r, rel);
 		else
-			ua_unhold(&m->ua, p[i].id_); /* closed: stays RXC_GONE */
+			gsoi_ua_unhold(&m->ua, p[i].id_); /* closed: stays RXC_GONE */
 	}
 	if (s)
-		xsk_rx_refill(r, s, m);
+		gsoi_xsk_rx_refill(r, s, m);
 	return (int)n;
 }
 
-int xsk_rx_wait(struct xsk_rx *r, struct xsk_sock *s, int timeout_ms)
+int gsoi_xsk_rx_wait(struct xsk_rx *r, struct xsk_sock *s, int timeout_ms)
 {
 	int left = timeout_ms, err;
 
@@ -212,7 +212,7 @@ int xsk_rx_wait(struct xsk_rx *r, struct xsk_sock *s, int timeout_ms)
 
 		if (xring_cons_avail(&s->rx))
 			return 0;
-		err = xsk_rx_probe(s);
+		err = gsoi_xsk_rx_probe(s);
 		if (err)
 			return err;
 		pr = poll(&pf, 1, slice);
@@ -223,24 +223,24 @@ int xsk_rx_wait(struct xsk_rx *r, struct xsk_sock *s, int timeout_ms)
 		if (left >= 0) {
 			left -= slice;
 			if (left <= 0)
-				return xring_cons_avail(&s->rx) ? 0 : (xsk_rx_probe(s) ?: -ETIMEDOUT);
+				return xring_cons_avail(&s->rx) ? 0 : (gsoi_xsk_rx_probe(s) ?: -ETIMEDOUT);
 		}
 	}
 }
 
-void xsk_rx_save_stats(struct xsk_rx *r, const struct xsk_sock *s)
+void gsoi_xsk_rx_save_stats(struct xsk_rx *r, const struct xsk_sock *s)
 {
 	struct compat_xdp_statistics st;
 
-	if (r->n && s->fd >= 0 && !xsk_sock_stats(s, &st))
+	if (r->n && s->fd >= 0 && !gsoi_xsk_sock_stats(s, &st))
 		r->kfinal = st;
 }
 
-void xsk_rx_close(struct xsk_rx *r, struct umem_alloc *ua)
+void gsoi_xsk_rx_close(struct xsk_rx *r, struct umem_alloc *ua)
 {
 	for (uint32_t i = 0; i < r->n; i++) {
 		if (r->where[i] == RXC_SPARE || r->where[i] == RXC_KERNEL) {
-			ua_unhold(ua, r->first + i);
+			gsoi_ua_unhold(ua, r->first + i);
 			r->where[i] = RXC_GONE;
 		}
 	}
@@ -248,14 +248,14 @@ void xsk_rx_close(struct xsk_rx *r, struct umem_alloc *ua)
 	r->nkernel = 0;
 }
 
-void xsk_rx_stats(const struct xsk_rx *r, const struct xsk_sock *s, struct gso_dev_stats *st)
+void gsoi_xsk_rx_stats(const struct xsk_rx *r, const struct xsk_sock *s, struct gso_dev_stats *st)
 {
 	struct compat_xdp_statistics k = r->kfinal;
 
 	if (!r->n)
 		return;
 	if (s->fd >= 0)
-		xsk_sock_stats(s, &k);
+		gsoi_xsk_sock_stats(s, &k);
 	st->rx_held = r->nuser;
 	st->rx_posted = r->nkernel;
 	st->rx_frames = r->frames;

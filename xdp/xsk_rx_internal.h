@@ -38,48 +38,48 @@ struct xsk_rx {
 };
 
 /*
- * Take `n` chunks of the backend region (right after ua_init, so that
+ * Take `n` chunks of the backend region (right after gsoi_ua_init, so that
  * they are consecutive) for receiving.  Returns 0, -ENOBUFS (not enough
  * backend chunks), -ENOMEM, or -EIO (not consecutive: a bug).
  */
-int xsk_rx_init(struct xsk_rx *r, struct umem_alloc *ua, uint32_t n);
+int gsoi_xsk_rx_init(struct xsk_rx *r, struct umem_alloc *ua, uint32_t n);
 
 /* Post every spare chunk the fill ring has room for. */
-void xsk_rx_refill(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m);
+void gsoi_xsk_rx_refill(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m);
 
 /*
  * Up to `n` frames from the RX ring into `out`, then refill.  Returns the
  * count (0 = none now), or -ENODEV when nothing is there and the socket
  * turned out to be unbound (interface gone; probed every few empty calls).
  */
-int xsk_rx_recv(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m, struct gso_rx_pkt *out, unsigned n);
+int gsoi_xsk_rx_recv(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m, struct gso_rx_pkt *out, unsigned n);
 
 /*
  * Give frames back.  All are checked first: -EINVAL (a frame not handed
  * out, or twice in the list) releases none.  With `s` NULL (device closed)
  * their chunks go back to the free pool.  Returns n.
  */
-int xsk_rx_release(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m, const struct gso_rx_pkt *p,
-		   unsigned n);
+int gsoi_xsk_rx_release(struct xsk_rx *r, struct xsk_sock *s, struct dev_mem *m, const struct gso_rx_pkt *p,
+			unsigned n);
 
 /* Wait for frames: 0 (there are some), -ETIMEDOUT, -ENODEV, -ENETDOWN, or another -errno of poll. */
-int xsk_rx_wait(struct xsk_rx *r, struct xsk_sock *s, int timeout_ms);
+int gsoi_xsk_rx_wait(struct xsk_rx *r, struct xsk_sock *s, int timeout_ms);
 
 /* Is the socket still bound?  0, -ENODEV (unbound: the interface went away), -ENETDOWN. */
-int xsk_rx_probe(const struct xsk_sock *s);
+int gsoi_xsk_rx_probe(const struct xsk_sock *s);
 
 /*
  * After the socket is closed and every in-flight reference reclaimed:
  * chunks not with the caller go back to the free pool.  `s` is the socket
  * before closing, for the final kernel counters (fd < 0: none).
  */
-void xsk_rx_save_stats(struct xsk_rx *r, const struct xsk_sock *s);
-void xsk_rx_close(struct xsk_rx *r, struct umem_alloc *ua);
+void gsoi_xsk_rx_save_stats(struct xsk_rx *r, const struct xsk_sock *s);
+void gsoi_xsk_rx_close(struct xsk_rx *r, struct umem_alloc *ua);
 
 /* Counters into st (the rx_* fields). */
-void xsk_rx_stats(const struct xsk_rx *r, const struct xsk_sock *s, struct gso_dev_stats *st);
+void gsoi_xsk_rx_stats(const struct xsk_rx *r, const struct xsk_sock *s, struct gso_dev_stats *st);
 
 /* Free the tables.  Idempotent. */
-void xsk_rx_fini(struct xsk_rx *r);
+void gsoi_xsk_rx_fini(struct xsk_rx *r);
 
 #endif

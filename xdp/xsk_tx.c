@@ -107,7 +107,7 @@ static int xsk_reap(struct gso_dev *d, unsigned max)
 		/* Unaligned mode may carry an offset in the top bits; we never set one. */
 		a = (a & XSK_UNALIGNED_BUF_ADDR_MASK) + (a >> XSK_UNALIGNED_BUF_OFFSET_SHIFT);
 		uint64_t c = x->cs_shift ? a >> x->cs_shift : a / cs;
-		if (c > UINT32_MAX || ua_put(&x->mem.ua, (uint32_t)c)) {
+		if (c > UINT32_MAX || gsoi_ua_put(&x->mem.ua, (uint32_t)c)) {
 			x->st.bad_completions++;
 			continue;
 		}
@@ -155,7 +155,7 @@ static int xsk_push(struct xsk_dev *x)
 		if (pend < prev)
 			stalls = 0;
 		prev = pend;
-		err = xsk_sock_kick(&x->sk);
+		err = gsoi_xsk_sock_kick(&x->sk);
 		x->st.kicks++;
 		xsk_reap(&x->dev, 0);
 		if (err != -ENETDOWN)
@@ -220,13 +220,13 @@ static uint64_t slab_take(struct xsk_dev *x, uint32_t slot)
 	if (!x->slab.valid || cs - x->slab.off < slot) {
 		/* The old chunk lives on until its last descriptor completes. */
 		if (x->slab.valid)
-			ua_unhold(&x->mem.ua, x->slab.chunk);
-		x->slab.valid = !ua_alloc_one(&x->mem.ua, &x->slab.chunk);
+			gsoi_ua_unhold(&x->mem.ua, x->slab.chunk);
+		x->slab.valid = !gsoi_ua_alloc_one(&x->mem.ua, &x->slab.chunk);
 		x->slab.off = 0;
 	}
 	a = (uint64_t)x->slab.chunk * cs + x->slab.off;
 	x->slab.off += slot;
-	ua_get(&x->mem.ua, x->slab.chunk);
+	gsoi_ua_get(&x->mem.ua, x->slab.chunk);
 	return a;
 }
 
@@ -298,7 +298,7 @@ static int xplan_make(struct xsk_dev *x, const struct gso_tx *tx, struct xplan *
 	if (!t || (tx->flags & ~(GSO_TX_F_SW_CSUM | GSO_TX_F_COPY)))
 		return -EINVAL;
 	if (tx->buf) {
-		err = dev_buf_check(&x->mem, tx->buf, tx->off, tx->len);
+		err = gsoi_dev_buf_check(&x->mem, tx->buf, tx->off, tx->len);
 		if (err)
 			return err;
 		payload = tx->buf->data + tx->off;
@@ -392,7 +392,7 @@ static int build_copy(struct xsk_dev *x, struct xplan *p, uint32_t idx)
 	r = gso_segment(&p->s, &p->o, x->frames, n);
 	if (r != (int)n) {
 		for (uint32_t i = 0; i < n; i++)
-			ua_put(&x->mem.ua, chunk_of(x, (uint64_t)((uint8_t *)x->frames[i].buf - x->mem.base)));
+			gsoi_ua_put(&x->mem.ua, chunk_of(x, (uint64_t)((uint8_t *)x->frames[i].buf - x->mem.base)));
 		return r < 0 ? r : -EIO;
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -425,7 +425,7 @@ static int build_sg(struct xsk_dev *x, struct xplan *p, uint32_t idx)
 	r = gso_segment_ref(&p->s, &p->o, x->refs, n);
 	if (r != (int)n) {
 		for (uint32_t i = 0; i < n; i++)
-			ua_put(&x->mem.ua, chunk_of(x, (uint64_t)((uint8_t *)x->refs[i].hdr - x->mem.base)));
+			gsoi_ua_put(&x->mem.ua, chunk_of(x, (uint64_t)((uint8_t *)x->refs[i].hdr - x->mem.base)));
 		return r < 0 ? r : -EIO;
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -454,7 +454,7 @@ static int build_sg(struct xsk_dev *x, struct xplan *p, uint32_t idx)
 			d->len = len;
 			left -= len;
 			d->options = left ? XDP_PKT_CONTD : 0;
-			ua_get(&x->mem.ua, chunk_of(x, a));
+			gsoi_ua_get(&x->mem.ua, chunk_of(x, a));
 			a += len;
 		}
 		x->st.tx_bytes += s->hdr_len + s->pay_len;
@@ -627,7 +627,7 @@ static uint64_t kernel_invalid(struct xsk_dev *x)
 
 	if (x->sk.fd < 0)
 		return x->kernel_invalid_final;
-	v = xsk_sock_tx_invalid(&x->sk);
+	v = gsoi_xsk_sock_tx_invalid(&x->sk);
 	if (v >= x->invalid_base)
 		x->kernel_invalid_final = (uint64_t)(v - x->invalid_base);
 	return x->kernel_invalid_final;
@@ -640,7 +640,7 @@ static void xsk_stats(struct gso_dev *d, struct gso_dev_stats *st)
 	*st = x->st;
 	st->kernel_invalid = kernel_invalid(x);
 	st->inflight_descs = x->inflight;
-	xsk_rx_stats(&x->rx, &x->sk, st);
+	gsoi_xsk_rx_stats(&x->rx, &x->sk, st);
 }
 
 static void xsk_close(struct gso_dev *d)
@@ -660,15 +660,15 @@ static void xsk_close(struct gso_dev *d)
 	if (x->sk.fd >= 0) {
 		xsk_reap(d, 0);
 		kernel_invalid(x);
-		xsk_rx_save_stats(&x->rx, &x->sk);
+		gsoi_xsk_rx_save_stats(&x->rx, &x->sk);
 		/* After this the kernel no longer reads the rings or the UMEM. */
-		xsk_sock_close(&x->sk);
+		gsoi_xsk_sock_close(&x->sk);
 	}
-	ua_reclaim(&x->mem.ua);
-	xsk_rx_close(&x->rx, &x->mem.ua);
+	gsoi_ua_reclaim(&x->mem.ua);
+	gsoi_xsk_rx_close(&x->rx, &x->mem.ua);
 	x->inflight = 0;
 	if (x->slab.valid)
-		ua_unhold(&x->mem.ua, x->slab.chunk);
+		gsoi_ua_unhold(&x->mem.ua, x->slab.chunk);
 	x->slab.valid = false;
 }
 
@@ -676,8 +676,8 @@ static void xsk_destroy(struct gso_dev *d)
 {
 	struct xsk_dev *x = to_xsk(d);
 
-	xsk_rx_fini(&x->rx);
-	ua_fini(&x->mem.ua);
+	gsoi_xsk_rx_fini(&x->rx);
+	gsoi_ua_fini(&x->mem.ua);
 	if (x->mem.base)
 		munmap(x->mem.base, x->mem.len);
 	free(x->frames);
@@ -694,7 +694,7 @@ static int xsk_recv(struct gso_dev *d, struct gso_rx_pkt *out, unsigned n)
 
 	if (!x->rx.n)
 		return -EOPNOTSUPP;
-	r = xsk_rx_recv(&x->rx, &x->sk, &x->mem, out, n);
+	r = gsoi_xsk_rx_recv(&x->rx, &x->sk, &x->mem, out, n);
 	if (r == -ENODEV)
 		x->dead = true;
 	/* Frames still in the ring are worth more than the news that the interface is gone. */
@@ -707,7 +707,7 @@ static int xsk_rx_release_op(struct gso_dev *d, const struct gso_rx_pkt *p, unsi
 
 	if (!x->rx.n)
 		return -EINVAL;
-	return xsk_rx_release(&x->rx, d->closed || x->sk.fd < 0 ? NULL : &x->sk, &x->mem, p, n);
+	return gsoi_xsk_rx_release(&x->rx, d->closed || x->sk.fd < 0 ? NULL : &x->sk, &x->mem, p, n);
 }
 
 static int xsk_rx_wait_op(struct gso_dev *d, int timeout_ms)
@@ -719,7 +719,7 @@ static int xsk_rx_wait_op(struct gso_dev *d, int timeout_ms)
 		return -EOPNOTSUPP;
 	if (x->dead)
 		return xring_cons_avail(&x->sk.rx) ? 0 : -ENODEV;
-	r = xsk_rx_wait(&x->rx, &x->sk, timeout_ms);
+	r = gsoi_xsk_rx_wait(&x->rx, &x->sk, timeout_ms);
 	if (r == -ENODEV)
 		x->dead = true;
 	return r;
@@ -743,7 +743,7 @@ static const struct gso_dev_ops xsk_ops = {
 	.probe = xsk_probe_op,
 };
 
-int xsk_dev_info(const struct gso_dev *d, int *ifindex, uint32_t *queue_id, int *fd, bool *rx)
+int gsoi_xsk_dev_info(const struct gso_dev *d, int *ifindex, uint32_t *queue_id, int *fd, bool *rx)
 {
 	const struct xsk_dev *x = (const struct xsk_dev *)d;
 
@@ -854,7 +854,7 @@ static int open_sock(struct xsk_dev *x, const struct xcfg *c, bool want_meta)
 	if (!(c->flags & GSO_XSK_F_NO_SG))
 		sc.bind_flags |= XDP_USE_SG;
 	for (;;) {
-		err = xsk_sock_open(&x->sk, &sc);
+		err = gsoi_xsk_sock_open(&x->sk, &sc);
 		if (!err)
 			return 0;
 		if (err == -EBUSY && waited < (long)c->bind_wait_ms) {
@@ -887,17 +887,17 @@ static int csum_probe(struct xsk_dev *x)
 	bool completed;
 	int r;
 
-	if (link_mac(x->ifindex, NULL, mac) || ua_alloc_one(&x->mem.ua, &chunk))
+	if (gsoi_link_mac(x->ifindex, NULL, mac) || gsoi_ua_alloc_one(&x->mem.ua, &chunk))
 		return 0;
-	ua_get(&x->mem.ua, chunk);
-	r = xsk_probe_csum(&x->sk, x->mem.base, (uint64_t)chunk * x->mem.chunk_size + x->meta, mac,
-			   &completed);
+	gsoi_ua_get(&x->mem.ua, chunk);
+	r = gsoi_xsk_probe_csum(&x->sk, x->mem.base, (uint64_t)chunk * x->mem.chunk_size + x->meta, mac,
+				&completed);
 	/* Invalid descriptors are dropped without a completion. */
 	if (completed || r == 0)
-		ua_put(&x->mem.ua, chunk);
+		gsoi_ua_put(&x->mem.ua, chunk);
 	else
 		x->inflight++;
-	ua_unhold(&x->mem.ua, chunk);
+	gsoi_ua_unhold(&x->mem.ua, chunk);
 	if (r == -ENETDOWN)
 		x->link_down = true;
 	return r;
@@ -916,7 +916,7 @@ static bool link_is_up(int ifindex)
 	struct link_info li;
 
 	memset(&li, 0, sizeof(li));
-	return !link_rtnl(ifindex, &li) && (li.ifi_flags & IFF_UP);
+	return !gsoi_link_rtnl(ifindex, &li) && (li.ifi_flags & IFF_UP);
 }
 
 /*
@@ -932,7 +932,7 @@ static int setup_csum(struct xsk_dev *x)
 
 	x->csum = false;
 	x->probe_pending = false;
-	x->invalid_base = xsk_sock_tx_invalid(&x->sk);
+	x->invalid_base = gsoi_xsk_sock_tx_invalid(&x->sk);
 	if (x->invalid_base < 0)
 		x->invalid_base = 0;
 	if (!x->meta)
@@ -940,7 +940,7 @@ static int setup_csum(struct xsk_dev *x)
 	if (x->sk.zerocopy) {
 		uint64_t xf, kf;
 		uint32_t zc;
-		x->csum = !xsk_netdev_get(x->ifindex, &xf, &zc, &kf) && (kf & NETDEV_XSK_FLAGS_TX_CHECKSUM);
+		x->csum = !gsoi_xsk_netdev_get(x->ifindex, &xf, &zc, &kf) && (kf & NETDEV_XSK_FLAGS_TX_CHECKSUM);
 		return 0;
 	}
 	if (!link_is_up(x->ifindex)) {
@@ -953,7 +953,7 @@ static int setup_csum(struct xsk_dev *x)
 	x->csum = r == 1;
 	x->probe_pending = r == -ENETDOWN;
 	/* The probe's own invalid descriptor is not the caller's. */
-	x->invalid_base = xsk_sock_tx_invalid(&x->sk);
+	x->invalid_base = gsoi_xsk_sock_tx_invalid(&x->sk);
 	if (x->invalid_base < 0)
 		x->invalid_base = 0;
 	return 0;
@@ -981,11 +981,11 @@ static int xsk_probe_op(struct gso_dev *d)
 	xsk_reap(d, 0);
 	if (x->inflight || xring_prod_pending(&x->sk.tx))
 		return -EAGAIN;
-	inv0 = xsk_sock_tx_invalid(&x->sk);
+	inv0 = gsoi_xsk_sock_tx_invalid(&x->sk);
 	r = csum_probe(x);
 	if (r == -ENETDOWN || r == -EAGAIN)
 		return r;
-	inv1 = xsk_sock_tx_invalid(&x->sk);
+	inv1 = gsoi_xsk_sock_tx_invalid(&x->sk);
 	if (inv0 >= 0 && inv1 > inv0)
 		x->invalid_base += inv1 - inv0;
 	x->probe_pending = false;
@@ -1028,7 +1028,7 @@ int gso_xsk__create(struct gso_dev **out, int ifindex, const struct gso_xsk_opts
 	x->queue_id = c.queue_id;
 	x->dev.ops = &xsk_ops;
 	x->dev.mem = &x->mem;
-	err = link_mtu(ifindex, NULL, &x->mtu);
+	err = gsoi_link_mtu(ifindex, NULL, &x->mtu);
 	if (err)
 		goto fail;
 	x->mem.chunk_size = c.chunk_size;
@@ -1041,10 +1041,10 @@ int gso_xsk__create(struct gso_dev **out, int ifindex, const struct gso_xsk_opts
 		err = -ENOMEM;
 		goto fail;
 	}
-	err = ua_init(&x->mem.ua, c.nchunks, c.buf_chunks);
+	err = gsoi_ua_init(&x->mem.ua, c.nchunks, c.buf_chunks);
 	if (err)
 		goto fail;
-	err = xsk_rx_init(&x->rx, &x->mem.ua, c.rx_chunks);
+	err = gsoi_xsk_rx_init(&x->rx, &x->mem.ua, c.rx_chunks);
 	if (err)
 		goto fail;
 	x->scratch_n = c.tx_size;
@@ -1065,8 +1065,8 @@ int gso_xsk__create(struct gso_dev **out, int ifindex, const struct gso_xsk_opts
 		if (err != -EAGAIN)
 			break;
 		/* The kernel refused our metadata at send: start over without it. */
-		xsk_sock_close(&x->sk);
-		ua_reclaim(&x->mem.ua);
+		gsoi_xsk_sock_close(&x->sk);
+		gsoi_ua_reclaim(&x->mem.ua);
 		x->inflight = 0;
 		want_meta = false;
 	}
@@ -1079,9 +1079,9 @@ int gso_xsk__create(struct gso_dev **out, int ifindex, const struct gso_xsk_opts
 	if ((c.flags & GSO_XSK_F_ALIGNED) && x->meta)
 		x->sg = false;
 	if (x->sk.zerocopy)
-		x->max_descs = !xsk_netdev_get(ifindex, &xf, &zc, &kf) && zc ? zc : 1;
+		x->max_descs = !gsoi_xsk_netdev_get(ifindex, &xf, &zc, &kf) && zc ? zc : 1;
 	else
-		x->max_descs = xsk_copy_max_descs();
+		x->max_descs = gsoi_xsk_copy_max_descs();
 	if (x->max_descs < 2)
 		x->sg = false;
 	/*
@@ -1098,12 +1098,12 @@ int gso_xsk__create(struct gso_dev **out, int ifindex, const struct gso_xsk_opts
 	set_name(x);
 	/* Receiving works from here on: the kernel needs chunks before the first frame. */
 	x->rx.zerocopy = x->sk.zerocopy;
-	xsk_rx_refill(&x->rx, &x->sk, &x->mem);
+	gsoi_xsk_rx_refill(&x->rx, &x->sk, &x->mem);
 	*out = &x->dev;
 	return 0;
 fail:
 	if (x->sk.fd >= 0)
-		xsk_sock_close(&x->sk);
+		gsoi_xsk_sock_close(&x->sk);
 	xsk_destroy(&x->dev);
 	return err;
 }

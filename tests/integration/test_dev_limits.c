@@ -58,7 +58,7 @@ static void check_edge(struct gso_dev *d, const struct gso_tmpl *t, uint32_t tx_
 {
 	static uint8_t data[2 * 65536];
 	int max = gso_dev__max_payload(d, t, tx_flags);
-	struct gso_tx_plan p;
+	struct gso_tx_plan p = { .sz = sizeof(p) };
 	struct gso_tx tx = { .tmpl = t, .buf = buf, .data = buf ? NULL : data, .flags = (uint8_t)tx_flags };
 
 	cr_assert_eq(max, want, "%s flags %#x: max payload %d, want %d", gso_dev__name(d), tx_flags, max, want);

@@ -33,7 +33,7 @@ static struct rtmon rt_mon = { .fd = -1 };
 
 static void rt_fini(void)
 {
-	rtmon_close(&rt_mon);
+	gsoi_rtmon_close(&rt_mon);
 	gso_testbed_destroy(&rt_tb);
 }
 
@@ -409,7 +409,7 @@ static const struct rtmon_event *wait_ev(struct seen *s, ev_pred pred, const voi
 	for (;;) {
 		int from = s->n;
 
-		cr_assert_geq(rtmon_read(&rt_mon, seen_add, s), 0);
+		cr_assert_geq(gsoi_rtmon_read(&rt_mon, seen_add, s), 0);
 		for (int i = from; i < s->n; i++)
 			if (pred(&s->ev[i], arg))
 				return &s->ev[i];
@@ -432,7 +432,7 @@ static bool link_is(const struct rtmon_event *ev, const void *arg)
 	const struct link_q *q = arg;
 
 	return ev->type == q->type && ev->ifindex == q->ifindex &&
-	       (q->usable < 0 || rtnl_link_usable(ev->ifi_flags) == (bool)q->usable);
+	       (q->usable < 0 || gsoi_rtnl_link_usable(ev->ifi_flags) == (bool)q->usable);
 }
 
 Test(route, monitor_link_down_up)
@@ -441,11 +441,11 @@ Test(route, monitor_link_down_up)
 	uint32_t flags;
 
 	rt_bed();
-	cr_assert_eq(rtmon_open(&rt_mon, RTMON_LINK | RTMON_NEIGH), 0);
+	cr_assert_eq(gsoi_rtmon_open(&rt_mon, RTMON_LINK | RTMON_NEIGH), 0);
 	cr_assert_geq(rt_mon.fd, 0);
-	cr_assert_eq(rtnl_link_flags(rt_tb.ifindex[0], &flags), 0);
-	cr_assert(rtnl_link_usable(flags), "flags %#x", flags);
-	cr_assert_eq(rtnl_link_flags(9999, &flags), -ENODEV);
+	cr_assert_eq(gsoi_rtnl_link_flags(rt_tb.ifindex[0], &flags), 0);
+	cr_assert(gsoi_rtnl_link_usable(flags), "flags %#x", flags);
+	cr_assert_eq(gsoi_rtnl_link_flags(9999, &flags), -ENODEV);
 
 	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip link set %s down", rt_tb.ifname[0]), 0);
 	struct link_q down = { rt_tb.ifindex[0], RTMON_EV_LINK, 0 };
@@ -453,7 +453,7 @@ Test(route, monitor_link_down_up)
 	cr_assert_not_null(ev, "no LINK event with the link unusable");
 	cr_assert_not(ev->ifi_flags & IFF_UP);
 	cr_assert_eq(ev->mtu, 1500);
-	cr_assert_eq(rtnl_link_flags(rt_tb.ifindex[0], &flags), 0);
+	cr_assert_eq(gsoi_rtnl_link_flags(rt_tb.ifindex[0], &flags), 0);
 	cr_assert_not(flags & IFF_UP);
 
 	/* Carrier follows IFF_UP through linkwatch, possibly in a later event. */
@@ -472,12 +472,12 @@ Test(route, monitor_link_gone)
 	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip link add gx0 type veth peer name gx1"), 0);
 	int gx0 = (int)if_nametoindex("gx0");
 	cr_assert_gt(gx0, 0);
-	cr_assert_eq(rtmon_open(&rt_mon, RTMON_LINK), 0);
+	cr_assert_eq(gsoi_rtmon_open(&rt_mon, RTMON_LINK), 0);
 	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip link del gx0"), 0);
 	struct link_q gone = { gx0, RTMON_EV_LINK_GONE, -1 };
 	cr_assert_not_null(wait_ev(&s, link_is, &gone, 5000), "no LINK_GONE for ifindex %d", gx0);
 	uint32_t flags;
-	cr_assert_eq(rtnl_link_flags(gx0, &flags), -ENODEV);
+	cr_assert_eq(gsoi_rtnl_link_flags(gx0, &flags), -ENODEV);
 }
 
 struct neigh_q {
@@ -503,7 +503,7 @@ Test(route, monitor_neigh)
 	rt_bed();
 	q.ifindex = rt_tb.ifindex[0];
 	addr(GSO_L3_IPV4, "10.77.0.50", q.addr);
-	cr_assert_eq(rtmon_open(&rt_mon, RTMON_LINK | RTMON_NEIGH), 0);
+	cr_assert_eq(gsoi_rtmon_open(&rt_mon, RTMON_LINK | RTMON_NEIGH), 0);
 	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip neigh replace 10.77.0.50 lladdr 02:11:22:33:44:55 dev %s",
 				   rt_tb.ifname[0]), 0);
 	const struct rtmon_event *ev = wait_ev(&s, neigh_is, &q, 5000);
@@ -525,7 +525,7 @@ Test(route, monitor_overrun)
 	char path[64];
 
 	rt_bed();
-	cr_assert_eq(rtmon_open(&rt_mon, RTMON_NEIGH), 0);
+	cr_assert_eq(gsoi_rtmon_open(&rt_mon, RTMON_NEIGH), 0);
 	/* SO_RCVBUF 0 is raised to the kernel's minimum (SOCK_MIN_RCVBUF), a few notifications. */
 	cr_assert_eq(setsockopt(rt_mon.fd, SOL_SOCKET, SO_RCVBUF, &tiny, sizeof(tiny)), 0);
 	snprintf(path, sizeof(path), "/tmp/gso-route-batch-%d", (int)getpid());
@@ -538,7 +538,7 @@ Test(route, monitor_overrun)
 	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip route add 10.77.1.0/24 dev %s && ip -batch %s",
 				   rt_tb.ifname[0], path), 0);
 	unlink(path);
-	int n = rtmon_read(&rt_mon, seen_add, &s);
+	int n = gsoi_rtmon_read(&rt_mon, seen_add, &s);
 	cr_assert_gt(n, 0);
 	int overruns = 0;
 	for (int i = 0; i < s.n; i++)
@@ -548,5 +548,5 @@ Test(route, monitor_overrun)
 	cr_assert_eq(s.ev[s.n - 1].type, RTMON_EV_OVERRUN, "reported after what was still queued");
 	cr_assert_lt(s.n, 200, "most of the burst did not fit");
 	/* The socket keeps working afterwards. */
-	cr_assert_eq(rtmon_read(&rt_mon, seen_add, &s), 0);
+	cr_assert_eq(gsoi_rtmon_read(&rt_mon, seen_add, &s), 0);
 }

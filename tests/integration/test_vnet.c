@@ -282,7 +282,7 @@ Test(vnet, tso_off_kernel_segments_like_gso_segment, .fini = fini, .timeout = 60
 
 Test(vnet, software_flow_frames_finished_by_kernel, .fini = fini, .timeout = 60)
 {
-	struct gso_tso_flow flow = { .mode = GSO_TSO_SOFTWARE };
+	struct gso_tso_flow flow = { .sz = sizeof(flow), .mode = GSO_TSO_SOFTWARE };
 	struct gso_dev_stats ds = { .sz = sizeof(ds) };
 	unsigned n = sizeof(seg_cases) / sizeof(seg_cases[0]);
 
@@ -300,7 +300,7 @@ Test(vnet, software_flow_frames_finished_by_kernel, .fini = fini, .timeout = 60)
 Test(vnet, sendmmsg_transport_too, .fini = fini, .timeout = 60)
 {
 	GSO_OPTS(gso_vnet_opts, o, .flags = GSO_VNET_F_NO_RING);
-	struct gso_tso_flow sw = { .mode = GSO_TSO_SOFTWARE };
+	struct gso_tso_flow sw = { .sz = sizeof(sw), .mode = GSO_TSO_SOFTWARE };
 
 	setup("tso off gso on tx off", &o);
 	for (unsigned i = 0; i < 6; i++)
@@ -455,7 +455,8 @@ Test(vnet, kernel_refusals_caught_first_same_errno, .fini = fini, .timeout = 60)
 Test(vnet, submit_validation_errno, .fini = fini, .timeout = 30)
 {
 	struct vcase c = UDP4("udp", 100, 12801, true);
-	struct gso_tso_flow off = { .mode = GSO_TSO_OFFLOAD }, autof = { 0 };
+	struct gso_tso_flow off = { .sz = sizeof(off), .mode = GSO_TSO_OFFLOAD };
+	struct gso_tso_flow autof = { .sz = sizeof(autof) };
 	static uint8_t pay[20000];
 	struct gso_dev_stats ds = { .sz = sizeof(ds) };
 	struct gso_tmpl t;

@@ -353,7 +353,7 @@ Test(xsk_caps, tso_choice)
 		{ &t4, 8000, 1000, GSO_TSO_AUTO, 0x80, 0, -EINVAL },
 	};
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct gso_tso_flow fl = { .mode = cases[i].mode, .flags = cases[i].flags };
+		struct gso_tso_flow fl = { .sz = sizeof(fl), .mode = cases[i].mode, .flags = cases[i].flags };
 		struct gso_tx tx = { .tmpl = cases[i].t, .len = cases[i].len, .mss = cases[i].mss,
 				     .flags = cases[i].txflags };
 

@@ -105,7 +105,7 @@ ParameterizedTest(struct bad_case *c, xsk_faults, invalid_never_reaches_ring)
 		cr_assert_eq(gso_dev__buf_release(xt_g.dev, &buf, buf.cap - 100), (int)xt_buf_chunks(&buf) - 1);
 		break;
 	}
-	struct gso_tx_plan plan;
+	struct gso_tx_plan plan = { .sz = sizeof(plan) };
 	cr_assert_eq(gso_dev__plan(xt_g.dev, &tx, &plan), c->err, "plan: %s", c->name);
 	int r = gso_dev__submit(xt_g.dev, &tx, 1);
 	cr_assert_eq(r, c->err, "%s: submit gave %d, want %d", c->name, r, c->err);
@@ -324,7 +324,7 @@ Test(xsk_faults, closed_device)
 	cr_assert_eq(gso_dev__submit(xt_g.dev, &tx, 1), -ESHUTDOWN);
 	cr_assert_eq(gso_dev__kick(xt_g.dev), -ESHUTDOWN);
 	cr_assert_eq(gso_dev__reap(xt_g.dev, 0), -ESHUTDOWN);
-	struct gso_tx_plan plan;
+	struct gso_tx_plan plan = { .sz = sizeof(plan) };
 	cr_assert_eq(gso_dev__plan(xt_g.dev, &tx, &plan), -ESHUTDOWN);
 	struct gso_buf b2;
 	cr_assert_eq(gso_dev__buf_alloc(xt_g.dev, 10, &b2), -ESHUTDOWN);

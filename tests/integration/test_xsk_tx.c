@@ -51,7 +51,7 @@ ParameterizedTest(struct tx_case *c, xsk_tx, udp_super)
 	static uint8_t rx[70000], frame[70000];
 	uint64_t rng = 0x5eed + c->len;
 	struct gso_buf buf;
-	struct gso_tx_plan plan;
+	struct gso_tx_plan plan = { .sz = sizeof(plan) };
 	uint32_t nseg = (c->len + c->mss - 1) / c->mss;
 
 	gso_test_require_root();

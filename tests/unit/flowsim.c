@@ -325,7 +325,7 @@ static void top_up(struct fs_sim *s, struct fs_flow *f)
 static void arm_rto(struct fs_sim *s, struct fs_flow *f)
 {
 	struct gso_flowq_info fi = { .sz = sizeof(fi) };
-	struct gso_cc_state cs;
+	struct gso_cc_state cs = { .sz = sizeof(cs) };
 	uint64_t rto;
 
 	gso_flowq__info(f->q, &fi);
@@ -347,7 +347,7 @@ static void try_send(struct fs_sim *s, struct fs_flow *f)
 		return;
 	for (;;) {
 		struct gso_flowq_info fi = { .sz = sizeof(fi) };
-		struct gso_cc_state cs;
+		struct gso_cc_state cs = { .sz = sizeof(cs) };
 		struct gso_flowq_tx tx;
 		struct gso_burst b;
 		uint64_t next = gso_pacer__next(&f->pacer), dep;

@@ -198,7 +198,7 @@ static void try_send(struct sim *s)
 
 	do {
 		for (;;) {
-			struct gso_cc_state st;
+			struct gso_cc_state st = { .sz = sizeof(st) };
 			struct gso_burst b;
 			uint64_t room;
 			int n;
@@ -245,7 +245,7 @@ static void try_send(struct sim *s)
 
 static void arm_rto(struct sim *s)
 {
-	struct gso_cc_state st;
+	struct gso_cc_state st = { .sz = sizeof(st) };
 
 	if (!in_flight(s)) {
 		s->rto_at = UINT64_MAX;

@@ -79,7 +79,7 @@ static void ack(struct gso_cc *cc, uint64_t now, uint32_t acked, uint64_t rtt, u
 
 static struct gso_cc_state state(const struct gso_cc *cc)
 {
-	struct gso_cc_state st;
+	struct gso_cc_state st = { .sz = sizeof(st) };
 
 	cr_assert_eq(gso_cc__state(cc, &st), 0);
 	return st;
@@ -124,6 +124,7 @@ Test(cc, validates)
 	cr_expect_eq(gso_cc__on_loss(NULL, 0, 0), -EINVAL);
 	cr_expect_eq(gso_cc__on_rto(NULL, 0), -EINVAL);
 	cr_expect_eq(gso_cc__state(cc, NULL), -EINVAL);
+	cr_expect_eq(gso_cc__state(cc, &(struct gso_cc_state){ .sz = sizeof(size_t) }), -EINVAL);
 	cr_expect_eq(gso_cc__cwnd(cc), GSO_CC_DEF_INIT_CWND);
 	gso_cc__destroy(cc); /* caller memory: no free */
 	gso_cc__destroy(NULL);

@@ -10,6 +10,7 @@
 #include <criterion/parameterized.h>
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -150,7 +151,7 @@ static struct gso_tx txd(const struct gso_tmpl *t, const void *p, uint32_t len, 
 Test(e1000_dev, auto_offloads_tcp4_and_udp4_falls_back_for_ipv6, .fini = fini)
 {
 	static uint8_t pay[40000];
-	struct gso_tso_flow flow = { 0 };
+	struct gso_tso_flow flow = { .sz = sizeof(flow) };
 	struct gso_tso_stats ts = { .sz = sizeof(ts) };
 	struct gso_e1000_stats es = { .sz = sizeof(es) };
 	struct gso_tmpl t4, u4, t6;
@@ -223,10 +224,78 @@ Test(e1000_dev, software_segments_spanning_header_chunks, .fini = fini)
 	}
 }
 
+/*
+ * The caller's sz: short of why[] is refused; a struct from an older
+ * header (fewer reasons) gets the reasons past its sz in the totals only,
+ * and nothing is written past its sz.
+ */
+Test(e1000_dev, flow_sz_bounds_what_is_counted, .fini = fini)
+{
+	static uint8_t pay[10000];
+	const size_t why0 = offsetof(struct gso_tso_flow, why);
+	const uint64_t mark = 0xa5a5a5a5a5a5a5a5u;
+	struct gso_tso_flow flow;
+	struct gso_tmpl t6;
+	struct gso_tx tx;
+
+	make(GSO_E1000_F_NO_THREAD, 0, 0, 0);
+	gso_test_fill_random(pay, sizeof(pay), &(uint64_t){ 3 });
+	tmpl(&t6, GSO_L3_IPV6, GSO_L4_TCP, 0, false);
+	tx = txd(&t6, pay, sizeof(pay), 1400);
+
+	memset(&flow, 0, sizeof(flow));
+	flow.sz = why0 - 1;
+	cr_assert_eq(gso_tso__submit(dev, &flow, &tx, 1), -EINVAL);
+	cr_assert_eq(gso_tso__choice(dev, &flow, &tx), -EINVAL);
+	cr_assert_eq(flow.software, 0);
+
+	/* The reasons before GSO_TSO_WHY_PROTO only: IPv6 goes software for PROTO. */
+	for (unsigned i = 0; i < GSO_TSO_WHY_COUNT; i++)
+		flow.why[i] = mark;
+	flow.sz = why0 + GSO_TSO_WHY_PROTO * sizeof(flow.why[0]);
+	cr_assert_eq(gso_tso__choice(dev, &flow, &tx), GSO_TSO_WHY_PROTO);
+	cr_assert_eq(gso_tso__submit(dev, &flow, &tx, 1), 1);
+	gso_e1000__poll(dev);
+	expect(&t6, pay, sizeof(pay), 1400, 0, 0, false);
+	cr_assert_eq(flow.software, 1);
+	for (unsigned i = 0; i < GSO_TSO_WHY_COUNT; i++)
+		cr_assert_eq(flow.why[i], mark, "why[%u] written", i);
+
+	flow.sz = sizeof(flow);
+	cr_assert_eq(gso_tso__submit(dev, &flow, &tx, 1), 1);
+	gso_e1000__poll(dev);
+	cr_assert_eq(flow.software, 2);
+	cr_assert_eq(flow.why[GSO_TSO_WHY_PROTO], mark + 1);
+}
+
+/* gso_dev__plan() fills the caller's plan up to its sz, nothing past it. */
+Test(e1000_dev, plan_is_filled_up_to_its_sz, .fini = fini)
+{
+	static uint8_t pay[10000];
+	struct gso_tx_plan plan;
+	struct gso_tmpl t4;
+	struct gso_tx tx;
+
+	make(GSO_E1000_F_NO_THREAD, 0, 0, 0);
+	tmpl(&t4, GSO_L3_IPV4, GSO_L4_TCP, 0, true);
+	tx = txd(&t4, pay, sizeof(pay), 1448);
+	memset(&plan, 0xff, sizeof(plan));
+	plan.sz = sizeof(size_t);
+	cr_assert_eq(gso_dev__plan(dev, &tx, &plan), -EINVAL);
+	plan.sz = offsetof(struct gso_tx_plan, frames);
+	cr_assert_eq(gso_dev__plan(dev, &tx, &plan), 0);
+	cr_assert_neq(plan.seg, 0xff);
+	cr_assert_eq(plan.frames, UINT32_MAX, "written past sz");
+	plan.sz = sizeof(plan);
+	cr_assert_eq(gso_dev__plan(dev, &tx, &plan), 0);
+	cr_assert_eq(plan.frames, 7);
+}
+
 Test(e1000_dev, cwr_goes_software_unless_allowed, .fini = fini)
 {
 	static uint8_t pay[9000];
-	struct gso_tso_flow flow = { 0 }, ecn = { .flags = GSO_TSO_F_ECN_EVERY };
+	struct gso_tso_flow flow = { .sz = sizeof(flow) };
+	struct gso_tso_flow ecn = { .sz = sizeof(ecn), .flags = GSO_TSO_F_ECN_EVERY };
 	struct gso_tmpl t;
 	struct gso_tx tx;
 	uint32_t at;
@@ -282,7 +351,7 @@ ParameterizedTestParameters(e1000_dev, fallback_reasons)
 ParameterizedTest(struct fb_case *c, e1000_dev, fallback_reasons, .fini = fini)
 {
 	static uint8_t pay[70000];
-	struct gso_tso_flow flow = { .mode = c->mode };
+	struct gso_tso_flow flow = { .sz = sizeof(flow), .mode = c->mode };
 	struct gso_dev_stats ds = { .sz = sizeof(ds) };
 	struct gso_tmpl t;
 	struct gso_tx tx;

@@ -101,14 +101,14 @@ static void bed_init(uint32_t max_frame)
 	bed->mw.w = (struct e1000_wire){ mw_room, mw_buf, mw_put, mw_flush };
 	bed->mw.budget = UINT32_MAX;
 	bed->dma_next = 64;
-	cr_assert_eq(e1000_engine_init(&bed->e, RING, bed->dma, DMA_LEN, max_frame), 0);
+	cr_assert_eq(gsoi_e1000_engine_init(&bed->e, RING, bed->dma, DMA_LEN, max_frame), 0);
 }
 
 static void bed_fini(void)
 {
 	if (!bed)
 		return;
-	e1000_engine_fini(&bed->e);
+	gsoi_e1000_engine_fini(&bed->e);
 	free(bed->dma);
 	free(bed->mw.store);
 	free(bed);
@@ -151,7 +151,7 @@ static uint64_t dma_copy(const void *p, size_t n, uint32_t skew)
 
 static uint32_t run(void)
 {
-	return e1000_engine_run(&bed->e, bed->ring, &bed->head, bed->tail, &bed->mw.w);
+	return gsoi_e1000_engine_run(&bed->e, bed->ring, &bed->head, bed->tail, &bed->mw.w);
 }
 
 /* How the driver cuts a packet into data descriptors. */
@@ -714,7 +714,7 @@ Test(e1000_engine, bogus_tail_reads_one_ring_at_most, .fini = fini)
 	a = dma_copy(f, sizeof(f), 0);
 	for (uint32_t i = 0; i < RING; i++)
 		put_data(a, sizeof(f), GSO_E1000_CMD_DEXT | GSO_E1000_CMD_EOP, 0);
-	cr_assert_eq(e1000_engine_run(&bed->e, bed->ring, &bed->head, bed->tail + 77, &bed->mw.w), RING);
+	cr_assert_eq(gsoi_e1000_engine_run(&bed->e, bed->ring, &bed->head, bed->tail + 77, &bed->mw.w), RING);
 	cr_assert_eq(bed->mw.n, RING);
 }
 
@@ -723,10 +723,10 @@ Test(e1000_engine, init_refuses_bad_arguments)
 	struct e1000_engine e;
 	uint8_t m[64] = { 0 };
 
-	cr_assert_eq(e1000_engine_init(&e, 0, m, sizeof(m), 1518), -EINVAL);
-	cr_assert_eq(e1000_engine_init(&e, 100, m, sizeof(m), 1518), -EINVAL);
-	cr_assert_eq(e1000_engine_init(&e, 64, NULL, sizeof(m), 1518), -EINVAL);
-	cr_assert_eq(e1000_engine_init(&e, 64, m, sizeof(m), 20), -EINVAL);
-	cr_assert_eq(e1000_engine_init(&e, 64, m, sizeof(m), 1518), 0);
-	e1000_engine_fini(&e);
+	cr_assert_eq(gsoi_e1000_engine_init(&e, 0, m, sizeof(m), 1518), -EINVAL);
+	cr_assert_eq(gsoi_e1000_engine_init(&e, 100, m, sizeof(m), 1518), -EINVAL);
+	cr_assert_eq(gsoi_e1000_engine_init(&e, 64, NULL, sizeof(m), 1518), -EINVAL);
+	cr_assert_eq(gsoi_e1000_engine_init(&e, 64, m, sizeof(m), 20), -EINVAL);
+	cr_assert_eq(gsoi_e1000_engine_init(&e, 64, m, sizeof(m), 1518), 0);
+	gsoi_e1000_engine_fini(&e);
 }

@@ -1,5 +1,5 @@
 /*
- * Offload or software, per super-segment (tso_choose), for the limits of
+ * Offload or software, per super-segment (gsoi_tso_choose), for the limits of
  * the e1000 model and of the virtio_net_hdr backend: every reason, the
  * three modes, and the errors the kernel would give for what no path can
  * send.  Pure: no device is opened.
@@ -158,7 +158,7 @@ ParameterizedTest(struct sc *c, e1000_select, choose)
 	tx.flags = c->tx_flags;
 	tx.ipid = c->ipid;
 	memset(&ch, 0xa5, sizeof(ch));
-	err = tso_choose(&l, &tx, c->mode, c->flags, &ch);
+	err = gsoi_tso_choose(&l, &tx, c->mode, c->flags, &ch);
 	cr_assert_eq(err, c->err, "%s: error %d, expected %d", c->what, err, c->err);
 	if (err)
 		return;

@@ -58,7 +58,7 @@ ParameterizedTest(struct rx_case *c, tcp_valid, rx)
 {
 	struct tcp_seg g = { .seq = c->seq, .payload = c->payload, .flags = c->flags };
 
-	cr_assert_eq(tcp_rx_check(&g, c->rcv_nxt, c->wnd), c->want, "%s", c->name);
+	cr_assert_eq(gsoi_tcp_rx_check(&g, c->rcv_nxt, c->wnd), c->want, "%s", c->name);
 }
 
 struct ack_case {
@@ -84,21 +84,21 @@ ParameterizedTestParameters(tcp_valid, ack)
 
 ParameterizedTest(struct ack_case *c, tcp_valid, ack)
 {
-	cr_assert_eq(tcp_ack_check(c->ack, c->una, c->max, c->wnd), c->want, "%s", c->name);
+	cr_assert_eq(gsoi_tcp_ack_check(c->ack, c->una, c->max, c->wnd), c->want, "%s", c->name);
 }
 
 Test(tcp_valid, throttle)
 {
 	uint64_t last = 0, t = 123;
 
-	cr_assert(tcp_oow_allow(&last, t));
-	cr_assert_not(tcp_oow_allow(&last, t + 1));
-	cr_assert_not(tcp_oow_allow(&last, t + TCP_OOW_INTERVAL_NS - 1));
-	cr_assert(tcp_oow_allow(&last, t + TCP_OOW_INTERVAL_NS));
-	cr_assert_not(tcp_oow_allow(&last, t + TCP_OOW_INTERVAL_NS + 1));
+	cr_assert(gsoi_tcp_oow_allow(&last, t));
+	cr_assert_not(gsoi_tcp_oow_allow(&last, t + 1));
+	cr_assert_not(gsoi_tcp_oow_allow(&last, t + TCP_OOW_INTERVAL_NS - 1));
+	cr_assert(gsoi_tcp_oow_allow(&last, t + TCP_OOW_INTERVAL_NS));
+	cr_assert_not(gsoi_tcp_oow_allow(&last, t + TCP_OOW_INTERVAL_NS + 1));
 	/* A clock that went back does not silence the stream for good. */
-	cr_assert(tcp_oow_allow(&last, 5));
+	cr_assert(gsoi_tcp_oow_allow(&last, 5));
 	last = 0;
-	cr_assert(tcp_oow_allow(&last, 0), "time 0 is a time too");
-	cr_assert_not(tcp_oow_allow(&last, 1));
+	cr_assert(gsoi_tcp_oow_allow(&last, 0), "time 0 is a time too");
+	cr_assert_not(gsoi_tcp_oow_allow(&last, 1));
 }

@@ -20,9 +20,9 @@ Test(port_ring, order_full_wrap)
 	struct pring r;
 	uint32_t *slot;
 
-	cr_assert_eq(pring_init(&r, 3, 4), -EINVAL);
-	cr_assert_eq(pring_init(&r, 1, 4), -EINVAL);
-	cr_assert_eq(pring_init(&r, 8, 4), 0);
+	cr_assert_eq(gsoi_pring_init(&r, 3, 4), -EINVAL);
+	cr_assert_eq(gsoi_pring_init(&r, 1, 4), -EINVAL);
+	cr_assert_eq(gsoi_pring_init(&r, 8, 4), 0);
 	/* Start near the 32-bit wrap so that it happens mid-test. */
 	atomic_store(&r.head, UINT32_MAX - 5);
 	atomic_store(&r.tail, UINT32_MAX - 5);
@@ -30,34 +30,34 @@ Test(port_ring, order_full_wrap)
 	uint32_t next_in = 0, next_out = 0;
 
 	for (int round = 0; round < 5; round++) {
-		cr_assert_null(pring_peek(&r), "empty");
+		cr_assert_null(gsoi_pring_peek(&r), "empty");
 		for (int i = 0; i < 8; i++) {
-			slot = pring_reserve(&r);
+			slot = gsoi_pring_reserve(&r);
 			cr_assert_not_null(slot, "room for 8");
 			*slot = next_in++;
-			pring_push(&r);
+			gsoi_pring_push(&r);
 		}
-		cr_assert_null(pring_reserve(&r), "full after 8");
+		cr_assert_null(gsoi_pring_reserve(&r), "full after 8");
 		for (int i = 0; i < 3; i++) {
-			slot = pring_peek(&r);
+			slot = gsoi_pring_peek(&r);
 			cr_assert_not_null(slot);
 			cr_assert_eq(*slot, next_out++);
-			pring_pop(&r);
+			gsoi_pring_pop(&r);
 		}
 		for (int i = 0; i < 3; i++) {
-			slot = pring_reserve(&r);
+			slot = gsoi_pring_reserve(&r);
 			cr_assert_not_null(slot);
 			*slot = next_in++;
-			pring_push(&r);
+			gsoi_pring_push(&r);
 		}
-		cr_assert_null(pring_reserve(&r));
-		while ((slot = pring_peek(&r))) {
+		cr_assert_null(gsoi_pring_reserve(&r));
+		while ((slot = gsoi_pring_peek(&r))) {
 			cr_assert_eq(*slot, next_out++, "in order");
-			pring_pop(&r);
+			gsoi_pring_pop(&r);
 		}
 		cr_assert_eq(next_in, next_out);
 	}
-	pring_fini(&r);
+	gsoi_pring_fini(&r);
 }
 
 #define XCHG 1000000u
@@ -68,14 +68,14 @@ static void *consumer(void *arg)
 	uint64_t *bad = calloc(1, sizeof(*bad));
 
 	for (uint32_t want = 0; want < XCHG;) {
-		uint32_t *v = pring_peek(r);
+		uint32_t *v = gsoi_pring_peek(r);
 
 		if (!v)
 			continue;
 		if (*v != want)
 			(*bad)++;
 		want++;
-		pring_pop(r);
+		gsoi_pring_pop(r);
 	}
 	return bad;
 }
@@ -86,23 +86,23 @@ Test(port_ring, two_threads_no_loss, .timeout = 60)
 	pthread_t t;
 	uint64_t *bad, full = 0;
 
-	cr_assert_eq(pring_init(&r, 64, sizeof(uint32_t)), 0);
+	cr_assert_eq(gsoi_pring_init(&r, 64, sizeof(uint32_t)), 0);
 	cr_assert_eq(pthread_create(&t, NULL, consumer, &r), 0);
 	for (uint32_t i = 0; i < XCHG;) {
-		uint32_t *slot = pring_reserve(&r);
+		uint32_t *slot = gsoi_pring_reserve(&r);
 
 		if (!slot) {
 			full++;
 			continue;
 		}
 		*slot = i++;
-		pring_push(&r);
+		gsoi_pring_push(&r);
 	}
 	pthread_join(t, (void **)&bad);
 	cr_assert_eq(*bad, 0, "%lu items out of order or lost", (unsigned long)*bad);
 	free(bad);
-	cr_assert_null(pring_peek(&r), "nothing left over");
-	pring_fini(&r);
+	cr_assert_null(gsoi_pring_peek(&r), "nothing left over");
+	gsoi_pring_fini(&r);
 }
 
 /* ---- RSS ---- */
@@ -147,7 +147,7 @@ Test(port_rss, microsoft_vectors)
 
 		memcpy(in, f.saddr, 4);
 		memcpy(in + 4, f.daddr, 4);
-		cr_assert_eq(port_toeplitz(port_rss_key, 40, in, 8), v4[i].hash_l3, "IPv4 row %zu", i);
+		cr_assert_eq(gsoi_port_toeplitz(gsoi_port_rss_key, 40, in, 8), v4[i].hash_l3, "IPv4 row %zu", i);
 		cr_assert_eq(gso_flow__rss_hash(&f), v4[i].hash_l4, "IPv4+TCP row %zu: %08x", i, gso_flow__rss_hash(&f));
 	}
 	for (size_t i = 0; i < sizeof(v6) / sizeof(v6[0]); i++) {
@@ -156,7 +156,7 @@ Test(port_rss, microsoft_vectors)
 
 		memcpy(in, f.saddr, 16);
 		memcpy(in + 16, f.daddr, 16);
-		cr_assert_eq(port_toeplitz(port_rss_key, 40, in, 32), v6[i].hash_l3, "IPv6 row %zu", i);
+		cr_assert_eq(gsoi_port_toeplitz(gsoi_port_rss_key, 40, in, 32), v6[i].hash_l3, "IPv6 row %zu", i);
 		cr_assert_eq(gso_flow__rss_hash(&f), v6[i].hash_l4, "IPv6+TCP row %zu: %08x", i, gso_flow__rss_hash(&f));
 	}
 }

@@ -120,7 +120,7 @@ static void collect(void *ctx, const struct rtmon_event *ev)
 static int parse(const struct nlbuf *m, struct got *g)
 {
 	memset(g, 0, sizeof(*g));
-	int n = rtmon_parse(m->b, m->len, collect, g);
+	int n = gsoi_rtmon_parse(m->b, m->len, collect, g);
 	cr_assert_eq(n, g->n, "the count returned is the number of callbacks");
 	return n;
 }
@@ -138,7 +138,7 @@ Test(rtnl, newlink_flags_and_mtu)
 	cr_assert_eq(g.ev[0].ifindex, 7);
 	cr_assert_eq(g.ev[0].ifi_flags, IFF_UP | IFF_RUNNING | IFF_LOWER_UP | IFF_BROADCAST);
 	cr_assert_eq(g.ev[0].mtu, 9000);
-	cr_assert(rtnl_link_usable(g.ev[0].ifi_flags));
+	cr_assert(gsoi_rtnl_link_usable(g.ev[0].ifi_flags));
 }
 
 Test(rtnl, newlink_without_mtu)
@@ -149,7 +149,7 @@ Test(rtnl, newlink_without_mtu)
 	add_link(&m, RTM_NEWLINK, 3, IFF_UP, 0);
 	cr_assert_eq(parse(&m, &g), 1);
 	cr_assert_eq(g.ev[0].mtu, 0, "IFLA_MTU absent: 0");
-	cr_assert_not(rtnl_link_usable(g.ev[0].ifi_flags), "up without carrier");
+	cr_assert_not(gsoi_rtnl_link_usable(g.ev[0].ifi_flags), "up without carrier");
 
 	/* A bare ifinfomsg, no attributes at all, is still a valid message. */
 	struct ifinfomsg ifi = { .ifi_index = 4, .ifi_flags = IFF_UP | IFF_RUNNING };
@@ -326,7 +326,7 @@ Test(rtnl, unaligned_buffer)
 	add_neigh(&m, RTM_NEWNEIGH, AF_INET6, 2, NUD_REACHABLE, MAC, 6);
 	add_link(&m, RTM_NEWLINK, 3, IFF_UP, 1280);
 	memcpy(shifted + 1, m.b, m.len);
-	cr_assert_eq(rtmon_parse(shifted + 1, m.len, collect, &g), 2, "headers are copied, not cast");
+	cr_assert_eq(gsoi_rtmon_parse(shifted + 1, m.len, collect, &g), 2, "headers are copied, not cast");
 	cr_assert_eq(memcmp(g.ev[0].mac, MAC, 6), 0);
 	cr_assert_eq(g.ev[1].mtu, 1280);
 }
@@ -383,8 +383,8 @@ Test(rtnl, bad_message_length_stops)
 	memcpy(m.b + second, &nh, sizeof(nh));
 	cr_assert_eq(parse(&m, &g), 1);
 	/* Nothing, or less than a header. */
-	cr_assert_eq(rtmon_parse(m.b, 0, collect, &g), 0);
-	cr_assert_eq(rtmon_parse(m.b, NLMSG_HDRLEN - 1, collect, &g), 0);
+	cr_assert_eq(gsoi_rtmon_parse(m.b, 0, collect, &g), 0);
+	cr_assert_eq(gsoi_rtmon_parse(m.b, NLMSG_HDRLEN - 1, collect, &g), 0);
 }
 
 /*
@@ -415,12 +415,12 @@ Test(rtnl, every_truncation)
 		memcpy(copy, m.b, len);
 		for (int i = 0; i < 4; i++)
 			want += ends[i] <= len;
-		cr_assert_eq(rtmon_parse(copy, len, collect, &g), want, "cut at %zu", len);
+		cr_assert_eq(gsoi_rtmon_parse(copy, len, collect, &g), want, "cut at %zu", len);
 		free(copy);
 	}
 }
 
-/* ---- rtnl_link_usable ---- */
+/* ---- gsoi_rtnl_link_usable ---- */
 
 Test(rtnl, link_usable_truth_table)
 {
@@ -442,7 +442,7 @@ Test(rtnl, link_usable_truth_table)
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		cr_assert_eq(rtnl_link_usable(t[i].flags), t[i].usable, "flags %#x", t[i].flags);
+		cr_assert_eq(gsoi_rtnl_link_usable(t[i].flags), t[i].usable, "flags %#x", t[i].flags);
 }
 
 /* ---- the monitor's arguments (no kernel state involved) ---- */
@@ -452,14 +452,14 @@ Test(rtnl, monitor_arguments)
 	struct rtmon m = { .fd = 99 };
 	struct got g = { 0 };
 
-	cr_assert_eq(rtmon_open(&m, 0), -EINVAL);
+	cr_assert_eq(gsoi_rtmon_open(&m, 0), -EINVAL);
 	cr_assert_eq(m.fd, -1, "fd is -1 after a failed open");
-	cr_assert_eq(rtmon_open(&m, 1u << 5), -EINVAL);
+	cr_assert_eq(gsoi_rtmon_open(&m, 1u << 5), -EINVAL);
 	cr_assert_eq(m.fd, -1);
-	cr_assert_eq(rtmon_read(&m, collect, &g), -EBADF);
-	rtmon_close(&m);
-	rtmon_close(&m);
+	cr_assert_eq(gsoi_rtmon_read(&m, collect, &g), -EBADF);
+	gsoi_rtmon_close(&m);
+	gsoi_rtmon_close(&m);
 	cr_assert_eq(m.fd, -1);
-	cr_assert_eq(rtnl_link_flags(0, &(uint32_t){ 0 }), -ENODEV);
-	cr_assert_eq(rtnl_link_flags(-3, &(uint32_t){ 0 }), -ENODEV);
+	cr_assert_eq(gsoi_rtnl_link_flags(0, &(uint32_t){ 0 }), -ENODEV);
+	cr_assert_eq(gsoi_rtnl_link_flags(-3, &(uint32_t){ 0 }), -ENODEV);
 }

@@ -1,5 +1,5 @@
 /*
- * Received frames' checksums (rx_frame_csum, xdp/rx_csum.c), which the
+ * Received frames' checksums (gsoi_rx_frame_csum, xdp/rx_csum.c), which the
  * engine checks before TCP input: right sums pass, one flipped bit fails,
  * the CHECKSUM_PARTIAL seed a local Linux peer leaves is told apart, UDP
  * without a checksum is fine over IPv4 only, and lengths that do not fit
@@ -91,7 +91,7 @@ Test(rx_csum, right_sums_pass_and_a_flipped_bit_fails)
 				unsigned l4;
 				uint32_t len = frame(f, v6, vlan, tcp ? 6 : 17, &l4);
 
-				cr_assert_eq(rx_frame_csum(f, len), RX_CSUM_OK, "v6 %d vlan %d tcp %d", v6, vlan, tcp);
+				cr_assert_eq(gsoi_rx_frame_csum(f, len), RX_CSUM_OK, "v6 %d vlan %d tcp %d", v6, vlan, tcp);
 				/* Every byte from the IP header on is covered by one of the sums. */
 				for (uint32_t i = l4 - (v6 ? IP6 : IP4); i < len; i++) {
 					unsigned h = i - (l4 - (v6 ? IP6 : IP4));
@@ -104,7 +104,7 @@ Test(rx_csum, right_sums_pass_and_a_flipped_bit_fails)
 					if (v6 && (h < 4 || h == 6 || h == 7))
 						continue;
 					f[i] ^= 0x10;
-					cr_assert_eq(rx_frame_csum(f, len), RX_CSUM_BAD, "v6 %d vlan %d tcp %d byte %u", v6,
+					cr_assert_eq(gsoi_rx_frame_csum(f, len), RX_CSUM_BAD, "v6 %d vlan %d tcp %d byte %u", v6,
 						     vlan, tcp, i);
 					f[i] ^= 0x10;
 				}
@@ -123,11 +123,11 @@ Test(rx_csum, partial_seed_is_told_apart)
 						 : gso_csum_pseudo4(ip + 12, ip + 16, 6, l4_len));
 
 		set_csum(f + l4 + 16, seed);
-		cr_assert_eq(rx_frame_csum(f, len), RX_CSUM_PARTIAL, "v6 %d", v6);
+		cr_assert_eq(gsoi_rx_frame_csum(f, len), RX_CSUM_PARTIAL, "v6 %d", v6);
 		/* A seed for another length is just a wrong sum. */
 		seed = (uint16_t)(seed + 1);
 		set_csum(f + l4 + 16, seed);
-		cr_assert_eq(rx_frame_csum(f, len), RX_CSUM_BAD, "v6 %d", v6);
+		cr_assert_eq(gsoi_rx_frame_csum(f, len), RX_CSUM_BAD, "v6 %d", v6);
 	}
 }
 
@@ -139,7 +139,7 @@ Test(rx_csum, udp_without_checksum_only_over_ipv4)
 		uint32_t len = frame(f, v6, false, 17, &l4);
 
 		memset(f + l4 + 6, 0, 2);
-		cr_assert_eq(rx_frame_csum(f, len), v6 ? RX_CSUM_BAD : RX_CSUM_OK, "v6 %d", v6);
+		cr_assert_eq(gsoi_rx_frame_csum(f, len), v6 ? RX_CSUM_BAD : RX_CSUM_OK, "v6 %d", v6);
 	}
 }
 
@@ -149,18 +149,18 @@ Test(rx_csum, lengths_that_do_not_fit_fail)
 	unsigned l4;
 	uint32_t len = frame(f, false, false, 6, &l4);
 
-	cr_assert_eq(rx_frame_csum(f, len - 1), RX_CSUM_BAD, "total length past the frame");
-	cr_assert_eq(rx_frame_csum(f, ETH + IP4 - 1), RX_CSUM_BAD, "a cut IPv4 header");
-	cr_assert_eq(rx_frame_csum(f, 10), RX_CSUM_BAD, "a cut Ethernet header");
+	cr_assert_eq(gsoi_rx_frame_csum(f, len - 1), RX_CSUM_BAD, "total length past the frame");
+	cr_assert_eq(gsoi_rx_frame_csum(f, ETH + IP4 - 1), RX_CSUM_BAD, "a cut IPv4 header");
+	cr_assert_eq(gsoi_rx_frame_csum(f, 10), RX_CSUM_BAD, "a cut Ethernet header");
 	f[ETH] = 0x44; /* ihl 16 bytes */
-	cr_assert_eq(rx_frame_csum(f, len), RX_CSUM_BAD, "ihl below 5");
+	cr_assert_eq(gsoi_rx_frame_csum(f, len), RX_CSUM_BAD, "ihl below 5");
 	len = frame(f, false, false, 6, &l4);
 	put16(f + ETH + 2, IP4 + 10); /* says 10 bytes of TCP: less than its header */
 	set_csum(f + ETH + 10, 0);
 	set_csum(f + ETH + 10, gso_csum_finish(gso_csum_partial(f + ETH, IP4, 0)));
-	cr_assert_eq(rx_frame_csum(f, len), RX_CSUM_BAD, "a TCP header longer than the IP payload");
+	cr_assert_eq(gsoi_rx_frame_csum(f, len), RX_CSUM_BAD, "a TCP header longer than the IP payload");
 	len = frame(f, true, false, 17, &l4);
-	cr_assert_eq(rx_frame_csum(f, len - 1), RX_CSUM_BAD, "IPv6 payload length past the frame");
+	cr_assert_eq(gsoi_rx_frame_csum(f, len - 1), RX_CSUM_BAD, "IPv6 payload length past the frame");
 }
 
 Test(rx_csum, not_ip_is_not_ours_to_check)
@@ -168,5 +168,5 @@ Test(rx_csum, not_ip_is_not_ours_to_check)
 	uint8_t f[64] = { 0 };
 
 	put16(f + 12, 0x0806); /* ARP */
-	cr_assert_eq(rx_frame_csum(f, sizeof(f)), RX_CSUM_OK);
+	cr_assert_eq(gsoi_rx_frame_csum(f, sizeof(f)), RX_CSUM_OK);
 }

@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,10 +135,19 @@ Test(sched, one_flow_edt)
 	cr_expect_eq(gso_sched__dequeue(s, 9000000, &b, &next), 0);
 	cr_expect_eq(next, UINT64_MAX, "empty");
 
-	struct gso_sched_stats st;
+	struct gso_sched_stats st = { .sz = sizeof(st) };
 	cr_assert_eq(gso_sched__stats(s, &st), 0);
 	cr_expect_eq(st.enqueued, 8u);
 	cr_expect_eq(st.dequeued, 8u);
+	/* A caller's shorter struct (an older header) is filled up to its sz. */
+	struct gso_sched_stats part;
+	memset(&part, 0xff, sizeof(part));
+	part.sz = offsetof(struct gso_sched_stats, dequeued);
+	cr_assert_eq(gso_sched__stats(s, &part), 0);
+	cr_expect_eq(part.enqueued, 8u);
+	cr_expect_eq(part.dequeued, UINT64_MAX, "written past sz");
+	part.sz = sizeof(size_t);
+	cr_expect_eq(gso_sched__stats(s, &part), -EINVAL);
 	cr_expect_eq(st.queued, 0u);
 	cr_expect_eq(st.queued_bytes, 0u);
 	cr_expect_eq(st.late_ns_max, 9000000u - 6056000u);
@@ -194,7 +204,7 @@ Test(sched, horizon_refusal)
 	cr_assert_eq(enq(s, MS, f, 1, 51, &dep), 0);
 	cr_expect_eq(dep, 51 * MS, "refusals did not advance the clock");
 
-	struct gso_sched_stats st;
+	struct gso_sched_stats st = { .sz = sizeof(st) };
 	gso_sched__stats(s, &st);
 	cr_expect_eq(st.refused_horizon, 2u);
 	cr_expect_eq(st.queued, 52u);
@@ -222,7 +232,7 @@ Test(sched, full_is_backpressure)
 	cr_assert_eq(enq(s, 0, c, 1, 11, &dep), 0);
 	cr_expect_eq(dep, MS);
 
-	struct gso_sched_stats st;
+	struct gso_sched_stats st = { .sz = sizeof(st) };
 	gso_sched__stats(s, &st);
 	cr_expect_eq(st.refused_full, 2u);
 	gso_sched__destroy(s);
@@ -648,7 +658,7 @@ Test(sched, random_ops_model)
 			break;
 		}
 		}
-		struct gso_sched_stats ss;
+		struct gso_sched_stats ss = { .sz = sizeof(ss) };
 		cr_assert_eq(gso_sched__stats(s, &ss), 0);
 		cr_assert_eq(ss.queued, total, "step %d", step);
 	}

@@ -271,7 +271,7 @@ Test(super_rules, e1000_model_sends_no_multi_segment_syn_or_rst, .fini = fini)
 	GSO_OPTS(gso_e1000_opts, o, .flags = GSO_E1000_F_NO_THREAD, .nchunks = 256, .wire_fn = gso_test_count_wire,
 		 .wire_ctx = (void *)&frames);
 	struct gso_dev_stats st = { .sz = sizeof(st) };
-	struct gso_tx_plan plan;
+	struct gso_tx_plan plan = { .sz = sizeof(plan) };
 
 	cr_assert_eq(gso_e1000__create(&dev, 0, &o), 0);
 	for (unsigned b = 0; b < 2; b++) {
@@ -280,7 +280,7 @@ Test(super_rules, e1000_model_sends_no_multi_segment_syn_or_rst, .fini = fini)
 
 		build(&t, &d);
 		for (unsigned m = 0; m < 3; m++) {
-			struct gso_tso_flow flow = { .mode = (uint8_t)modes[m] };
+			struct gso_tso_flow flow = { .sz = sizeof(flow), .mode = (uint8_t)modes[m] };
 			struct gso_tx tx = { .tmpl = &t, .data = payload, .len = 10000, .mss = 1448 };
 
 			cr_assert_eq(gso_tso__submit(dev, &flow, &tx, 1), -EINVAL, "mode %u, flags %#x", modes[m],

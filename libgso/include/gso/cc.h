@@ -190,6 +190,7 @@ struct gso_cc_ack {
 #define GSO_CC_ACK_RECOVERY (1u << 1)
 
 struct gso_cc_state {
+	size_t sz;
 	uint32_t cwnd;        /* segments */
 	uint32_t ssthresh;    /* segments; UINT32_MAX before the first loss */
 	uint64_t pacing_rate; /* wire bytes/s, or GSO_RATE_UNPACED */
@@ -197,7 +198,9 @@ struct gso_cc_state {
 	uint64_t recovery_start_ns; /* losses of segments sent before this are old news */
 	uint32_t in_slow_start; /* 1 while cwnd < ssthresh */
 	uint32_t loss_events;   /* reductions made (losses + timeouts) */
+	size_t :0;
 };
+#define gso_cc_state__last_field loss_events
 
 struct gso_cc;
 
@@ -259,7 +262,7 @@ GSO_API int gso_cc__on_rto(struct gso_cc *cc, uint64_t now_ns);
  */
 GSO_API int gso_cc__on_tx_start(struct gso_cc *cc, uint64_t now_ns, bool app_limited);
 
-/* Current state.  Returns 0, -EINVAL on NULL. */
+/* Current state, filled up to st->sz.  Returns 0, -EINVAL (NULL, sz too small). */
 GSO_API int gso_cc__state(const struct gso_cc *cc, struct gso_cc_state *st);
 
 /*

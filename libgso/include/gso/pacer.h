@@ -314,6 +314,7 @@ struct gso_sched_burst {
 };
 
 struct gso_sched_stats {
+	size_t sz;
 	uint64_t enqueued;      /* bursts accepted */
 	uint64_t dequeued;      /* bursts handed out */
 	uint64_t refused_full;  /* -EAGAIN: no burst slot */
@@ -322,7 +323,9 @@ struct gso_sched_stats {
 	uint32_t queued;        /* bursts queued now */
 	uint32_t flows;         /* flows in use */
 	uint64_t queued_bytes;  /* wire bytes queued now */
+	size_t :0;
 };
+#define gso_sched_stats__last_field queued_bytes
 
 /*
  * Bytes of caller memory gso_sched__init() needs for these options
@@ -434,7 +437,10 @@ GSO_API int gso_sched__dequeue_batch(struct gso_sched *s, uint64_t now_ns,
  */
 GSO_API uint64_t gso_sched__next_time(const struct gso_sched *s);
 
-/* Counters and occupancy.  Returns 0, or -EINVAL on NULL. */
+/*
+ * Counters and occupancy, filled up to st->sz.  Returns 0, or -EINVAL
+ * (NULL, sz too small).
+ */
 GSO_API int gso_sched__stats(const struct gso_sched *s, struct gso_sched_stats *st);
 
 #ifdef __cplusplus

@@ -75,18 +75,23 @@ GSO_API const char *gso_tso_why_name(unsigned why);
 
 /*
  * A flow's (or socket's) choice and its counters.  Owned by the caller,
- * who sets `mode` and `flags` (zero-fill it first: all-zero is auto);
- * gso_tso__submit() adds to the counters for every super-segment it
- * queues.  Not shared between threads.
+ * who sets `sz`, `mode` and `flags` (declare it with GSO_OPTS: all-zero
+ * is auto); gso_tso__submit() adds to the counters for every
+ * super-segment it queues.  `sz` must reach at least `why`; why[] is
+ * last, so that a new reason extends it, and reasons past the caller's
+ * sz are counted only in the totals.  Not shared between threads.
  */
 struct gso_tso_flow {
+	size_t sz;
 	uint8_t mode;      /* enum gso_tso_mode */
 	uint8_t flags;     /* GSO_TSO_F_* */
 	uint64_t offloaded; /* super-segments the device segments */
 	uint64_t software;  /* super-segments segmented in software (any reason) */
 	uint64_t single;    /* super-segments sent as one packet */
 	uint64_t why[GSO_TSO_WHY_COUNT]; /* the same, by reason */
+	size_t :0;
 };
+#define gso_tso_flow__last_field why
 
 /*
  * Queue super-segments of one flow: like gso_dev__submit(), but each one
@@ -97,7 +102,8 @@ struct gso_tso_flow {
  *
  * Returns what gso_dev__submit() returns, and -EOPNOTSUPP when the flow is
  * set to GSO_TSO_OFFLOAD and the device cannot segment the first request
- * (a later one ends the batch); -EINVAL also for an unknown mode or flag.
+ * (a later one ends the batch); -EINVAL also for an unknown mode or flag
+ * or a flow whose sz does not reach why.
  */
 GSO_API int gso_tso__submit(struct gso_dev *dev, struct gso_tso_flow *flow,
 			    const struct gso_tx *tx, unsigned n);
@@ -118,8 +124,8 @@ GSO_API int gso_tso__set_mode(struct gso_dev *dev, enum gso_tso_mode mode, unsig
  * `tx` payload (buf/data) is not read.
  *
  * Returns the enum gso_tso_why it would count (>= 0: GSO_TSO_WHY_OFFLOAD
- * means the device gets it whole), or -EINVAL (NULL, bad tx, unknown mode
- * or flag), -EOPNOTSUPP (mode GSO_TSO_OFFLOAD and the device cannot
+ * means the device gets it whole), or -EINVAL (NULL, bad tx, flow sz too
+ * small, unknown mode or flag), -EOPNOTSUPP (mode GSO_TSO_OFFLOAD and the device cannot
  * segment it), -ESHUTDOWN, or an error of gso_offload_describe() for a
  * super-segment no path can send.
  */
@@ -132,7 +138,6 @@ struct gso_tso_stats {
 	uint64_t offloaded;      /* super-segments segmented by the device */
 	uint64_t software;       /* super-segments segmented in software */
 	uint64_t single;         /* one-packet super-segments */
-	uint64_t why[GSO_TSO_WHY_COUNT];
 	uint32_t mode;           /* the device's default enum gso_tso_mode */
 	uint32_t seg_types;      /* GSO_DEV_SEG_* the device segments */
 	uint32_t lim_hdr_len;    /* longest L2+L3+L4 header it segments */
@@ -140,9 +145,10 @@ struct gso_tso_stats {
 	uint32_t lim_udp_segs;   /* most segments per UDP super-segment */
 	uint32_t lim_max_frame;  /* longest frame it emits (hdr_len + MSS) */
 	uint32_t cwr_every_seg;  /* 1: the device keeps CWR on every segment (e1000) */
+	uint64_t why[GSO_TSO_WHY_COUNT]; /* by reason; last, so that a new reason extends it */
 	size_t :0;
 };
-#define gso_tso_stats__last_field cwr_every_seg
+#define gso_tso_stats__last_field why
 
 /*
  * Fill `st` up to st->sz with the device-wide selection counters and

@@ -228,17 +228,21 @@ struct gso_tx {
 enum gso_tx_who { GSO_TX_SOFTWARE = 0, GSO_TX_DEVICE = 1 };
 
 struct gso_tx_plan {
+	size_t sz;
 	uint8_t seg;      /* enum gso_tx_who: who cuts it into frames */
 	uint8_t csum;     /* enum gso_tx_who: who finishes the L4 checksums */
 	uint8_t copy;     /* 1: payload copied into frames; 0: referenced in place */
 	uint32_t frames;  /* frames on the wire */
 	uint32_t descs;   /* device descriptors it takes */
+	size_t :0;
 };
+#define gso_tx_plan__last_field descs
 
 /*
  * How this device would send `tx` now (capabilities per super-segment),
- * without sending it.  Returns 0, or the validation errors of
- * gso_dev__submit() (never the backpressure ones).
+ * without sending it; `plan` is filled up to plan->sz.  Returns 0, or
+ * the validation errors of gso_dev__submit() (never the backpressure
+ * ones); -EINVAL also when plan->sz does not reach a field.
  */
 GSO_API int gso_dev__plan(struct gso_dev *dev, const struct gso_tx *tx, struct gso_tx_plan *plan);
 
