@@ -22,7 +22,7 @@ VM_REPO=$(cd "$(dirname "$0")/.." && pwd)
 export VM_REPO
 # shellcheck source=tests/vm/vm.sh
 . "$VM_REPO/tests/vm/vm.sh"
-# say and jget, and TSV and JSONL in OUT (no test-bed is made: TAG unused).
+# say, jget and bed_row, and TSV and JSONL in OUT (no test-bed is made: TAG unused).
 TAG=unused
 # shellcheck source=bench/common/demobed.sh
 . "$VM_REPO/bench/common/demobed.sh"
@@ -45,10 +45,7 @@ for nic in ${DEMO_VM_NICS:-e1000 virtio}; do
 			--accept-timeout $((SECS * 20 + 120)) --ready-file "$run/ready.$i" \
 			--label "vm $nic: $r, $CC" >"$run/recv.$i.json" 2>"$run/recv.$i.err"
 	done
-	for _ in $(seq 100); do
-		[ "$(ls "$run"/ready.* 2>/dev/null | wc -l)" -ge "$i" ] && break
-		sleep 0.1
-	done
+	vm_wait_files $(seq -f "$run/ready.%g" "$i") || say "demo: a receiver for the $nic guest did not start" >&2
 	{
 		echo "set -u"
 		echo "ethtool -k eth0 | awk '/^tcp-segmentation-offload/{t=\$2} /^generic-segmentation-offload/{g=\$2} END{printf \"tso %s, gso %s\", t, g}' >offload.txt"
@@ -76,30 +73,10 @@ for nic in ${DEMO_VM_NICS:-e1000 virtio}; do
 	for r in $rows; do
 		i=$((i + 1))
 		RUN=$((RUN + 1))
-		sj=$run/send.$i.json rj=$run/recv.$i.json
 		src_rc=$(cat "$run/send.$i.rc" 2>/dev/null || echo "-")
 		# The set's header line names the NIC and says "emulation figures".
 		if [ "$r" = kernel ]; then label="[vm] kernel"; else label="[vm] libgso $r"; fi
-		cat "$sj" "$rj" 2>/dev/null | grep '^{' >>"$JSONL"
-		if [ "$src_rc" = 77 ]; then
-			printf '%s\t%s\t-\t-\t-\t-\t-\tvm-%s\t%s\tnot available here\t-\t%s\t-\t%s\t-\n' "$RUN" "$label" "$nic" \
-				"$offl" "$CC" "$rx" >>"$TSV"
-			continue
-		fi
-		gp=$(jget "$rj" goodput_gbps)
-		cpu=$(jget "$sj" cpu_s_per_gb)
-		bm=$(jget "$sj" burst_mean_segs)
-		burst="-"
-		[ "$bm" != "-" ] && burst=$(printf '%.1f' "$bm")
-		rt=$(jget "$sj" retrans)
-		scc=$(jget "$sj" cc)
-		rst=$(jget "$rj" status) rb=$(jget "$rj" bytes) rv=$(jget "$rj" bytes_verified)
-		if [ "$rst" = ok ] && [ "$rb" = "$rv" ] && [ "$src_rc" = 0 ] && [ "$scc" = "$CC" ]; then ver=yes; else ver=NO; fi
-		status="sender exit $src_rc, cc $scc, receiver $rst, $rv of $rb bytes verified"
-		[ "$src_rc" != 0 ] && [ -s "$run/send.$i.err" ] && status="$status; $(tail -n 1 "$run/send.$i.err")"
-		rsp=$(jget "$rj" segments_per_packet)
-		[ "$rsp" != "-" ] && rsp=$(printf '%.1f' "$rsp")
-		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\tvm-%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\n' "$RUN" "$label" "$gp" "$cpu" "$burst" \
-			"$rt" "$ver" "$nic" "$offl" "$status" "$rsp" "$CC" "$rv" "$rx" >>"$TSV"
+		bed_row "$label" "vm-$nic" "$offl" "$CC" "$rx" - "$run/send.$i.json" "$run/recv.$i.json" \
+			"$run/send.$i.err" "$src_rc"
 	done
 done

@@ -200,9 +200,17 @@ run_one() {
 	fi
 	wait "$rpid" 2>/dev/null
 	PIDS=$(printf '%s' "$PIDS" | sed "s/ $rpid\$//; s/ $rpid / /")
+	bed_row "$label" "$path" "$offl" "$cc" "$rx" "$rgro" "$sj" "$rj" "$se" "$src_rc"
+}
+
+# bed_row LABEL PATH OFFLOAD CC RECEIVER RX_GRO SENDER_JSON RECEIVER_JSON
+# SENDER_ERR SENDER_EXIT: row $RUN of $TSV from one run's results, and their
+# JSON lines to $JSONL (run_one's, and bench/demo_vm.sh's from a guest).
+bed_row() {
+	label=$1 path=$2 offl=$3 cc=$4 rx=$5 rgro=$6 sj=$7 rj=$8 se=$9 src_rc=${10}
 	cat "$sj" "$rj" 2>/dev/null | grep '^{' >>"$JSONL"
 
-	if [ $src_rc -eq 77 ]; then
+	if [ "$src_rc" = 77 ]; then
 		status="not available here"
 		printf '%s\t%s\t-\t-\t-\t-\t-\t%s\t%s\t%s\t-\t%s\t-\t%s\t%s\n' "$RUN" "$label" "$path" "$offl" \
 			"$status" "$cc" "$rx" "$rgro" >>"$TSV"
@@ -221,13 +229,13 @@ run_one() {
 	# The sender says which congestion control it ran; a mismatch would be a bench bug.
 	scc=$(jget "$sj" cc)
 	rst=$(jget "$rj" status); rb=$(jget "$rj" bytes); rv=$(jget "$rj" bytes_verified)
-	if [ "$rst" = ok ] && [ "$rb" = "$rv" ] && [ $src_rc -eq 0 ] && [ "$scc" = "$cc" ]; then
+	if [ "$rst" = ok ] && [ "$rb" = "$rv" ] && [ "$src_rc" = 0 ] && [ "$scc" = "$cc" ]; then
 		ver="yes"
 	else
 		ver="NO"
 	fi
 	status="sender exit $src_rc, cc $scc, receiver $rst, $rv of $rb bytes verified"
-	[ $src_rc -ne 0 ] && [ -s "$se" ] && status="$status; $(tail -n 1 "$se")"
+	[ "$src_rc" != 0 ] && [ -s "$se" ] && status="$status; $(tail -n 1 "$se")"
 	rsp=$(jget "$rj" segments_per_packet)
 	[ "$rsp" != "-" ] && rsp=$(printf '%.1f' "$rsp")
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$RUN" "$label" "$gp" "$cpu" "$burst" \

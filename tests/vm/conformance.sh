@@ -46,18 +46,10 @@ bad() { echo "FAIL: $*"; status=1; }
 captured() {
 	cif=$1 cfile=$2
 	shift 2
-	rm -f "$cfile.ready"
-	vm_ns_bg "$B/tests/tapcap" -q --ready-file "$cfile.ready" -i "$cif" -w "$cfile" 2>"$cfile.err"
-	cp=$VM_BG_PID
-	for _ in $(seq 100); do
-		[ -e "$cfile.ready" ] && break
-		sleep 0.1
-	done
+	vm_cap_start "$cif" "$cfile" || bad "the capture on $cif did not start: $(tail -n 2 "$cfile.err")"
 	"$@"
 	crc=$?
-	sleep 0.3
-	kill "$cp" 2>/dev/null
-	wait "$cp" || bad "capture on $cif: $(tail -n 2 "$cfile.err")"
+	vm_cap_stop || bad "capture on $cif: $(tail -n 2 "$cfile.err")"
 	return $crc
 }
 

@@ -38,13 +38,8 @@ esac
 
 vm_ns_bg "$B/bench/receiver" -j -R "$run/recv.ready" -t 30 >"$run/recv.json" 2>"$run/recv.err"
 rpid=$VM_BG_PID
-vm_ns_bg "$B/tests/tapcap" --ready-file "$run/cap.ready" -i "$VM_TAP" -w "$run/tap.pcap" 2>"$run/tapcap.err"
-cpid=$VM_BG_PID
-for i in $(seq 100); do
-	[ -e "$run/recv.ready" ] && [ -e "$run/cap.ready" ] && break
-	sleep 0.1
-done
-[ -e "$run/recv.ready" ] && [ -e "$run/cap.ready" ] || bad "receiver or capture did not start"
+vm_cap_start "$VM_TAP" "$run/tap.pcap" || bad "the tap capture did not start: $(tail -n 2 "$run/tap.pcap.err")"
+vm_wait_files "$run/recv.ready" || bad "the receiver did not start: $(tail -n 2 "$run/recv.err")"
 
 cat >"$run/guest.sh" <<EOF
 set -u
@@ -62,16 +57,18 @@ done
 EOF
 VM_TIMEOUT=${VM_TIMEOUT:-240} vm_boot "$NIC" "$run"
 grc=$?
-kill "$cpid" 2>/dev/null
-wait "$cpid"
+vm_cap_stop
 crc=$?
 kill "$rpid" 2>/dev/null
 wait "$rpid" 2>/dev/null
 [ "$grc" = 0 ] || { bad "the guest script failed ($grc)"; tail -n 20 "$run/guest.log"; exit 1; }
-[ "$crc" = 0 ] || bad "the tap capture failed or dropped frames: $(tail -n 3 "$run/tapcap.err")"
+[ "$crc" = 0 ] || bad "the tap capture failed or dropped frames: $(tail -n 3 "$run/tap.pcap.err")"
 
-# A top-level key of a one-line JSON object: its raw value.
-jget() { sed -n "s/.*\"$2\": *\"\{0,1\}\([^\",}]*\).*/\1/p" "$1" | head -n 1; }
+# jget FILE KEY, the demo's reader of the programs' JSON lines (nothing else
+# of bench/common/demobed.sh is used here: it makes no test-bed when sourced).
+TAG=unused OUT=$run
+# shellcheck source=bench/common/demobed.sh
+. "$VM_REPO/bench/common/demobed.sh"
 
 kern=$(cat "$run/kernel.txt")
 echo "guest: Linux $kern, NIC $NIC, driver $(basename "$(cat "$run/driver.txt")")"
@@ -140,7 +137,7 @@ for rcf in "$run"/sender-*.rc; do
 	esac
 done
 [ "$(cat "$run/sender-auto.rc" 2>/dev/null)" = 0 ] || bad "auto did not pick a working path"
-echo "tap capture: $(tail -n 1 "$run/tapcap.err" 2>/dev/null)"
+echo "tap capture: $(tail -n 1 "$run/tap.pcap.err" 2>/dev/null)"
 sw=$run/sender-software.json
 if [ "$driver" = e1000 ] && [ -s "$sw" ]; then
 	[ "$(jget "$sw" steer_xdp_mode)" = generic ] || bad "steering on e1000 is not generic XDP"

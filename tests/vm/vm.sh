@@ -9,6 +9,9 @@
 #   vm_ns CMD...       run CMD in the namespace
 #   vm_ns_bg CMD...    the same in the background, its PID in VM_BG_PID;
 #                      still running at exit, it is stopped
+#   vm_wait_files P... wait (10 s at most) until every P exists
+#   vm_cap_start IF F  capture IF in the namespace into F (tests/progs/tapcap)
+#   vm_cap_stop        stop it; tapcap's exit status (1: frames dropped)
 #   vm_boot NIC RUN    boot the guest with NIC, run RUN/guest.sh inside,
 #                      return its exit status (124: QEMU timed out)
 #
@@ -86,6 +89,33 @@ vm_ns_bg() {
 	ip netns exec "$VM_NS" "$@" &
 	VM_BG_PID=$!
 	VM_BG_PIDS="${VM_BG_PIDS:-} $VM_BG_PID"
+}
+
+vm_wait_files() {
+	for _ in $(seq 100); do
+		all=1
+		for f in "$@"; do
+			[ -e "$f" ] || all=0
+		done
+		[ "$all" = 1 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Its statistics line and errors go to F.err; 1 if it did not start.
+vm_cap_start() {
+	rm -f "$2.ready"
+	vm_ns_bg "$VM_B/tests/tapcap" --ready-file "$2.ready" -i "$1" -w "$2" 2>"$2.err"
+	VM_CAP_PID=$VM_BG_PID
+	vm_wait_files "$2.ready"
+}
+
+# A moment first, for the last frames in flight to reach the capture.
+vm_cap_stop() {
+	sleep 0.3
+	kill "$VM_CAP_PID" 2>/dev/null
+	wait "$VM_CAP_PID"
 }
 
 # A new run folder under the build folder (the guest sees it at the same
