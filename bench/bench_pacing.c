@@ -676,7 +676,7 @@ static int tx_open(struct tx *t, const struct nsbed *bed, int mode)
 		memcpy(f.eth_src, bed->mac[0], 6);
 		inet_pton(AF_INET, bed->ip[0], f.saddr);
 		inet_pton(AF_INET, bed->ip[1], f.daddr);
-		err = gso_tmpl_build(&t->tmpl, &f);
+		err = gso_tmpl__build(&t->tmpl, &f);
 		if (!err)
 			err = gso_xsk__create(&t->dev, bed->ifindex[0], &xo);
 		if (!err) {
@@ -769,7 +769,7 @@ static void *ours_main(void *arg)
 	if (!err)
 		err = gso_evloop__add_fd(loop, g_stop_efd, POLLIN, 1);
 	if (!err)
-		err = gso_sched__create(&so, &s);
+		err = gso_sched__create(&s, &so);
 	if (!err)
 		err = gso_sched__flow_add(s, &po, &flow);
 	if (!err)

@@ -38,7 +38,7 @@ static void update_rate(struct gso_cc *cc)
 		cc->pacing_rate = cc->max_rate;
 }
 
-int gso_cc__init(void *mem, size_t len, const struct gso_cc_opts *o, struct gso_cc **out)
+int gso_cc__init(struct gso_cc **out, void *mem, size_t len, const struct gso_cc_opts *o)
 {
 	struct gso_cc *cc = mem;
 	uint32_t algo, mss, hdr, init, maxc, ss, ca, shift;
@@ -81,7 +81,7 @@ int gso_cc__init(void *mem, size_t len, const struct gso_cc_opts *o, struct gso_
 	return 0;
 }
 
-int gso_cc__create(const struct gso_cc_opts *o, struct gso_cc **out)
+int gso_cc__create(struct gso_cc **out, const struct gso_cc_opts *o)
 {
 	struct gso_cc *cc;
 	int err;
@@ -91,7 +91,7 @@ int gso_cc__create(const struct gso_cc_opts *o, struct gso_cc **out)
 	cc = malloc(sizeof(*cc));
 	if (!cc)
 		return -ENOMEM;
-	err = gso_cc__init(cc, sizeof(*cc), o, out);
+	err = gso_cc__init(out, cc, sizeof(*cc), o);
 	if (err) {
 		free(cc);
 		return err;

@@ -148,7 +148,7 @@ size_t gso_flowq__mem_size(const struct gso_flowq_opts *o)
 	return sizeof(struct gso_flowq) + (size_t)c.cap * sizeof(struct fq_ent);
 }
 
-int gso_flowq__init(void *mem, size_t len, const struct gso_flowq_opts *o, struct gso_flowq **out)
+int gso_flowq__init(struct gso_flowq **out, void *mem, size_t len, const struct gso_flowq_opts *o)
 {
 	struct gso_flowq *q = mem;
 	struct fq_cfg c;
@@ -180,7 +180,7 @@ int gso_flowq__init(void *mem, size_t len, const struct gso_flowq_opts *o, struc
 	return 0;
 }
 
-int gso_flowq__create(const struct gso_flowq_opts *o, struct gso_flowq **out)
+int gso_flowq__create(struct gso_flowq **out, const struct gso_flowq_opts *o)
 {
 	size_t need = gso_flowq__mem_size(o);
 	void *mem;
@@ -191,7 +191,7 @@ int gso_flowq__create(const struct gso_flowq_opts *o, struct gso_flowq **out)
 	mem = malloc(need);
 	if (!mem)
 		return -ENOMEM;
-	err = gso_flowq__init(mem, need, o, out);
+	err = gso_flowq__init(out, mem, need, o);
 	if (err) {
 		free(mem);
 		return err;

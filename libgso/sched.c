@@ -122,8 +122,8 @@ size_t gso_sched__mem_size(const struct gso_sched_opts *o)
 	return layout(&c, &a, &b, &h);
 }
 
-int gso_sched__init(void *mem, size_t len, const struct gso_sched_opts *o,
-		    struct gso_sched **out)
+int gso_sched__init(struct gso_sched **out, void *mem, size_t len,
+		    const struct gso_sched_opts *o)
 {
 	struct sched_cfg c;
 	struct gso_sched *s = mem;
@@ -169,7 +169,7 @@ int gso_sched__init(void *mem, size_t len, const struct gso_sched_opts *o,
 	return 0;
 }
 
-int gso_sched__create(const struct gso_sched_opts *o, struct gso_sched **out)
+int gso_sched__create(struct gso_sched **out, const struct gso_sched_opts *o)
 {
 	size_t need = gso_sched__mem_size(o);
 	void *mem;
@@ -180,7 +180,7 @@ int gso_sched__create(const struct gso_sched_opts *o, struct gso_sched **out)
 	mem = malloc(need);
 	if (!mem)
 		return -ENOMEM;
-	err = gso_sched__init(mem, need, o, out);
+	err = gso_sched__init(out, mem, need, o);
 	if (err) {
 		free(mem);
 		return err;

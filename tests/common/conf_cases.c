@@ -505,8 +505,8 @@ long conf_vnet_packet(const struct conf_case *c, const uint8_t *frame, size_t le
 	int err;
 
 	*hdr_diff = SIZE_MAX;
-	*step = "gso_pkt_parse";
-	err = gso_pkt_parse(&t, frame, len, &poff, &plen);
+	*step = "gso_tmpl__parse_pkt";
+	err = gso_tmpl__parse_pkt(&t, frame, len, &poff, &plen);
 	if (err)
 		return err;
 	*step = "gso_offload_describe";

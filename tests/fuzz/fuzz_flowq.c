@@ -212,9 +212,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 .flags = (f >> 2) & (GSO_FLOWQ_F_NO_SACK | GSO_FLOWQ_F_NO_RACK),
 		 .max_bytes = (f & 0x10) ? 1 + take32(&in) % 65535 : 0);
 	GSO_OPTS(gso_cc_opts, co, .algo = GSO_CC_BBR, .mss = l.mss, .hdr_len = 66, .seed = 1);
-	if (gso_flowq__create(&fo, &l.q))
+	if (gso_flowq__create(&l.q, &fo))
 		return 0;
-	check(!gso_cc__create(&co, &l.cc));
+	check(!gso_cc__create(&l.cc, &co));
 	steps(&l, &in);
 	n = gso_flowq__flush(l.q, flushed, ENTRIES + 1);
 	check(n >= 0);

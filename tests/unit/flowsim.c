@@ -482,7 +482,7 @@ static int flow_init(struct fs_sim *s, struct fs_flow *f, unsigned i)
 	f->rng = calloc(MAX_RANGES, sizeof(*f->rng));
 	if (!f->rel || !f->rng)
 		return -ENOMEM;
-	if (gso_flowq__create(&fo, &f->q) || gso_cc__create(&co, &f->cc))
+	if (gso_flowq__create(&f->q, &fo) || gso_cc__create(&f->cc, &co))
 		return -EINVAL;
 	gso_pacer__init(&f->pacer, NULL);
 	push(s, f->fp->start_ns, EV_TX, i, ++f->tx_gen);

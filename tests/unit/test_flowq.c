@@ -21,7 +21,7 @@ static struct gso_flowq *mkq(uint32_t isn, uint32_t cap, uint32_t max_bytes, uin
 		 .flags = flags);
 	struct gso_flowq *q = NULL;
 
-	cr_assert_eq(gso_flowq__create(&o, &q), 0);
+	cr_assert_eq(gso_flowq__create(&q, &o), 0);
 	return q;
 }
 
@@ -92,7 +92,7 @@ Test(flowq, options)
 			 .dupthresh = rows[r].dupthresh, .flags = rows[r].flags);
 		struct gso_flowq *q = NULL;
 
-		cr_expect_eq(gso_flowq__create(&o, &q), rows[r].err, "%s", rows[r].name);
+		cr_expect_eq(gso_flowq__create(&q, &o), rows[r].err, "%s", rows[r].name);
 		cr_expect_eq(gso_flowq__mem_size(&o) == 0, rows[r].err != 0, "%s", rows[r].name);
 		if (!rows[r].err)
 			CHECK(q, "%s", rows[r].name);
@@ -105,21 +105,21 @@ Test(flowq, options)
 	big.o.sz = sizeof(big);
 	big.extra = 1;
 	struct gso_flowq *q = NULL;
-	cr_expect_eq(gso_flowq__create(&big.o, &q), -EINVAL);
+	cr_expect_eq(gso_flowq__create(&q, &big.o), -EINVAL);
 	big.extra = 0;
-	cr_expect_eq(gso_flowq__create(&big.o, &q), 0);
+	cr_expect_eq(gso_flowq__create(&q, &big.o), 0);
 	gso_flowq__destroy(q);
 	struct gso_flowq_opts tiny = { .sz = 1 };
-	cr_expect_eq(gso_flowq__create(&tiny, &q), -EINVAL);
+	cr_expect_eq(gso_flowq__create(&q, &tiny), -EINVAL);
 
 	size_t need = gso_flowq__mem_size(NULL);
 	cr_assert_gt(need, 0);
 	static uint64_t mem[(1u << 20) / 8];
 	cr_assert_leq(need, sizeof(mem));
-	cr_expect_eq(gso_flowq__init((char *)mem + 4, need, NULL, &q), -EINVAL);
-	cr_expect_eq(gso_flowq__init(mem, need - 1, NULL, &q), -ENOSPC);
-	cr_expect_eq(gso_flowq__init(mem, need, NULL, NULL), -EINVAL);
-	cr_expect_eq(gso_flowq__init(mem, need, NULL, &q), 0);
+	cr_expect_eq(gso_flowq__init(&q, (char *)mem + 4, need, NULL), -EINVAL);
+	cr_expect_eq(gso_flowq__init(&q, mem, need - 1, NULL), -ENOSPC);
+	cr_expect_eq(gso_flowq__init(NULL, mem, need, NULL), -EINVAL);
+	cr_expect_eq(gso_flowq__init(&q, mem, need, NULL), 0);
 	CHECK(q, "init");
 	gso_flowq__destroy(q); /* caller memory: no-op */
 	gso_flowq__destroy(NULL);
@@ -1097,7 +1097,7 @@ Test(flowq, shorthands_match_info)
 	struct gso_flowq_info fi = { .sz = sizeof(fi) };
 	GSO_OPTS(gso_flowq_opts, o, .isn = 0xfffffff0u);
 
-	cr_assert_eq(gso_flowq__create(&o, &q), 0);
+	cr_assert_eq(gso_flowq__create(&q, &o), 0);
 	cr_assert_eq(gso_flowq__append(q, 1, 0, 10000, 1000), 0);
 	cr_assert_eq(gso_flowq__peek(q, 4, &tx), 1);
 	cr_assert_eq(gso_flowq__sent(q, &tx, 1), 0);

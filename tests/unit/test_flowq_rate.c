@@ -127,7 +127,7 @@ static void run(const char *name, uint32_t flags, const struct step *st)
 	struct gso_rate_sample last;
 	uint32_t off = 0;
 
-	cr_assert_eq(gso_flowq__create(&o, &q), 0);
+	cr_assert_eq(gso_flowq__create(&q, &o), 0);
 	cr_assert_eq(gso_flowq__set_wnd(q, WND), 0);
 	last = sample(q);
 	cr_expect_eq(last.delivered, 0, "%s: sample before any ACK", name);
@@ -562,7 +562,7 @@ Test(flowq_rate, sample_size_and_bad_args)
 	} big;
 	struct gso_rate_sample full, rs;
 
-	cr_assert_eq(gso_flowq__create(&o, &q), 0);
+	cr_assert_eq(gso_flowq__create(&q, &o), 0);
 	cr_assert_eq(gso_flowq__append(q, 1, 0, 1000, MSS), 0);
 	cr_assert_eq(gso_flowq__peek(q, 1, &tx), 1);
 	cr_assert_eq(gso_flowq__sent(q, &tx, 0), 0);

@@ -112,7 +112,7 @@ static void mk_tmpl(struct gso_tmpl *t, const struct tcase *c)
 		f.tcp_opts = c->tcp_opts ? ts_opts : NULL;
 		f.tcp_opts_len = c->tcp_opts ? 12 : 0;
 	}
-	cr_assert_eq(gso_tmpl_build(t, &f), 0, "%s", c->name);
+	cr_assert_eq(gso_tmpl__build(t, &f), 0, "%s", c->name);
 }
 
 static const struct tcase tcases[] = {
@@ -397,7 +397,7 @@ Test(offload, vnet_seed_finishes)
 			/* lengths of the whole super-packet */
 			size_t off = 0, plen = 0;
 			struct gso_tmpl p;
-			cr_assert_eq(gso_pkt_parse(&p, frame, len, &off, &plen), 0, "%s", tcases[i].name);
+			cr_assert_eq(gso_tmpl__parse_pkt(&p, frame, len, &off, &plen), 0, "%s", tcases[i].name);
 			cr_assert_eq(plen, pay);
 			if (v4)
 				cr_assert_eq(ref_fold(ref_sum(frame + t.l3_off, r.l3_len, 0)), 0xffff,
@@ -801,7 +801,7 @@ Test(offload, e1000_seed_emulated)
 				/* every emitted frame parses as a consistent packet */
 				struct gso_tmpl p;
 				size_t plen;
-				cr_assert_eq(gso_pkt_parse(&p, f, len, NULL, &plen), 0);
+				cr_assert_eq(gso_tmpl__parse_pkt(&p, f, len, NULL, &plen), 0);
 				cr_assert_eq(plen, i + 1 < r.segs ? 1448u : pay - i * 1448u);
 			}
 		}

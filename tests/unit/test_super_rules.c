@@ -25,7 +25,7 @@ static uint8_t payload[70000];
 
 enum edit {
 	E_NONE,
-	E_SYN,     /* SYN (the builder refuses it; gso_tmpl_parse would not) */
+	E_SYN,     /* SYN (the builder refuses it; gso_tmpl__parse would not) */
 	E_SYNACK,
 	E_RST,
 	E_RSTACK,
@@ -89,7 +89,7 @@ static void build(struct gso_tmpl *t, const struct tdef *d)
 		f.window = 100;
 		f.tcp_flags = GSO_TCP_ACK | (d->cwr ? GSO_TCP_CWR : 0);
 	}
-	cr_assert_eq(gso_tmpl_build(t, &f), 0, "%s", d->name);
+	cr_assert_eq(gso_tmpl__build(t, &f), 0, "%s", d->name);
 	h = t->hdr;
 	switch (d->edit) {
 	case E_SYN: h[t->l4_off + 13] = GSO_TCP_SYN; break;

@@ -213,10 +213,10 @@ GSO_API size_t gso_cc__mem_size(void);
  * (mss).  Returns 0 and *out, -EINVAL (NULL, bad sz/tail, mss 0 or >
  * 65535, unknown algo, a value out of range) or -ENOSPC (len too small).
  */
-GSO_API int gso_cc__init(void *mem, size_t len, const struct gso_cc_opts *o, struct gso_cc **out);
+GSO_API int gso_cc__init(struct gso_cc **out, void *mem, size_t len, const struct gso_cc_opts *o);
 
 /* Same in one allocation made here; -ENOMEM if it fails. */
-GSO_API int gso_cc__create(const struct gso_cc_opts *o, struct gso_cc **out);
+GSO_API int gso_cc__create(struct gso_cc **out, const struct gso_cc_opts *o);
 
 /* Free one from gso_cc__create() (no-op for gso_cc__init() memory, and NULL). */
 GSO_API void gso_cc__destroy(struct gso_cc *cc);

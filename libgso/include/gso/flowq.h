@@ -126,11 +126,11 @@ GSO_API size_t gso_flowq__mem_size(const struct gso_flowq_opts *o);
  * *out, -EINVAL (NULL mem/out, bad sz or non-zero unknown tail, a value
  * out of range, unknown flag, misaligned mem) or -ENOSPC (len too small).
  */
-GSO_API int gso_flowq__init(void *mem, size_t len, const struct gso_flowq_opts *o,
-			    struct gso_flowq **out);
+GSO_API int gso_flowq__init(struct gso_flowq **out, void *mem, size_t len,
+			    const struct gso_flowq_opts *o);
 
 /* Same in one allocation made here.  Returns 0 and *out, -EINVAL as above, -ENOMEM. */
-GSO_API int gso_flowq__create(const struct gso_flowq_opts *o, struct gso_flowq **out);
+GSO_API int gso_flowq__create(struct gso_flowq **out, const struct gso_flowq_opts *o);
 
 /*
  * Free a queue from gso_flowq__create() (no-op for gso_flowq__init()

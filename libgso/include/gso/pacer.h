@@ -339,14 +339,14 @@ GSO_API size_t gso_sched__mem_size(const struct gso_sched_opts *o);
  * else is allocated, ever.  Returns 0 and *out, or -EINVAL (NULL argument,
  * bad options, misaligned mem) or -ENOSPC (len too small).
  */
-GSO_API int gso_sched__init(void *mem, size_t len, const struct gso_sched_opts *o,
-			    struct gso_sched **out);
+GSO_API int gso_sched__init(struct gso_sched **out, void *mem, size_t len,
+			    const struct gso_sched_opts *o);
 
 /*
  * Same in one allocation made here.  Returns 0 and *out, -EINVAL as above,
  * or -ENOMEM.
  */
-GSO_API int gso_sched__create(const struct gso_sched_opts *o, struct gso_sched **out);
+GSO_API int gso_sched__create(struct gso_sched **out, const struct gso_sched_opts *o);
 
 /*
  * Release a scheduler from gso_sched__create() (for one built by

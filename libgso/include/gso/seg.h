@@ -27,8 +27,8 @@
  * always goes out as 0xffff.  Frames are not padded to the Ethernet
  * minimum (the device does that).
  *
- * Template (s->tmpl): one made by gso_tmpl_parse/gso_pkt_parse/
- * gso_tmpl_build.  Its length and checksum fields are ignored (rewritten
+ * Template (s->tmpl): one made by gso_tmpl__parse/gso_tmpl__parse_pkt/
+ * gso_tmpl__build.  Its length and checksum fields are ignored (rewritten
  * per segment), everything else is copied.  Its structure is checked
  * again (offsets against the header bytes, IP version/protocol, IHL/doff,
  * no IPv4 fragment) so that a damaged struct gives -EINVAL, never a bad
