@@ -746,7 +746,7 @@ static void *ours_main(void *arg)
 	struct gso_evloop *loop = NULL;
 	struct gso_sched *s = NULL;
 	struct gso_sched_stats ss = { .sz = sizeof(ss) };
-	struct gso_burst burst;
+	struct gso_burst burst = { .sz = sizeof(burst) };
 	struct rusage ru0, ru1;
 	uint64_t t0, t_end, cpu0, now, seq = 0, gap;
 	uint32_t flow, ahead, queued = 0;

@@ -71,6 +71,7 @@ int gso_cc__init(struct gso_cc **out, void *mem, size_t len, const struct gso_cc
 	if (cc->cwnd > cc->max_cwnd)
 		cc->cwnd = cc->max_cwnd;
 	cc->ssthresh = UINT32_MAX;
+	cc->rtt.sz = sizeof(cc->rtt);
 	gso_rtt__init(&cc->rtt, GSO_OPTS_GET(o, min_rtt_win_ns, (uint64_t)0));
 	gsoi_cc_cubic_reset(cc);
 	if (algo == GSO_CC_BBR)

@@ -328,26 +328,30 @@ int gsoi_fq_peek(const struct gso_flowq *q, uint32_t max_segs, struct gso_flowq_
 
 int gso_flowq__peek(const struct gso_flowq *q, uint32_t max_segs, struct gso_flowq_tx *tx)
 {
-	struct gso_flowq_tx t;
+	struct gso_flowq_tx t = { .sz = sizeof(t) };
 	uint32_t idx;
 	int r;
 
-	if (!q || !tx || !max_segs)
+	if (!q || !GSO_OUT_VALID(tx) || !max_segs)
 		return -EINVAL;
 	r = gsoi_fq_peek(q, max_segs, &t, &idx);
 	if (r >= 0)
-		*tx = t;
+		GSO_OUT_PUT(tx, t);
 	return r;
 }
 
-int gso_flowq__sent(struct gso_flowq *q, const struct gso_flowq_tx *tx, uint64_t now_ns)
+int gso_flowq__sent(struct gso_flowq *q, const struct gso_flowq_tx *tx_in, uint64_t now_ns)
 {
-	struct gso_flowq_tx p;
+	struct gso_flowq_tx p = { .sz = sizeof(p) }, tx_l = { .sz = sizeof(tx_l) };
+	const struct gso_flowq_tx *tx;
 	struct fq_ent *e;
 	uint32_t i, segs;
 	int r;
 
-	if (!q || !tx || !tx->len || !tx->mss)
+	if (!q || !GSO_OUT_VALID(tx_in))
+		return -EINVAL;
+	tx = GSO_IN_GET(tx_in, tx_l);
+	if (!tx->len || !tx->mss)
 		return -EINVAL;
 	/* Whatever peek allows now for this many segments is what may be recorded. */
 	r = gsoi_fq_peek(q, gso_flowq_segs(tx->len, tx->mss), &p, &i);

@@ -10,6 +10,7 @@
 #include <gso/csum.h>
 #include <gso/offload.h>
 #include <gso/seg.h>
+#include "opts_internal.h"
 #include "seg_internal.h"
 #include "tmpl_offload_internal.h"
 #include "tmpl_wire_internal.h"
@@ -41,12 +42,12 @@ static bool tmpl_sane(const struct gso_tmpl *t)
 GSO_API int gso_offload_describe(const struct gso_tmpl *t, uint32_t payload_len,
 				 uint32_t mss, uint32_t flags, struct gso_offload_req *r)
 {
-	struct gso_offload_req o;
+	struct gso_offload_req o = { .sz = sizeof(o) };
 	uint8_t tcp_flags;
 	bool v4, tcp;
 	int n;
 
-	if (!t || !r)
+	if (!t || !GSO_OUT_VALID(r))
 		return -EINVAL;
 	/*
 	 * What software GSO refuses first, with its errno: a device must
@@ -80,15 +81,15 @@ GSO_API int gso_offload_describe(const struct gso_tmpl *t, uint32_t payload_len,
 		o.type = GSO_OFFLOAD_NONE;
 	else
 		o.type = !tcp ? GSO_OFFLOAD_UDP_L4 : v4 ? GSO_OFFLOAD_TCPV4 : GSO_OFFLOAD_TCPV6;
-	*r = o;
+	GSO_OUT_PUT(r, o);
 	return 0;
 }
 
 bool gsoi_offload_req_valid(const struct gso_offload_req *r, const struct gso_tmpl *t)
 {
-	struct gso_offload_req o;
+	struct gso_offload_req o = { .sz = sizeof(o) };
 
-	if (!r || !t)
+	if (!r || r->sz < GSOI_OFFLOAD_REQ_MIN_SZ || !t)
 		return false;
 	if (gso_offload_describe(t, r->payload_len, r->mss, r->flags & GSO_OFFLOAD_F_IN_MASK, &o))
 		return false;

@@ -188,7 +188,7 @@ GSO_API int gso_offload_e1000_data(const struct gso_offload_req *r, uint64_t add
 	uint32_t n, off = 0;
 	uint8_t dcmd, popts;
 
-	if (!r || !out || len == 0 || max_per_desc > GSO_E1000_MAX_PER_DESC ||
+	if (!r || r->sz < GSOI_OFFLOAD_REQ_MIN_SZ || !out || len == 0 || max_per_desc > GSO_E1000_MAX_PER_DESC ||
 	    r->type > GSO_OFFLOAD_UDP_L4)
 		return -EINVAL;
 	if (buf_wraps(addr, len))

@@ -88,7 +88,7 @@ int gso_burst_size(const struct gso_burst_in *in, const struct gso_burst_opts *o
 	uint32_t mss, hdr_len, cwnd, in_flight, peer_wnd, dev_segs, dev_bytes, segs, quota, cap, in_flags;
 	int err;
 
-	if (!in || !GSO_OPTS_VALID(gso_burst_in, in))
+	if (!in || !GSO_OPTS_VALID(gso_burst_in, in) || (out && !GSO_OUT_VALID(out)))
 		return -EINVAL;
 	err = burst_cfg(o, &c);
 	if (err)
@@ -203,6 +203,6 @@ int gso_burst_size(const struct gso_burst_in *in, const struct gso_burst_opts *o
 	r.bytes = (uint32_t)payload;
 	r.wire_bytes = (uint32_t)(payload + (uint64_t)segs * hdr_len);
 	if (out)
-		*out = r;
+		GSO_OUT_PUT(out, r);
 	return (int)segs;
 }

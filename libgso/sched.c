@@ -163,6 +163,7 @@ int gso_sched__init(struct gso_sched **out, void *mem, size_t len,
 	s->old_flows.head = s->old_flows.tail = NIL;
 	{
 		GSO_OPTS(gso_pacer_opts, po, .flags = GSO_PACER_F_PACE_ALL);
+		s->agg.sz = sizeof(s->agg);
 		gso_pacer__init(&s->agg, &po);
 	}
 	*out = s;
@@ -310,7 +311,7 @@ static struct sflow *flow_get(struct gso_sched *s, uint32_t id)
 
 int gso_sched__flow_add(struct gso_sched *s, const struct gso_pacer_opts *po, uint32_t *flow)
 {
-	struct gso_pacer p;
+	struct gso_pacer p = { .sz = sizeof(p) };
 	struct sflow *f;
 	uint32_t i;
 	int err;
@@ -505,8 +506,8 @@ static uint64_t earliest(const struct gso_sched *s)
 		t = 0;
 	else
 		t = s->heap_n ? head_dep(s, s->heap[0]) : 0;
-	if (s->max_rate && s->agg.next_ns > t)
-		t = s->agg.next_ns;
+	if (s->max_rate && s->agg.next_ns_ > t)
+		t = s->agg.next_ns_;
 	return t;
 }
 
@@ -515,7 +516,7 @@ int gso_sched__dequeue(struct gso_sched *s, uint64_t now_ns, struct gso_sched_bu
 {
 	if (!s || !out)
 		return -EINVAL;
-	if (s->st.queued && !(s->max_rate && now_ns < s->agg.next_ns)) {
+	if (s->st.queued && !(s->max_rate && now_ns < s->agg.next_ns_)) {
 		unthrottle(s, now_ns);
 		for (;;) {
 			struct slist *l = s->new_flows.head != NIL ? &s->new_flows : &s->old_flows;

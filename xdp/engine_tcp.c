@@ -413,7 +413,7 @@ static void maybe_fin(struct gso_stream *s, const struct gso_flowq_info *fi, uin
 static void s_arm(struct gso_stream *s, uint64_t now)
 {
 	struct gso_flowq_info fi = { .sz = sizeof(fi) };
-	struct gso_burst b;
+	struct gso_burst b = { .sz = sizeof(b) };
 	uint64_t rate;
 	uint32_t cwnd;
 	int segs;
@@ -478,6 +478,7 @@ static int t_build(struct eflow *f, const struct gso_sched_burst *b, struct gso_
 	struct gso_flowq_tx *t = &s->ptx;
 	int err;
 
+	t->sz = sizeof(*t);
 	if (s->state != GSO_STREAM_ESTABLISHED || !s->sized)
 		return -ENODATA;
 	gso_flowq__info(s->fq, &fi);
@@ -773,7 +774,7 @@ static void challenge_ack(struct gso_stream *s, uint64_t now)
 static bool process_ack(struct gso_stream *s, const struct tcp_seg *g, uint64_t now)
 {
 	struct gso_flowq_info fi = { .sz = sizeof(fi) };
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	uint32_t ack = g->ack, wnd = (uint32_t)g->win << s->snd_wscale;
 	int err;
 

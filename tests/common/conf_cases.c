@@ -498,7 +498,7 @@ long conf_vnet_packet(const struct conf_case *c, const uint8_t *frame, size_t le
 		      const char **step, size_t *hdr_diff)
 {
 	uint8_t *hdrs = out + GSO_VNET_HDR_LEN;
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	struct gso_vnet_hdr vh;
 	struct gso_tmpl t;
 	size_t poff, plen, i;

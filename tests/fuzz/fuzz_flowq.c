@@ -86,7 +86,7 @@ static void do_append(struct life *l, struct in *in)
 
 static void do_send(struct life *l, struct in *in)
 {
-	struct gso_flowq_tx tx;
+	struct gso_flowq_tx tx = { .sz = sizeof(tx) };
 	uint32_t segs = 1 + take8(in) % 64;
 	int r;
 
@@ -118,7 +118,7 @@ static void check_rel(struct life *l, const struct gso_flowq_rel *rel, unsigned 
 static void do_ack(struct life *l, struct in *in)
 {
 	struct gso_flowq_info before, after;
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	struct gso_rate_sample rs = { .sz = sizeof(rs) }, rs_before = { .sz = sizeof(rs_before) };
 	uint8_t f = take8(in);
 	int r;

@@ -208,7 +208,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * (GSO_BY_FRAGS, offsets no device can be told: -EINVAL).
 	 */
 	if (o.csum <= GSO_CSUM_PARTIAL && !o.max_segs) {
-		struct gso_offload_req r;
+		struct gso_offload_req r = { .sz = sizeof(r) };
 		int d = gso_offload_describe(&t, (uint32_t)total, mss, o.ipid ? GSO_OFFLOAD_F_FIXEDID : 0, &r);
 
 		if (n < 0)

@@ -39,7 +39,7 @@ static void check_tmpl(const struct gso_tmpl *t, const uint8_t *data, size_t len
 
 static void exercise_offload(const struct gso_tmpl *t, const uint8_t *data, size_t len)
 {
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	uint32_t payload = 0, mss = 1;
 	uint8_t hdr[GSO_MAX_HDR_LEN + 1];
 

@@ -326,7 +326,7 @@ Test(vnet, tso_on_super_segment_crosses_whole, .fini = fini, .timeout = 60)
 	setup("tso on gso on tx on", NULL);
 	for (unsigned i = 0; i < n; i++) {
 		const struct vcase *c = &cases[i];
-		struct gso_offload_req r;
+		struct gso_offload_req r = { .sz = sizeof(r) };
 		struct gso_vnet_hdr vh;
 		struct gso_tmpl t;
 		struct gso_tx tx = { 0 };
@@ -410,7 +410,7 @@ Test(vnet, kernel_refusals_caught_first_same_errno, .fini = fini, .timeout = 60)
 		struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
 					  .sll_ifindex = tb.ifindex[0], .sll_halen = 6 };
 		uint8_t *frame = buf + GSO_VNET_HDR_LEN;
-		struct gso_offload_req r;
+		struct gso_offload_req r = { .sz = sizeof(r) };
 		struct gso_vnet_hdr vh;
 		struct gso_tmpl t;
 		size_t flen;

@@ -199,7 +199,7 @@ static void try_send(struct sim *s)
 	do {
 		for (;;) {
 			struct gso_cc_state st = { .sz = sizeof(st) };
-			struct gso_burst b;
+			struct gso_burst b = { .sz = sizeof(b) };
 			uint64_t room;
 			int n;
 

@@ -18,7 +18,7 @@
 
 Test(rtt, rfc6298)
 {
-	struct gso_rtt r;
+	struct gso_rtt r = { .sz = sizeof(r) };
 
 	cr_assert_eq(gso_rtt__init(&r, 0), 0);
 	cr_expect_eq(gso_rtt__rto(&r), GSO_RTT_INIT_RTO_NS);
@@ -42,11 +42,15 @@ Test(rtt, rfc6298)
 	cr_expect_eq(gso_rtt__update(&r, 0, 0), -EINVAL);
 	cr_expect_eq(gso_rtt__update(NULL, 0, 1), -EINVAL);
 	cr_expect_eq(gso_rtt__init(NULL, 0), -EINVAL);
+	r.sz = 0;
+	cr_expect_eq(gso_rtt__init(&r, 0), -EINVAL, "sz 0");
+	r.sz = sizeof(r) - 1;
+	cr_expect_eq(gso_rtt__init(&r, 0), -EINVAL, "sz too small");
 }
 
 Test(rtt, min_window_expires)
 {
-	struct gso_rtt r;
+	struct gso_rtt r = { .sz = sizeof(r) };
 
 	cr_assert_eq(gso_rtt__init(&r, 10 * SEC), 0);
 	cr_assert_eq(gso_rtt__update(&r, 1 * SEC, 10 * MS), 0);

@@ -173,7 +173,7 @@ static void queue_super(const struct gso_tmpl *tin, const uint8_t *pay, uint32_t
 			const struct split *sp, bool keep_cwr)
 {
 	struct gso_e1000_data dd[64];
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	struct gso_e1000_ctx c;
 	struct gso_tmpl t = *tin;
 	uint8_t hdr[GSO_MAX_HDR_LEN + 1];
@@ -519,7 +519,7 @@ Test(e1000_engine, tso_context_survives_checksum_context, .fini = fini)
 	static uint8_t pay[6000];
 	struct tcase c = T4("x", 1000, sizeof(pay), 0, 0, { 0 });
 	struct gso_e1000_data dd[8];
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	struct gso_e1000_ctx ctx, cs = { .tucss = 34, .tucso = 50, .tucmd = GSO_E1000_CMD_DEXT };
 	struct gso_tmpl t;
 	uint8_t hdr[256];
@@ -632,7 +632,7 @@ ParameterizedTest(struct bad_case *b, e1000_engine, bad_packets_dropped, .fini =
 {
 	static uint8_t pay[4000];
 	struct tcase good = T4("good after bad", 1448, 4000, 0, 0, { 0 });
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	struct gso_e1000_ctx c;
 	struct gso_tmpl t;
 	uint8_t hdr[256], legacy[16] = { 0 };

@@ -180,7 +180,7 @@ Test(super_rules, software_and_offload_agree)
 		build(&twin, &clean);
 		for (unsigned k = 0; k < N_S; k++) {
 			const struct sdef *s = &sdefs[k];
-			struct gso_offload_req r, before;
+			struct gso_offload_req r = { .sz = sizeof(r) }, before = { .sz = sizeof(before) };
 			int n = seg_count(&t, s), err[3];
 
 			memset(&r, 0x5a, sizeof(r));
@@ -230,7 +230,7 @@ Test(super_rules, multi_segment_syn_and_rst_refused_everywhere)
 		struct tdef d = { "tcp4", GSO_L3_IPV4, GSO_L4_TCP, false, true, false, bad[b] };
 		struct tdef clean = d;
 		struct gso_tmpl t, twin;
-		struct gso_offload_req r;
+		struct gso_offload_req r = { .sz = sizeof(r) };
 		const struct sdef seven = { 10000, 1448, GSO_IPID_INC }, one = { 1448, 1448, GSO_IPID_INC };
 		int err[3];
 

@@ -58,8 +58,13 @@ enum gso_offload_type {
 #define GSO_OFFLOAD_CSUM_OFF_TCP 16u
 #define GSO_OFFLOAD_CSUM_OFF_UDP 6u
 
-/* One super-segment's offload request.  Filled by gso_offload_describe(). */
+/*
+ * One super-segment's offload request.  The caller sets sz (GSO_OPTS or
+ * .sz = sizeof); gso_offload_describe() fills it up to sz and sets sz to
+ * the bytes written; the encoders read it back, fields past sz as 0.
+ */
 struct gso_offload_req {
+	size_t sz;
 	uint32_t payload_len; /* L4 payload bytes of the whole super-segment */
 	uint32_t segs;        /* segments the device will emit (1 for NONE) */
 	uint16_t mss;         /* payload bytes per segment (Linux gso_size), as passed */
@@ -71,7 +76,9 @@ struct gso_offload_req {
 	uint8_t l4_len;       /* TCP header with options, or 8 */
 	uint8_t type;         /* enum gso_offload_type */
 	uint32_t flags;       /* GSO_OFFLOAD_F_* */
+	size_t :0;
 };
+#define gso_offload_req__last_field flags
 
 /*
  * Describe the super-segment made of template `t` and `payload_len` bytes
@@ -90,7 +97,7 @@ struct gso_offload_req {
  * handed one; the encoders below re-check through this function.
  *
  * Returns 0, or
- *   -EINVAL    `t`/`r` NULL, unknown flag; mss 0 or >= 0xffff (0xffff is
+ *   -EINVAL    `t`/`r` NULL, r->sz not larger than sizeof(size_t), unknown flag; mss 0 or >= 0xffff (0xffff is
  *              the kernel's GSO_BY_FRAGS) -- the errno Linux gives for the
  *              same virtio_net_hdr; FIXEDID on IPv4 without DF (Linux fails
  *              segmentation); a template gso_segment() refuses (damaged,

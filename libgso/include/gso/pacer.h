@@ -134,7 +134,9 @@ enum gso_burst_limit {
 	GSO_BURST_LIM_DEFER,      /* deferred: 0 segments until defer_until_ns or an ACK */
 };
 
+/* The result of gso_burst_size().  The caller sets sz (GSO_OPTS or .sz = sizeof). */
 struct gso_burst {
+	size_t sz;
 	uint32_t segs;       /* segments in the burst (also returned); 0 = send nothing now */
 	uint32_t bytes;      /* payload bytes: all segments full (mss) except possibly
 			      * the last, which only the end of `queued` makes short */
@@ -145,7 +147,9 @@ struct gso_burst {
 	uint32_t limit;      /* enum gso_burst_limit */
 	uint64_t defer_until_ns; /* with GSO_BURST_LIM_DEFER: look again at this time
 				  * (or at the next ACK), else 0 */
+	size_t :0;
 };
+#define gso_burst__last_field defer_until_ns
 
 /*
  * Size the next burst of one flow.  With d = dev_max_bytes - hdr_len (the
@@ -177,9 +181,11 @@ struct gso_burst {
  *    ago, so an ACK is expected soon.
  *
  * `in` is required and only read; `o` may be NULL (all defaults); `out` may
- * be NULL.  Returns the segment count (>= 0; 0 when nothing may go now:
+ * be NULL, else it is filled up to out->sz bytes and out->sz is set to the
+ * bytes written.  Returns the segment count (>= 0; 0 when nothing may go now:
  * cwnd full, window closed, no data, or deferred), or
- *   -EINVAL  in NULL; bad sz or non-zero unknown tail in `in` or `o`; rate 0;
+ *   -EINVAL  in NULL; bad sz or non-zero unknown tail in `in` or `o`;
+ *            out->sz not larger than sizeof(size_t); rate 0;
  *            mss 0 or > 65535; cwnd 0; hdr_len > GSO_MAX_HDR_LEN;
  *            dev_max_bytes < hdr_len + mss or > 2^24; dev_max_segs > 65535;
  *            a setting out of its range; an unknown flag
@@ -204,21 +210,25 @@ struct gso_pacer_opts {
 
 /*
  * One flow's pacing state.  Exposed so that it can live inside the caller's
- * flow struct without allocation; its fields are private, use the
- * functions.  Copying it copies the state.
+ * flow struct without allocation; use the functions.  Copying it copies
+ * the state.  The caller sets sz before gso_pacer__init():
+ *   struct gso_pacer p = { .sz = sizeof(p) };
  */
 struct gso_pacer {
-	uint64_t next_ns;      /* private: earliest departure of the next burst */
-	uint64_t segs_sent;    /* private */
-	uint64_t frac;         /* private: leftover of bytes * 1e9 / rate, in 1/rate ns */
-	uint64_t frac_rate;    /* private: rate `frac` belongs to */
-	uint32_t unpaced_segs; /* private */
-	uint32_t flags;        /* private */
+	size_t sz;
+	/* private: the library's own; do not read or write */
+	uint64_t next_ns_;      /* earliest departure of the next burst */
+	uint64_t segs_sent_;
+	uint64_t frac_;         /* leftover of bytes * 1e9 / rate, in 1/rate ns */
+	uint64_t frac_rate_;    /* rate `frac_` belongs to */
+	uint32_t unpaced_segs_;
+	uint32_t flags_;
 };
 
 /*
- * Initialise `p` (caller memory, any alignment of the struct).  Returns 0,
- * or -EINVAL (p NULL, bad opts sz/tail, unknown flag).
+ * Initialise `p` (caller memory, any alignment of the struct, p->sz set by
+ * the caller).  Returns 0, or -EINVAL (p NULL, p->sz smaller than this
+ * struct, bad opts sz/tail, unknown flag).  Only sz is kept from before.
  */
 GSO_API int gso_pacer__init(struct gso_pacer *p, const struct gso_pacer_opts *o);
 
