@@ -62,7 +62,7 @@
 #include <unistd.h>
 
 #include <gso/evloop.h>
-#include <gso/pacer.h>
+#include <gso/sched.h>
 #include <gso/xdp.h>
 
 #include "nsbed.h"

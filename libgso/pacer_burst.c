@@ -2,7 +2,8 @@
  * Burst sizing: how many segments one flow may put into its next
  * super-segment.  Linux's tcp_tso_autosize/tcp_tso_segs give the rate-based
  * goal; tcp_cwnd_test's quota, the 2004 window divisor and the peer's window
- * keep a burst from eating the window (design.md invariant 2).
+ * keep a burst from eating the window (a cwnd-limited burst is at most
+ * cwnd / win_divisor segments).
  */
 #include <errno.h>
 #include <gso/pacer.h>

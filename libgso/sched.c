@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <gso/pacer.h>
+#include <gso/sched.h>
 #include "opts_internal.h"
 
 #define NIL UINT32_MAX

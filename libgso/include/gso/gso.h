@@ -39,6 +39,7 @@
 #include <gso/seg.h>
 #include <gso/offload.h>
 #include <gso/pacer.h>
+#include <gso/sched.h>
 #include <gso/cc.h>
 #include <gso/flowq.h>
 
