@@ -328,7 +328,7 @@ int gsoi_fq_peek(const struct gso_flowq *q, uint32_t max_segs, struct gso_flowq_
 
 int gso_flowq__peek(const struct gso_flowq *q, uint32_t max_segs, struct gso_flowq_tx *tx)
 {
-	struct gso_flowq_tx t = { .sz = sizeof(t) };
+	struct gso_flowq_tx t; /* gsoi_fq_peek() clears it; GSO_OUT_PUT sets sz */
 	uint32_t idx;
 	int r;
 
@@ -342,7 +342,7 @@ int gso_flowq__peek(const struct gso_flowq *q, uint32_t max_segs, struct gso_flo
 
 int gso_flowq__sent(struct gso_flowq *q, const struct gso_flowq_tx *tx_in, uint64_t now_ns)
 {
-	struct gso_flowq_tx p = { .sz = sizeof(p) }, tx_l = { .sz = sizeof(tx_l) };
+	struct gso_flowq_tx p, tx_l; /* filled by gsoi_fq_peek() / GSO_IN_GET */
 	const struct gso_flowq_tx *tx;
 	struct fq_ent *e;
 	uint32_t i, segs;

@@ -42,8 +42,7 @@ static bool tmpl_sane(const struct gso_tmpl *t)
 GSO_API int gso_offload_describe(const struct gso_tmpl *t, uint32_t payload_len,
 				 uint32_t mss, uint32_t flags, struct gso_offload_req *r)
 {
-	struct gso_offload_req o = { .sz = sizeof(o) };
-	uint8_t tcp_flags;
+	struct gso_offload_req o; /* cleared below, sz set by GSO_OUT_PUT */
 	bool v4, tcp;
 	int n;
 
@@ -74,7 +73,7 @@ GSO_API int gso_offload_describe(const struct gso_tmpl *t, uint32_t payload_len,
 	o.csum_start = t->l4_off;
 	o.csum_offset = tcp ? GSO_OFFLOAD_CSUM_OFF_TCP : GSO_OFFLOAD_CSUM_OFF_UDP;
 	o.flags = flags | (v4 ? GSO_OFFLOAD_F_IPV4 : 0);
-	if (tcp && !gso_tmpl__tcp_flags(t, &tcp_flags) && (tcp_flags & GSO_TCP_CWR))
+	if (tcp && (t->hdr[t->l4_off + TCP_FLAGS_] & GSO_TCP_CWR))
 		o.flags |= GSO_OFFLOAD_F_ECN;
 	o.segs = (uint32_t)n;
 	if (payload_len <= mss)
