@@ -595,10 +595,9 @@ int gso_sched__stats(const struct gso_sched *s, struct gso_sched_stats *st)
 {
 	struct gso_sched_stats full;
 
-	if (!s || !st || st->sz <= sizeof(size_t))
+	if (!s || !GSO_OUT_VALID(st))
 		return -EINVAL;
 	full = s->st;
-	full.sz = st->sz < sizeof(full) ? st->sz : sizeof(full);
-	memcpy(st, &full, full.sz);
+	GSO_OUT_PUT(st, full);
 	return 0;
 }

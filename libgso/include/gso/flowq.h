@@ -276,7 +276,10 @@ struct gso_flowq_ack_res {
 };
 #define gso_flowq_ack_res__last_field n_rel
 
-/* A buffer whose head bytes the peer has acknowledged. */
+/*
+ * A buffer whose head bytes the peer has acknowledged.  An element of the
+ * caller's rel[] array: no sz field; growing it needs a new symbol version.
+ */
 struct gso_flowq_rel {
 	uint64_t handle;
 	uint32_t upto; /* every byte of the buffer before this offset is acknowledged

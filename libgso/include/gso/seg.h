@@ -63,7 +63,11 @@ enum gso_ipid_mode {
 	GSO_IPID_FIXED = 1, /* same ID on every segment; needs DF (else -EINVAL); no effect on IPv6 */
 };
 
-/* A contiguous piece of payload.  The library only reads it. */
+/*
+ * A contiguous piece of payload.  The library only reads it.  An element
+ * of a per-super-segment array: no sz field; growing it needs a new
+ * symbol version (as for gso_frame and gso_seg_ref).
+ */
 struct gso_extent {
 	const void *base; /* may be NULL only when len is 0 */
 	size_t len;       /* 0 is allowed (the extent is skipped) */
@@ -106,7 +110,7 @@ struct gso_seg_opts {
  */
 GSO_API int gso_seg_count(const struct gso_super *s, const struct gso_seg_opts *o);
 
-/* Output form (a): complete frames in caller buffers. */
+/* Output form (a): complete frames in caller buffers (one per segment: no sz field). */
 struct gso_frame {
 	void *buf;            /* in: where the frame is written */
 	uint32_t cap;         /* in: bytes available at buf */
@@ -130,7 +134,7 @@ struct gso_frame {
 GSO_API int gso_segment(const struct gso_super *s, const struct gso_seg_opts *o,
 			struct gso_frame *out, unsigned n_out);
 
-/* Output form (b): a header frame plus a reference into the payload. */
+/* Output form (b): a header frame plus a reference into the payload (one per segment: no sz field). */
 struct gso_seg_ref {
 	void *hdr;            /* in: buffer for this segment's headers */
 	uint16_t hdr_cap;     /* in: bytes available at hdr */

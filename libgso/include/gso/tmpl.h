@@ -34,6 +34,11 @@ enum gso_l4 { GSO_L4_TCP = 6, GSO_L4_UDP = 17 };
 #define GSO_TCP_ECE 0x40
 #define GSO_TCP_CWR 0x80
 
+/*
+ * A fixed-size value type: the library writes all of it, callers copy it
+ * by assignment.  It has no sz field; growing it needs a new symbol
+ * version.
+ */
 struct gso_tmpl {
 	uint8_t hdr[GSO_MAX_HDR_LEN + 1]; /* the headers, as they go on the wire */
 	uint16_t hdr_len;   /* L2 + L3 + L4 header bytes */
