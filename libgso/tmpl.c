@@ -322,14 +322,21 @@ static inline bool is_v4(const struct gso_tmpl *t)
 	return t && t->l3 == GSO_L3_IPV4;
 }
 
+/* A getter's answer before it reads: -EINVAL (NULL), -ENOENT (absent) or 0. */
+static inline int get_check(const struct gso_tmpl *t, const void *out, bool present)
+{
+	if (!t || !out)
+		return -EINVAL;
+	return present ? 0 : -ENOENT;
+}
+
 GSO_API int gso_tmpl__tcp_seq(const struct gso_tmpl *t, uint32_t *seq)
 {
-	if (!t || !seq)
-		return -EINVAL;
-	if (!is_tcp(t))
-		return -ENOENT;
-	*seq = get_be32(t->hdr + t->l4_off + TCP_SEQ_);
-	return 0;
+	int err = get_check(t, seq, is_tcp(t));
+
+	if (!err)
+		*seq = get_be32(t->hdr + t->l4_off + TCP_SEQ_);
+	return err;
 }
 
 GSO_API int gso_tmpl__set_tcp_seq(struct gso_tmpl *t, uint32_t seq)
@@ -359,22 +366,20 @@ GSO_API int gso_tmpl__set_tcp_flags(struct gso_tmpl *t, uint8_t flags)
 
 GSO_API int gso_tmpl__tcp_flags(const struct gso_tmpl *t, uint8_t *flags)
 {
-	if (!t || !flags)
-		return -EINVAL;
-	if (!is_tcp(t))
-		return -ENOENT;
-	*flags = t->hdr[t->l4_off + TCP_FLAGS_];
-	return 0;
+	int err = get_check(t, flags, is_tcp(t));
+
+	if (!err)
+		*flags = t->hdr[t->l4_off + TCP_FLAGS_];
+	return err;
 }
 
 GSO_API int gso_tmpl__ip_id(const struct gso_tmpl *t, uint16_t *id)
 {
-	if (!t || !id)
-		return -EINVAL;
-	if (!is_v4(t))
-		return -ENOENT;
-	*id = get_be16(t->hdr + t->l3_off + IP4_ID_);
-	return 0;
+	int err = get_check(t, id, is_v4(t));
+
+	if (!err)
+		*id = get_be16(t->hdr + t->l3_off + IP4_ID_);
+	return err;
 }
 
 GSO_API int gso_tmpl__set_ip_id(struct gso_tmpl *t, uint16_t id)
@@ -387,10 +392,9 @@ GSO_API int gso_tmpl__set_ip_id(struct gso_tmpl *t, uint16_t id)
 
 GSO_API int gso_tmpl__df(const struct gso_tmpl *t, bool *df)
 {
-	if (!t || !df)
-		return -EINVAL;
-	if (!is_v4(t))
-		return -ENOENT;
-	*df = get_be16(t->hdr + t->l3_off + IP4_FRAG_) & IP4_DF_;
-	return 0;
+	int err = get_check(t, df, is_v4(t));
+
+	if (!err)
+		*df = get_be16(t->hdr + t->l3_off + IP4_FRAG_) & IP4_DF_;
+	return err;
 }
