@@ -93,7 +93,8 @@
 
 #include <gso/gso.h>
 #include <gso/engine.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/xsk.h>
 
 #include "cpu.h"
 #include "util.h"

@@ -63,7 +63,8 @@
 
 #include <gso/evloop.h>
 #include <gso/pacer.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/xsk.h>
 
 #include "nsbed.h"
 #include "pktcap.h"

@@ -76,7 +76,8 @@
 #include <gso/engine.h>
 #include <gso/gso.h>
 #include <gso/port.h>
-#include <gso/xdp.h>
+#include <gso/xsk.h>
+#include <gso/steer.h>
 
 #include "compat.h"
 #include "cpu.h"

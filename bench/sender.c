@@ -42,8 +42,8 @@
 #include <gso/evloop.h>
 #include <gso/port.h>
 #include <gso/route.h>
-#include <gso/tso.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/steer.h>
 
 #include "cpu.h"
 #include "json.h"

@@ -16,8 +16,10 @@
 #include <string.h>
 
 #include <gso/tmpl.h>
-#include <gso/tso.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/vnet.h>
+#include <gso/ifcaps.h>
+#include <gso/e1000.h>
 
 
 static void usage(FILE *f)

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include <gso/xdp.h>
+#include <gso/ifcaps.h>
 
 #define PROBE_CHUNKS 16u
 #define PROBE_CHUNK 4096u

@@ -23,7 +23,8 @@
 #include <gso/engine.h>
 #include <gso/evloop.h>
 #include <gso/pacer.h>
-#include <gso/tso.h>
+#include <gso/dev.h>
+#include <gso/steer.h>
 #include "rtnl_internal.h"
 
 #define ENGINE_MAX_RX 16

@@ -27,7 +27,8 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/steer.h>
 #include "link_internal.h"
 #include "opts_internal.h"
 #include "steer_map.h"

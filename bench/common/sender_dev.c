@@ -7,7 +7,12 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include <gso/tso.h>
+#include <gso/dev.h>
+#include <gso/xsk.h>
+#include <gso/vnet.h>
+#include <gso/steer.h>
+#include <gso/ifcaps.h>
+#include <gso/e1000.h>
 
 static const char *const mode_names[SND_MODE_COUNT] = {
 	[SND_MODE_SOFTWARE] = "software",

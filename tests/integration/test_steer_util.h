@@ -10,6 +10,8 @@
 
 #include <stdlib.h>
 
+#include <gso/steer.h>
+
 #include "test_xsk_util.h"
 
 #define A_PORT 7001  /* registered flow: b:B_PORT -> a:A_PORT */

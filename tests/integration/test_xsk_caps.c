@@ -8,7 +8,9 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include <gso/tso.h>
+#include <gso/dev.h>
+#include <gso/ifcaps.h>
+#include <gso/e1000.h>
 
 #include "test_xsk_util.h"
 

@@ -4,7 +4,8 @@
  * the check must not touch any interface.
  */
 #include <gso/evloop.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/xsk.h>
 #include <stdio.h>
 
 int main(void)

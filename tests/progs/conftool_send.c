@@ -22,8 +22,10 @@
 #include <linux/if_packet.h>
 
 #include <gso/tmpl.h>
-#include <gso/tso.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/xsk.h>
+#include <gso/vnet.h>
+#include <gso/e1000.h>
 
 #include "conftool.h"
 #include "tool_util.h"

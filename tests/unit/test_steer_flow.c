@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include <gso/gso.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/steer.h>
 
 struct reply_case {
 	char name[32];

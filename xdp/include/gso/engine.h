@@ -1,7 +1,8 @@
 /*
  * libgso-xdp transmit engine: the layer between the parts (<gso/gso.h>)
- * and a device (<gso/xdp.h>, <gso/tso.h>).  One engine drives ONE device
- * queue from ONE thread and owns everything on its transmit path:
+ * and a device (<gso/dev.h>; backends <gso/xsk.h>, <gso/vnet.h>).  One
+ * engine drives ONE device queue from ONE thread and owns everything on
+ * its transmit path:
  *
  *  - the device (an AF_XDP socket on one queue, the virtio_net_hdr
  *    backend or the e1000 model) and any extra receive devices;
@@ -42,7 +43,7 @@
  * except gso_engine__wake() and gso_engine__stop(), which any thread may
  * call.  Hand-off between threads, one engine per queue: <gso/port.h>.
  *
- * Conventions as in <gso/xdp.h>: calls return 0, a count or a negative
+ * Conventions as in <gso/dev.h>: calls return 0, a count or a negative
  * errno and a failed call changes nothing; options and output structs
  * start with `size_t sz`, are declared with GSO_OPTS() and 0 means
  * "default"; the library never prints.  Errors used here:
@@ -67,7 +68,9 @@
 #include <gso/evloop.h>
 #include <gso/tmpl.h>
 #include <gso/route.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/xsk.h>
+#include <gso/steer.h>
 
 #ifdef __cplusplus
 extern "C" {

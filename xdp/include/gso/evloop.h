@@ -42,7 +42,7 @@
  * earlier.  To make longer waits exact too, set early_ns near the wake-up
  * lateness (each wait then also spins that long).
  *
- * Conventions as in <gso/xdp.h>: 0, a count or a negative errno; a failed
+ * Conventions as in <gso/dev.h>: 0, a count or a negative errno; a failed
  * call changes nothing; options structs start with `size_t sz`, are
  * declared with GSO_OPTS() and 0 means "default".  A loop is used by one
  * thread at a time.  Nothing is allocated after gso_evloop__create().

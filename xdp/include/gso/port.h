@@ -58,7 +58,9 @@
 
 #include <gso/common.h>
 #include <gso/engine.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/xsk.h>
+#include <gso/steer.h>
 
 #ifdef __cplusplus
 extern "C" {
