@@ -181,6 +181,7 @@ static inline struct gso_flow udp_flow(bool v6)
 	struct gso_flow f;
 
 	memset(&f, 0, sizeof(f));
+	f.sz = sizeof(f);
 	f.l3 = v6 ? GSO_L3_IPV6 : GSO_L3_IPV4;
 	f.l4 = GSO_L4_UDP;
 	f.sport = B_PORT;

@@ -105,7 +105,7 @@ struct gso_dev_caps {
  */
 GSO_API int gso_dev__caps(const struct gso_dev *dev, struct gso_dev_caps *caps);
 
-/* Backend name and mode for people, e.g. "af_xdp copy"; never NULL. */
+/* Backend name and mode for people, e.g. "af_xdp copy"; NULL for a NULL device. */
 GSO_API const char *gso_dev__name(const struct gso_dev *dev);
 
 /*
@@ -149,8 +149,8 @@ GSO_API int gso_dev__probe(struct gso_dev *dev);
  * frames in flight reference it, so it is not copied on devices with
  * GSO_DEV_SG.  The device keeps every chunk until the caller has released
  * it (gso_dev__buf_release: the ACKed head) AND every frame referencing it
- * has completed.  Fields other than `data` and `cap` are private; the
- * caller reads `data` and `cap` and changes none of the fields.
+ * has completed.  The caller reads `data` and `cap` and changes none of
+ * the fields; the private ones are the device's.
  *
  * A copy of a gso_buf is the same buffer only until one of them is
  * released or freed: the device stamps each allocation with a generation,
@@ -160,13 +160,18 @@ GSO_API int gso_dev__probe(struct gso_dev *dev);
  * generation is 32 bits wide: a copy kept over 2^32 allocations is not
  * guaranteed to be told apart.)  Callers allocate it: its size and the
  * offsets of `data` and `cap` are part of the ABI.
+ *
+ * No sz field: one per super-segment in flight, referenced by every
+ * struct gso_tx; growing it needs a new symbol version of the calls that
+ * take it.
  */
 struct gso_buf {
 	uint8_t *data;     /* first payload byte */
 	uint32_t cap;      /* bytes available at data */
-	uint32_t first_;   /* private: first chunk (the chunk count follows from cap) */
-	uint32_t gen_;     /* private: generation of the allocation */
-	uint32_t done_;    /* private: leading chunks already released */
+	/* private: the library's own; do not read or write */
+	uint32_t first_;   /* first chunk (the chunk count follows from cap) */
+	uint32_t gen_;     /* generation of the allocation */
+	uint32_t done_;    /* leading chunks already released */
 };
 
 /*
@@ -208,6 +213,10 @@ GSO_API void gso_dev__buf_free(struct gso_dev *dev, struct gso_buf *buf);
  * The template is read during the call only (set its TCP seq / IP ID for
  * this super-segment before).  len 0 sends one header-only packet (a TCP
  * ACK, say).
+ *
+ * No sz field: an element of the request arrays of gso_dev__submit(),
+ * passed by the thousand on the data path; its size is part of the ABI,
+ * and growing it needs a new symbol version of the calls that take it.
  */
 struct gso_tx {
 	const struct gso_tmpl *tmpl;
@@ -334,11 +343,16 @@ GSO_API int gso_dev__stats(struct gso_dev *dev, struct gso_dev_stats *st);
  * the device is destroyed); the device cannot reuse its chunk before.
  * Frames the caller keeps are taken from the device's receive chunks, so
  * keeping many starves the fill ring (stats: rx_fill_empty).
+ *
+ * No sz field: an element of the arrays of gso_dev__recv(), on the data
+ * path; its size is part of the ABI, and growing it needs a new symbol
+ * version of the calls that take it.
  */
 struct gso_rx_pkt {
 	const uint8_t *data; /* frame, from the Ethernet header */
 	uint32_t len;        /* frame bytes (no FCS) */
-	uint32_t id_;        /* private */
+	/* private: the library's own; do not read or write */
+	uint32_t id_;        /* the receive chunk it is in */
 };
 
 /*

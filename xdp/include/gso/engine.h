@@ -528,7 +528,6 @@ struct gso_stream_info {
 	uint64_t pacing_rate;    /* wire bytes/s, GSO_RATE_UNPACED before the first RTT sample */
 	uint64_t srtt_ns, min_rtt_ns, rtt_samples;
 	uint64_t offloaded, software; /* super-segments the device / software segmented (TSO backends) */
-	uint64_t burst_hist[GSO_STREAM_BURST_HIST];
 	/*
 	 * The peer's segments refused after the handshake (RFC 5961), each
 	 * dropped without effect on the connection:
@@ -545,9 +544,11 @@ struct gso_stream_info {
 	uint32_t app_limited_marks;  /* times the flow was found app-limited (gso_flowq__check_app_limited) */
 	uint64_t delivery_rate;      /* payload bytes/s, latest sample (tcpi_delivery_rate) */
 	struct gso_cc_bbr_info bbr;  /* with GSO_CC_BBR: the model (sz 0 otherwise) */
+	/* Last, so that a longer histogram extends it: */
+	uint64_t burst_hist[GSO_STREAM_BURST_HIST];
 	size_t :0;
 };
-#define gso_stream_info__last_field bbr
+#define gso_stream_info__last_field burst_hist
 
 /* Fill `info` up to info->sz.  Works until gso_stream__close().  0 or -EINVAL. */
 GSO_API int gso_stream__info(const struct gso_stream *s, struct gso_stream_info *info);

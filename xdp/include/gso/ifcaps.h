@@ -1,8 +1,8 @@
 /*
- * libgso-xdp: capabilities of an interface (gso_ifcaps__probe), as printed
- * by the gsocaps tool: ethtool features, rtnetlink limits, the netdev
- * generic netlink family and AF_XDP socket probes.  Conventions as in
- * <gso/dev.h>.
+ * libgso-xdp: interface names (gso_ifindex) and the capabilities of an
+ * interface (gso_ifcaps__probe), as printed by the gsocaps tool: ethtool
+ * features, rtnetlink limits, the netdev generic netlink family and
+ * AF_XDP socket probes.  Conventions as in <gso/dev.h>.
  */
 #ifndef GSO_IFCAPS_H
 #define GSO_IFCAPS_H
@@ -16,6 +16,14 @@ extern "C" {
 /* ===================================================================== */
 /* Interface capabilities                                                 */
 /* ===================================================================== */
+
+/*
+ * The ifindex of interface `name` in the current network namespace: every
+ * call of libgso-xdp names an interface by its ifindex, and this turns a
+ * name into one.  Returns the ifindex (> 0), or -EINVAL (NULL, empty, or
+ * IF_NAMESIZE characters or more), -ENODEV (no such interface).
+ */
+GSO_API int gso_ifindex(const char *name);
 
 /* ethtool features active on the interface (struct gso_ifcaps.features). */
 #define GSO_IF_SG          (1ull << 0)  /* tx-scatter-gather */
@@ -84,16 +92,16 @@ struct gso_ifcaps {
 #define GSO_IFCAPS_NO_SEND (1u << 2) /* do not send the checksum probe frame (xsk_csum = -ECANCELED) */
 
 /*
- * Probe interface `ifname` in the current network namespace and fill
- * `caps` up to caps->sz.  Answers are cached per (namespace, ifindex,
+ * Probe interface `ifindex` in the current network namespace and fill
+ * `caps` up to caps->sz (caps->ifname gets its name).  Answers are cached per (namespace, ifindex,
  * flags) for the life of the process; GSO_IFCAPS_REFRESH probes again.
  * Probes that cannot run leave a negative errno in their field instead of
  * failing the call (a kernel without the netdev family gives netdev_genl =
  * -ENOENT; an interface whose queue 0 already has an AF_XDP socket gives
- * -EBUSY in the xsk_* fields).  Returns 0, or -EINVAL (NULL, bad sz,
- * unknown flag), -ENODEV (no such interface).
+ * -EBUSY in the xsk_* fields).  Returns 0, or -EINVAL (NULL, ifindex <= 0,
+ * bad sz, unknown flag), -ENODEV (no such interface).
  */
-GSO_API int gso_ifcaps__probe(const char *ifname, unsigned flags, struct gso_ifcaps *caps);
+GSO_API int gso_ifcaps__probe(int ifindex, unsigned flags, struct gso_ifcaps *caps);
 
 #ifdef __cplusplus
 }

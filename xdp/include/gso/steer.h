@@ -50,6 +50,7 @@ struct gso_steer;
 
 /* The 5-tuple and VLAN of a flow's frames as they arrive here (source = the remote end). */
 struct gso_flow {
+	size_t sz;          /* sizeof(struct gso_flow): declare it with GSO_OPTS */
 	uint8_t l3;         /* GSO_L3_IPV4 or GSO_L3_IPV6 */
 	uint8_t l4;         /* GSO_L4_TCP or GSO_L4_UDP */
 	uint16_t sport;     /* source port (remote), host order */
@@ -57,13 +58,17 @@ struct gso_flow {
 	uint8_t saddr[16];  /* source address (remote), network order; IPv4 in the first 4 bytes, rest zero */
 	uint8_t daddr[16];  /* destination address (local) */
 	uint16_t vlan;      /* VLAN ID (1..4094) of the 802.1Q tag the frames carry; 0: untagged */
+	size_t :0;
 };
+#define gso_flow__last_field vlan
 
 /*
  * The flow of the frames that come back for what is sent with template
  * `t` (the peer's ACKs for a TCP template): addresses and ports swapped,
- * the template's VLAN ID (0 if it has no tag or a priority tag).
- * Returns 0, or -EINVAL (NULL, not a TCP/UDP over IPv4/IPv6 template).
+ * the template's VLAN ID (0 if it has no tag or a priority tag).  `f` is
+ * filled up to f->sz, which the caller sets (GSO_OPTS).  Returns 0, or
+ * -EINVAL (NULL, f->sz not reaching past sz, not a TCP/UDP over IPv4/IPv6
+ * template).
  */
 GSO_API int gso_flow__reply_of(struct gso_flow *f, const struct gso_tmpl *t);
 
@@ -118,9 +123,10 @@ GSO_API int gso_steer__del_dev(struct gso_steer *st, struct gso_dev *dev);
 
 /*
  * Register a flow: from the next frame on, it goes to the socket of its
- * queue.  Returns 0, -EINVAL (NULL, unknown l3/l4, IPv4 address with
- * non-zero padding, vlan above 4094), -EEXIST (registered already), -ENOSPC (max_flows
- * reached), -ENODEV.
+ * queue.  Returns 0, -EINVAL (NULL, f->sz not covering sz or non-zero
+ * bytes past the fields this library knows, unknown l3/l4, IPv4 address
+ * with non-zero padding, vlan above 4094), -EEXIST (registered already),
+ * -ENOSPC (max_flows reached), -ENODEV.
  */
 GSO_API int gso_steer__flow_add(struct gso_steer *st, const struct gso_flow *f);
 
