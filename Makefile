@@ -333,12 +333,15 @@ check-abi: lib
 # the shared and with the static libraries; run them.  The examples/ programs
 # are built here too, against the installed shared libgso-xdp, as a user
 # would build them (tests/integration/test_examples.c runs them, as root).
+# The e1000 model (its header, its library) must not be among what was installed.
 LINK_ROOT = $(abspath $(B))/destdir
 LINK_PC   = PKG_CONFIG_PATH=$(LINK_ROOT)/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$(LINK_ROOT) $(PKG_CONFIG)
 EXAMPLES  := udp_pacer udp_sink
 check-install: lib
 	$(call msg,INSTALL,$(LINK_ROOT))
 	$(Q)rm -rf $(LINK_ROOT) && $(MAKE) -s install DESTDIR=$(LINK_ROOT) PREFIX=/usr >/dev/null
+	$(Q)if ls $(LINK_ROOT)/usr/include/gso/e1000.h $(LINK_ROOT)/usr/lib/libgso-e1000* >/dev/null 2>&1; then \
+		echo "check-install: the e1000 model (e1000.h, libgso-e1000) must not be installed" >&2; exit 1; fi
 	$(Q)$(CC) $(CFLAGS) $$($(LINK_PC) --cflags libgso) -o $(B)/api_example-so tests/link/api_example.c \
 		$$($(LINK_PC) --libs libgso) -Wl,-rpath,$(LINK_ROOT)/usr/lib
 	$(Q)$(CC) $(CFLAGS) $$($(LINK_PC) --cflags libgso) -o $(B)/api_example-a tests/link/api_example.c \

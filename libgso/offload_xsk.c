@@ -17,7 +17,7 @@ GSO_API int gso_xsk_txmd_encode(const struct gso_xsk_txmd *m, void *out)
 	/* Unknown flags make the kernel fail the whole send (EINVAL). */
 	if (!m || !out || (m->flags & ~GSO_XSK_TXMD_KNOWN) || m->reserved)
 		return -EINVAL;
-	gsoi_xsk_txmd_put(m, out);
+	gsoi_xsk_txmd_put(m, out, true);
 	return 0;
 }
 

@@ -10,23 +10,34 @@
 #ifndef GSO_OFFLOAD_XSK_INTERNAL_H
 #define GSO_OFFLOAD_XSK_INTERNAL_H
 
+#include <endian.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include <gso/offload.h>
-#include "tmpl_wire_internal.h"
 
-/* Write `m` to `out` (GSO_XSK_TXMD_LEN bytes); `m` is not checked. */
-static inline void gsoi_xsk_txmd_put(const struct gso_xsk_txmd *m, void *out)
+/*
+ * Write `m` to `out` (GSO_XSK_TXMD_LEN bytes); `m` is not checked.  With
+ * `whole` false only what the kernel reads is written: the flags and the
+ * checksum request always, launch_time under its flag; the reserved bytes
+ * (which it never looks at) and a launch_time without its flag are left
+ * as they are, which saves the data path two stores per frame.
+ */
+static inline void gsoi_xsk_txmd_put(const struct gso_xsk_txmd *m, void *out, bool whole)
 {
-	uint8_t b[GSO_XSK_TXMD_LEN];
+	uint8_t *b = out;
+	/* Whole words (csum_start and csum_offset as one): one store each. */
+	uint64_t flags = htole64(m->flags), launch = htole64(m->launch_time);
+	uint32_t req = htole32((uint32_t)m->csum_start | (uint32_t)m->csum_offset << 16);
+	uint32_t rsv = htole32(m->reserved);
 
-	put_le64(b, m->flags);
-	put_le16(b + 8, m->csum_start);
-	put_le16(b + 10, m->csum_offset);
-	put_le32(b + 12, m->reserved);
-	put_le64(b + 16, m->launch_time);
-	memcpy(out, b, sizeof(b));
+	memcpy(b, &flags, sizeof(flags));
+	memcpy(b + 8, &req, sizeof(req));
+	if (whole)
+		memcpy(b + 12, &rsv, sizeof(rsv));
+	if (whole || (m->flags & GSO_XSK_TXMD_LAUNCH_TIME))
+		memcpy(b + 16, &launch, sizeof(launch));
 }
 
 #endif

@@ -335,7 +335,7 @@ static bool try_dir(char *out, size_t cap, const char *dir, const char *sub)
 	return n > 0 && (size_t)n < cap && readable(out);
 }
 
-/* The object's path by the rules in xdp.h; -ENOENT if none is there. */
+/* The object's path by the rules of struct gso_steer_opts (steer.h); -ENOENT if none is there. */
 static int find_obj(const char *given, char *out, size_t cap)
 {
 	char exe[PATH_MAX], dir[PATH_MAX];

@@ -4,7 +4,7 @@
  * the submit loop that applies it.
  *
  * The virtio_net_hdr backend (vnet.c, vnet_tap.c) and the e1000 device
- * model (e1000*.c) both embed struct tso_dev first and fill its hooks;
+ * model (e1000/e1000*.c) both embed struct tso_dev first and fill its hooks;
  * tsodev.c implements gso_tso__* and the backends' ops.submit on top.
  */
 #ifndef GSO_XDP_TSODEV_INTERNAL_H

@@ -288,8 +288,9 @@ static int xplan_make(struct xsk_dev *x, const struct gso_tx *tx, struct xplan *
 
 /*
  * The checksum request of one frame, through libgso's encoder (the one
- * gso_xsk_txmd_encode() uses), without its validation: the flags are a
- * constant the kernel knows, and this runs once per frame.
+ * gso_xsk_txmd_encode() uses), without its validation and writing only
+ * what the kernel reads: the flags are a constant it knows, and this runs
+ * once per frame.
  */
 static void put_meta(struct xsk_dev *x, uint64_t addr, uint16_t start, uint16_t off)
 {
@@ -297,7 +298,7 @@ static void put_meta(struct xsk_dev *x, uint64_t addr, uint16_t start, uint16_t 
 		.flags = GSO_XSK_TXMD_CHECKSUM, .csum_start = start, .csum_offset = off,
 	};
 
-	gsoi_xsk_txmd_put(&m, x->mem.base + addr - x->meta);
+	gsoi_xsk_txmd_put(&m, x->mem.base + addr - x->meta, false);
 }
 
 /* Chunk of a UMEM offset. */
