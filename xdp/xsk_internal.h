@@ -1,6 +1,6 @@
 /*
- * An AF_XDP socket with its UMEM registration and mapped rings, shared by
- * the AF_XDP device (xsk_dev.c, xsk_tx.c), the capability probes (caps.c)
+ * An AF_XDP socket with its UMEM registration and mapped rings (xsk_sock.c,
+ * the probe xsk_probe.c), shared by the AF_XDP device (xsk_dev.c, xsk_tx.c), the capability probes (ifcaps.c)
  * and the e1000 model's wire (e1000/e1000_wire.c).
  * Not installed.
  */
