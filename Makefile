@@ -12,6 +12,8 @@
 # needs no Makefile edit:
 #   libgso/*.c            -> libgso.{a,so}           (pure computation)
 #   xdp/*.c               -> libgso-xdp.{a,so}       (kernel-facing side)
+#   xdp/e1000/*.c         -> libgso-e1000.a          (e1000 device model for bench
+#                            and tests; static only, not installed)
 #   xdp/*.bpf.c           -> build/bpf/*.bpf.o       (clang -target bpf)
 #   tools/*.c, bench/*.c  -> one program each, plus {tools,bench}/common/*.c
 #   tests/unit/*.c        -> build/tests/unit        (one Criterion binary, no root)
@@ -66,6 +68,7 @@ endif
 
 LIB_SRCS  := $(sort $(wildcard libgso/*.c))
 XDP_SRCS  := $(sort $(filter-out %.bpf.c,$(wildcard xdp/*.c)))
+E1000_SRCS:= $(sort $(wildcard xdp/e1000/*.c))
 BPF_SRCS  := $(sort $(wildcard xdp/*.bpf.c))
 TOOL_SRCS := $(sort $(wildcard tools/*.c))
 TOOLC_SRCS:= $(sort $(wildcard tools/common/*.c))
@@ -81,6 +84,7 @@ PUB_HDRS  := $(sort $(wildcard libgso/include/gso/*.h xdp/include/gso/*.h))
 
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 XDP_OBJS  := $(XDP_SRCS:%.c=$(B)/obj/%.o)
+E1000_OBJS:= $(E1000_SRCS:%.c=$(B)/obj/%.o)
 TOOLC_OBJS:= $(TOOLC_SRCS:%.c=$(B)/obj/%.o)
 BENCHC_OBJS:= $(BENCHC_SRCS:%.c=$(B)/obj/%.o)
 TESTC_OBJS:= $(TESTC_SRCS:%.c=$(B)/obj/%.o)
@@ -100,9 +104,16 @@ LIBGSO_A  := $(B)/libgso.a
 LIBGSO_SO := $(B)/libgso.so.$(VERSION)
 LIBXDP_A  := $(B)/libgso-xdp.a
 LIBXDP_SO := $(B)/libgso-xdp.so.$(VERSION)
+LIBE1000_A := $(if $(E1000_SRCS),$(B)/libgso-e1000.a)
+
+# The e1000 model's header (<gso/e1000.h>) is not installed and not seen
+# by libgso-xdp's own sources: only its library, bench, tools and tests.
+E1000_INC := -Ixdp/e1000/include
 
 LIBS_A    := $(LIBGSO_A) $(if $(XDP_SRCS),$(LIBXDP_A))
-PROG_LIBS  = $(if $(XDP_SRCS),$(LIBXDP_A)) $(LIBGSO_A) $(XDP_LIBS) $(URING_LIBS) $(PCAP_LIBS) $(SYS_LIBS)
+# What programs and tests link: the installed libraries and the e1000 model.
+PROG_A    := $(LIBE1000_A) $(LIBS_A)
+PROG_LIBS  = $(LIBE1000_A) $(if $(XDP_SRCS),$(LIBXDP_A)) $(LIBGSO_A) $(XDP_LIBS) $(URING_LIBS) $(PCAP_LIBS) $(SYS_LIBS)
 # Tests find tools, BPF objects and fixtures through this define.
 TEST_DEFS := -DGSO_BUILD_DIR='"$(abspath $(B))"' -DGSO_SRC_DIR='"$(abspath .)"'
 
@@ -119,7 +130,7 @@ TEST_DEFS := -DGSO_BUILD_DIR='"$(abspath $(B))"' -DGSO_SRC_DIR='"$(abspath .)"'
 	$(TPROG_SRCS:%.c=$(B)/obj/%.o) $(CONFTOOL_OBJS)
 
 all: lib tools bench-progs test-progs $(BPF_OBJS)
-lib: $(LIBGSO_A) $(LIBGSO_SO) $(if $(XDP_SRCS),$(LIBXDP_A) $(LIBXDP_SO))
+lib: $(LIBGSO_A) $(LIBGSO_SO) $(if $(XDP_SRCS),$(LIBXDP_A) $(LIBXDP_SO)) $(LIBE1000_A)
 tools: $(TOOLS)
 bench-progs: $(BENCHES)
 test-progs: $(TPROGS) $(CONFTOOL)
@@ -130,6 +141,11 @@ $(B)/obj/libgso/%.o: libgso/%.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
 
+$(B)/obj/xdp/e1000/%.o: xdp/e1000/%.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) $(CFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+
 $(B)/obj/xdp/%.o: xdp/%.c
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
@@ -139,17 +155,17 @@ $(B)/obj/xdp/%.o: xdp/%.c
 $(B)/obj/tests/progs/%.o: tests/progs/%.c
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Itools/common -Itests/common -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) $(CFLAGS) -Itools/common -Itests/common -MMD -MP -c $< -o $@
 
 $(B)/obj/tests/%.o: tests/%.c
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) -Itests/common $(CFLAGS) $(TEST_DEFS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) -Itests/common $(CFLAGS) $(TEST_DEFS) -MMD -MP -c $< -o $@
 
 $(B)/obj/%.o: %.c
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -I$(dir $<)common -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) $(CFLAGS) -I$(dir $<)common -MMD -MP -c $< -o $@
 
 # ---- libraries -----------------------------------------------------------
 $(LIBGSO_A): $(LIB_OBJS)
@@ -167,6 +183,11 @@ $(LIBXDP_A): $(XDP_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# Static only, never installed: bench programs and tests link it before libgso-xdp.a.
+$(LIBE1000_A): $(E1000_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 $(LIBXDP_SO): $(XDP_OBJS) xdp/libgso-xdp.map $(LIBGSO_SO)
 	$(call msg,LD,$@)
 	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,libgso-xdp.so.$(VERSION_MAJOR) \
@@ -180,17 +201,17 @@ pc_gen = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $(1) > $(2)
 
 # ---- programs ------------------------------------------------------------
-$(B)/tools/%: $(B)/obj/tools/%.o $(TOOLC_OBJS) $(LIBS_A)
+$(B)/tools/%: $(B)/obj/tools/%.o $(TOOLC_OBJS) $(PROG_A)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TOOLC_OBJS) $(PROG_LIBS)
 
-$(B)/bench/%: $(B)/obj/bench/%.o $(BENCHC_OBJS) $(LIBS_A)
+$(B)/bench/%: $(B)/obj/bench/%.o $(BENCHC_OBJS) $(PROG_A)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BENCHC_OBJS) $(PROG_LIBS) $(BENCH_EXTRA_LIBS)
 
-$(B)/tests/%: $(B)/obj/tests/progs/%.o $(TOOLC_OBJS) $(LIBS_A)
+$(B)/tests/%: $(B)/obj/tests/progs/%.o $(TOOLC_OBJS) $(PROG_A)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TOOLC_OBJS) $(PROG_LIBS)
@@ -207,7 +228,7 @@ $(B)/.dpdk-yes $(B)/.dpdk-no:
 $(B)/obj/bench/%.o: bench/%.c $(DPDK_STAMP)
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Ibench/common \
+	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) $(CFLAGS) -Ibench/common \
 		$(if $(DPDK_LIBS),-DHAVE_DPDK $(DPDK_CFLAGS)) -MMD -MP -c $< -o $@
 BENCH_EXTRA_LIBS = $(DPDK_LIBS)
 
@@ -222,7 +243,7 @@ $(B)/bpf/%.bpf.o: xdp/%.bpf.c
 .PHONY: test-unit
 tests: $(B)/tests/unit $(B)/tests/integration $(B)/tests/unit-asan
 
-$(CONFTOOL): $(CONFTOOL_OBJS) $(CONFTOOL_DEPS) $(TOOLC_OBJS) $(LIBS_A)
+$(CONFTOOL): $(CONFTOOL_OBJS) $(CONFTOOL_DEPS) $(TOOLC_OBJS) $(PROG_A)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(CONFTOOL_OBJS) $(CONFTOOL_DEPS) $(TOOLC_OBJS) $(PROG_LIBS)
@@ -231,7 +252,7 @@ $(CONFTOOL): $(CONFTOOL_OBJS) $(CONFTOOL_DEPS) $(TOOLC_OBJS) $(LIBS_A)
 # build and run in seconds without root.  A few run programs (gsoseg and
 # gsogen, streamcheck): those are prerequisites of running them (test-unit),
 # not of linking them.
-$(B)/tests/unit: $(UNIT_OBJS) $(TESTC_OBJS) $(LIBS_A)
+$(B)/tests/unit: $(UNIT_OBJS) $(TESTC_OBJS) $(PROG_A)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(TESTC_OBJS) $(PROG_LIBS) $(CRIT_LIBS)
@@ -241,25 +262,25 @@ test-unit: $(B)/tests/unit $(TOOLS) $(TPROGS)
 
 # Integration tests run the tools, the bench programs, the BPF objects and the test programs.
 INTEG_RUNS := $(TOOLS) $(BENCHES) $(TPROGS) $(CONFTOOL) $(BPF_OBJS)
-$(B)/tests/integration: $(INTEG_OBJS) $(TESTC_OBJS) $(LIBS_A) $(INTEG_RUNS)
+$(B)/tests/integration: $(INTEG_OBJS) $(TESTC_OBJS) $(PROG_A) $(INTEG_RUNS)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(INTEG_OBJS) $(TESTC_OBJS) $(PROG_LIBS) $(CRIT_LIBS)
 
 # Both in one binary, built only when asked for: one --filter across every
 # test (`make check` runs the two above).
-$(B)/tests/all: $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(LIBS_A) $(INTEG_RUNS)
+$(B)/tests/all: $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(PROG_A) $(INTEG_RUNS)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(PROG_LIBS) $(CRIT_LIBS)
 
 # The unit tests again, library and tests built with ASan and UBSan.
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-$(B)/tests/unit-asan: $(TPROGS) $(UNIT_SRCS) $(TESTC_SRCS) $(LIB_SRCS) $(XDP_SRCS) $(wildcard libgso/*.h libgso/include/gso/*.h xdp/*.h xdp/include/gso/*.h tests/common/*.h)
+$(B)/tests/unit-asan: $(TPROGS) $(UNIT_SRCS) $(TESTC_SRCS) $(LIB_SRCS) $(XDP_SRCS) $(E1000_SRCS) $(wildcard libgso/*.h libgso/include/gso/*.h xdp/*.h xdp/include/gso/*.h xdp/e1000/*.h xdp/e1000/include/gso/*.h tests/common/*.h)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) -Itests/common $(CFLAGS) -O1 $(SAN_FLAGS) $(TEST_DEFS) -o $@ \
-		$(UNIT_SRCS) $(TESTC_SRCS) $(LIB_SRCS) $(XDP_SRCS) \
+	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) -Itests/common $(CFLAGS) -O1 $(SAN_FLAGS) $(TEST_DEFS) -o $@ \
+		$(UNIT_SRCS) $(TESTC_SRCS) $(LIB_SRCS) $(XDP_SRCS) $(E1000_SRCS) \
 		$(XDP_LIBS) $(URING_LIBS) $(PCAP_LIBS) $(SYS_LIBS) $(CRIT_LIBS)
 
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
@@ -312,12 +333,15 @@ check-abi: lib
 # the shared and with the static libraries; run them.  The examples/ programs
 # are built here too, against the installed shared libgso-xdp, as a user
 # would build them (tests/integration/test_examples.c runs them, as root).
+# The e1000 model (its header, its library) must not be among what was installed.
 LINK_ROOT = $(abspath $(B))/destdir
 LINK_PC   = PKG_CONFIG_PATH=$(LINK_ROOT)/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$(LINK_ROOT) $(PKG_CONFIG)
 EXAMPLES  := udp_pacer udp_sink
 check-install: lib
 	$(call msg,INSTALL,$(LINK_ROOT))
 	$(Q)rm -rf $(LINK_ROOT) && $(MAKE) -s install DESTDIR=$(LINK_ROOT) PREFIX=/usr >/dev/null
+	$(Q)if ls $(LINK_ROOT)/usr/include/gso/e1000.h $(LINK_ROOT)/usr/lib/libgso-e1000* >/dev/null 2>&1; then \
+		echo "check-install: the e1000 model (e1000.h, libgso-e1000) must not be installed" >&2; exit 1; fi
 	$(Q)$(CC) $(CFLAGS) $$($(LINK_PC) --cflags libgso) -o $(B)/api_example-so tests/link/api_example.c \
 		$$($(LINK_PC) --libs libgso) -Wl,-rpath,$(LINK_ROOT)/usr/lib
 	$(Q)$(CC) $(CFLAGS) $$($(LINK_PC) --cflags libgso) -o $(B)/api_example-a tests/link/api_example.c \

@@ -32,7 +32,7 @@
  * copied into whole frames whatever the device could reference, so the
  * parts send from the same memory (gso_tx.data, not a device buffer) and
  * both devices do the same work frame for frame; whole frames are also
- * the cheaper copy-mode path in total CPU (GSO_XSK_F_NO_SG in xdp.h).
+ * the cheaper copy-mode path in total CPU (GSO_XSK_F_NO_SG in xsk.h).
  * Checksums as the device takes them (a metadata request where the kernel
  * carries it), the same for both.
  *
@@ -93,7 +93,8 @@
 
 #include <gso/gso.h>
 #include <gso/engine.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/xsk.h>
 
 #include "cpu.h"
 #include "util.h"

@@ -63,7 +63,8 @@
 
 #include <gso/evloop.h>
 #include <gso/sched.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/xsk.h>
 
 #include "nsbed.h"
 #include "pktcap.h"
@@ -1219,11 +1220,12 @@ static void run_ours(const struct nsbed *bed, const struct cfg *c, double target
 	 */
 	r->dev_limited = r->a.ok && r->a.rate_err < -0.5 && r->busy >= 0.8;
 	free(o.br);
+	const char *loop = gso_evloop_backend_name(o.st.backend);
 	snprintf(r->note, sizeof(r->note),
 		 "%s, burst %u seg, %.0f bursts/s, send err %llu, ctx sw %.0f+%.0f/s, %s, sleep late p99 %.1f us, spin %.2f s/s",
 		 o.txname, o.burst_segs, o.wall > 0 ? (double)o.bursts / o.wall : 0,
 		 (unsigned long long)o.send_err, o.wall > 0 ? (double)o.nvcsw / o.wall : 0,
-		 o.wall > 0 ? (double)o.nivcsw / o.wall : 0, gso_evloop_backend_name(o.st.backend),
+		 o.wall > 0 ? (double)o.nivcsw / o.wall : 0, loop ? loop : "unknown",
 		 (double)o.st.late_sleep_p99_ns / 1e3, o.wall > 0 ? (double)o.st.spin_ns / 1e9 / o.wall : 0);
 	free(cap.col.r);
 }
@@ -1519,7 +1521,7 @@ int main(int argc, char **argv)
 				"if it cannot open), copy mode on the veth: software GSO, one submit per "
 				"burst, every 1514-byte frame becomes an skb",
 	       c.shift, 1e6 / (double)(1u << c.shift), (double)c.lookahead_ns / 1e6,
-	       gso_evloop_backend_name(c.backend),
+	       gso_evloop_backend_name(c.backend) ? gso_evloop_backend_name(c.backend) : "unknown",
 	       (c.spin_ns ? c.spin_ns : GSO_EVLOOP_DEF_SPIN_NS) / 1000u, c.early_ns / 1000u);
 	if (c.rt)
 		printf("both sending threads SCHED_FIFO priority %d\n", c.rt);

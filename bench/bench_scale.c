@@ -76,7 +76,8 @@
 #include <gso/engine.h>
 #include <gso/gso.h>
 #include <gso/port.h>
-#include <gso/xdp.h>
+#include <gso/xsk.h>
+#include <gso/steer.h>
 
 #include "compat.h"
 #include "cpu.h"
@@ -413,7 +414,7 @@ static void place(const struct row *w, const struct gso_port *p, const struct xs
 		  uint32_t *queue_of, uint32_t *per_q)
 {
 	struct gso_tmpl t;
-	struct gso_flow f;
+	GSO_OPTS(gso_flow, f);
 
 	for (uint32_t i = 0, sp = BASE_PORT; i < w->flows; sp++) {
 		int q;

@@ -33,7 +33,8 @@
 #include <arpa/inet.h>
 
 #include <gso/gso.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/xsk.h>
 
 #include "cpu.h"
 #include "util.h"

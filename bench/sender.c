@@ -42,8 +42,8 @@
 #include <gso/evloop.h>
 #include <gso/port.h>
 #include <gso/route.h>
-#include <gso/tso.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/steer.h>
 
 #include "cpu.h"
 #include "json.h"
@@ -658,7 +658,8 @@ static void report(const struct report_in *in)
 	bench_json_u64(&j, "tx_sg_frames", in->ds->tx_sg_frames);
 	bench_json_u64(&j, "offloaded", st->offloaded);
 	bench_json_u64(&j, "software_segmented", st->software);
-	bench_json_str(&j, "evloop", gso_evloop_backend_name(in->ls->backend));
+	const char *loop = gso_evloop_backend_name(in->ls->backend);
+	bench_json_str(&j, "evloop", loop ? loop : "unknown");
 	bench_json_u64(&j, "evloop_sleeps", in->ls->sleeps);
 	bench_json_u64(&j, "evloop_spins", in->ls->spins);
 	bench_json_dbl(&j, "wake_late_p50_us", (double)in->ls->late_sleep_p50_ns * 1e-3);

@@ -1,31 +1,23 @@
 /*
  * AF_XDP transmit metadata (struct xsk_tx_metadata, 24 bytes since Linux
- * 6.15, placed tx_metadata_len bytes before the packet in the UMEM) and
- * the per-frame checksum seed the CHECKSUM request needs.
- *
- *   0-7 flags | 8-9 csum_start | 10-11 csum_offset | 12-15 reserved |
- *   16-23 launch_time
+ * 6.15, placed tx_metadata_len bytes before the packet in the UMEM; the
+ * layout and the encoder are in offload_xsk_internal.h) and the per-frame
+ * checksum seed the CHECKSUM request needs.
  */
 #include <errno.h>
 #include <string.h>
 
 #include <gso/offload.h>
+#include "offload_xsk_internal.h"
 #include "tmpl_offload_internal.h"
 #include "tmpl_wire_internal.h"
 
 GSO_API int gso_xsk_txmd_encode(const struct gso_xsk_txmd *m, void *out)
 {
-	uint8_t b[GSO_XSK_TXMD_LEN];
-
 	/* Unknown flags make the kernel fail the whole send (EINVAL). */
 	if (!m || !out || (m->flags & ~GSO_XSK_TXMD_KNOWN) || m->reserved)
 		return -EINVAL;
-	put_le64(b, m->flags);
-	put_le16(b + 8, m->csum_start);
-	put_le16(b + 10, m->csum_offset);
-	put_le32(b + 12, m->reserved);
-	put_le64(b + 16, m->launch_time);
-	memcpy(out, b, sizeof(b));
+	gsoi_xsk_txmd_put(m, out, true);
 	return 0;
 }
 

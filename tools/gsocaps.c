@@ -16,9 +16,17 @@
 #include <string.h>
 
 #include <gso/tmpl.h>
-#include <gso/tso.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/vnet.h>
+#include <gso/ifcaps.h>
+#include <gso/e1000.h>
 
+
+/* The library's name lookups answer NULL for a value they have no name for. */
+static const char *name_or(const char *name)
+{
+	return name ? name : "unknown";
+}
 
 static void usage(FILE *f)
 {
@@ -273,7 +281,7 @@ static const char *verdict(int why, const char *err_text, char *buf, size_t cap)
 	else if (why == GSO_TSO_WHY_SINGLE)
 		snprintf(buf, cap, "single packet");
 	else
-		snprintf(buf, cap, "software (%s)", gso_tso_why_name((unsigned)why));
+		snprintf(buf, cap, "software (%s)", name_or(gso_tso_why_name((unsigned)why)));
 	return buf;
 }
 
@@ -318,7 +326,7 @@ static void print_sel_json(const struct sel *s)
 			printf("%s\"%s\":{\"offload\":%s,\"why\":", k ? "," : "", kind_name[k],
 			       w == GSO_TSO_WHY_OFFLOAD ? "true" : "false");
 			if (w >= 0)
-				printf("\"%s\"", gso_tso_why_name((unsigned)w));
+				printf("\"%s\"", name_or(gso_tso_why_name((unsigned)w)));
 			else
 				printf("null,\"error\":%d", w);
 			if (bk == B_VNET && w == GSO_TSO_WHY_OFFLOAD)
@@ -340,7 +348,7 @@ static void print_text(const struct gso_ifcaps *c, const struct sel *s)
 	       c->gso_max_size, c->gso_max_segs, c->tso_max_size, c->tso_max_segs);
 	printf("\nOffloads (ethtool -k):\n");
 	for (unsigned i = 0; i < GSO_IF_NFEATURES; i++)
-		printf("  %-30s %s%s\n", gso_ifcaps_feature_name(i), c->features >> i & 1 ? "on" : "off",
+		printf("  %-30s %s%s\n", name_or(gso_ifcaps_feature_name(i)), c->features >> i & 1 ? "on" : "off",
 		       c->features_fixed >> i & 1 ? " [fixed]" : "");
 
 	printf("\nXDP (netdev netlink family):\n");
@@ -394,7 +402,7 @@ static void print_json(const struct gso_ifcaps *c, const struct sel *s)
 	       c->gso_max_segs, c->tso_max_size, c->tso_max_segs);
 	printf("\"features\":{");
 	for (unsigned i = 0; i < GSO_IF_NFEATURES; i++)
-		printf("%s\"%s\":{\"active\":%s,\"fixed\":%s}", i ? "," : "", gso_ifcaps_feature_name(i),
+		printf("%s\"%s\":{\"active\":%s,\"fixed\":%s}", i ? "," : "", name_or(gso_ifcaps_feature_name(i)),
 		       c->features >> i & 1 ? "true" : "false", c->features_fixed >> i & 1 ? "true" : "false");
 	printf("},\"netdev_genl\":%d,", c->netdev_genl);
 	printf("\"xdp_features\":[%s],", bits(c->xdp_features, xdp_act_name, b, sizeof(b), true));
@@ -435,7 +443,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	GSO_OPTS(gso_ifcaps, c);
-	err = gso_ifcaps__probe(argv[optind], flags, &c);
+	err = gso_ifindex(argv[optind]);
+	if (err > 0)
+		err = gso_ifcaps__probe(err, flags, &c);
 	if (err) {
 		fprintf(stderr, "gsocaps: %s: %s\n", argv[optind], strerror(-err));
 		return 1;

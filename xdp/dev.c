@@ -36,7 +36,7 @@ int gso_dev__caps(const struct gso_dev *dev, struct gso_dev_caps *caps)
 
 const char *gso_dev__name(const struct gso_dev *dev)
 {
-	return dev ? dev->name : "(null)";
+	return dev ? dev->name : NULL;
 }
 
 int gso_dev__max_payload(struct gso_dev *dev, const struct gso_tmpl *t, uint32_t tx_flags)

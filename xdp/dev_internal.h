@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <gso/xdp.h>
+#include <gso/dev.h>
 #include "umem_alloc_internal.h"
 
 /* Only on clear hot/cold splits (a fault on the data path). */

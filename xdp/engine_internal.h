@@ -23,7 +23,8 @@
 #include <gso/engine.h>
 #include <gso/evloop.h>
 #include <gso/sched.h>
-#include <gso/tso.h>
+#include <gso/dev.h>
+#include <gso/steer.h>
 #include "rtnl_internal.h"
 
 #define ENGINE_MAX_RX 16
@@ -109,7 +110,7 @@ struct gso_engine {
 
 	/* devices */
 	struct gso_dev *tx;            /* transmit device */
-	bool tx_is_tso;                /* a <gso/tso.h> backend (gso_tso__submit per stream) */
+	bool tx_is_tso;                /* a TSO backend (gso_tso__submit per stream) */
 	struct gso_dev_caps caps;      /* of tx, refreshed on link-up and set_tx */
 	struct gso_dev *rx[ENGINE_MAX_RX];
 	unsigned nrx;

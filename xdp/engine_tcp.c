@@ -598,7 +598,7 @@ static void t_free(struct eflow *f)
 	release_all(s);
 	unhash(s);
 	if (s->f.e->steer) {
-		struct gso_flow fl = { .l3 = s->key.l3, .l4 = GSO_L4_TCP, .sport = s->key.peer_port,
+		struct gso_flow fl = { .sz = sizeof(fl), .l3 = s->key.l3, .l4 = GSO_L4_TCP, .sport = s->key.peer_port,
 				       .dport = s->key.our_port };
 
 		memcpy(fl.saddr, s->key.peer_addr, 16);
@@ -1136,7 +1136,7 @@ static uint32_t random32(void)
 
 static int steer_add(struct gso_stream *s)
 {
-	struct gso_flow fl = { .l3 = s->key.l3, .l4 = GSO_L4_TCP, .sport = s->key.peer_port,
+	struct gso_flow fl = { .sz = sizeof(fl), .l3 = s->key.l3, .l4 = GSO_L4_TCP, .sport = s->key.peer_port,
 			       .dport = s->key.our_port };
 
 	if (!s->f.e->steer)

@@ -43,7 +43,7 @@ const char *gso_evloop_backend_name(unsigned backend)
 	case GSO_EVLOOP_EPOLL:
 		return "epoll";
 	}
-	return "?";
+	return NULL;
 }
 
 /* ---- histogram ----------------------------------------------------------- */

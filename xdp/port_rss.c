@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <gso/port.h>
+#include "flow_internal.h"
 #include "port_internal.h"
 
 const uint8_t gsoi_port_rss_key[40] = {
@@ -35,12 +36,13 @@ uint32_t gsoi_port_toeplitz(const uint8_t *key, uint32_t keylen, const uint8_t *
 	return h;
 }
 
-uint32_t gso_flow__rss_hash(const struct gso_flow *f)
+uint32_t gso_flow__rss_hash(const struct gso_flow *caller)
 {
+	struct gso_flow full, *f = &full;
 	uint8_t in[36];
 	uint32_t alen, n;
 
-	if (!f || (f->l3 != GSO_L3_IPV4 && f->l3 != GSO_L3_IPV6))
+	if (!gsoi_flow_read(caller, &full) || (f->l3 != GSO_L3_IPV4 && f->l3 != GSO_L3_IPV6))
 		return 0;
 	alen = f->l3 == GSO_L3_IPV4 ? 4 : 16;
 	memcpy(in, f->saddr, alen);
@@ -53,9 +55,11 @@ uint32_t gso_flow__rss_hash(const struct gso_flow *f)
 	return gsoi_port_toeplitz(gsoi_port_rss_key, sizeof(gsoi_port_rss_key), in, n);
 }
 
-int gso_port__queue_of(const struct gso_port *p, const struct gso_flow *f)
+int gso_port__queue_of(const struct gso_port *p, const struct gso_flow *caller)
 {
-	if (!p || !f || (f->l3 != GSO_L3_IPV4 && f->l3 != GSO_L3_IPV6))
+	struct gso_flow f;
+
+	if (!p || !gsoi_flow_read(caller, &f) || (f.l3 != GSO_L3_IPV4 && f.l3 != GSO_L3_IPV6))
 		return -EINVAL;
-	return (int)(gso_flow__rss_hash(f) % p->n);
+	return (int)(gso_flow__rss_hash(&f) % p->n);
 }

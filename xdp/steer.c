@@ -27,7 +27,9 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/steer.h>
+#include "flow_internal.h"
 #include "link_internal.h"
 #include "opts_internal.h"
 #include "steer_map.h"
@@ -96,7 +98,7 @@ int gso_flow__reply_of(struct gso_flow *f, const struct gso_tmpl *t)
 	struct gso_flow r;
 	unsigned alen, so, doff;
 
-	if (!f || !t)
+	if (!f || !t || f->sz <= sizeof(size_t))
 		return -EINVAL;
 	if (t->l3 == GSO_L3_IPV4) {
 		alen = 4;
@@ -113,6 +115,7 @@ int gso_flow__reply_of(struct gso_flow *f, const struct gso_tmpl *t)
 	    t->l3_off + doff + alen > t->l4_off)
 		return -EINVAL;
 	memset(&r, 0, sizeof(r));
+	r.sz = f->sz < sizeof(r) ? f->sz : sizeof(r);
 	r.l3 = t->l3;
 	r.l4 = t->l4;
 	/* The reply comes from where we send to. */
@@ -123,15 +126,16 @@ int gso_flow__reply_of(struct gso_flow *f, const struct gso_tmpl *t)
 	/* The replies carry the tag we send with (a priority tag, VLAN 0, is no VLAN). */
 	if (t->vlan)
 		r.vlan = (uint16_t)((t->hdr[14] << 8 | t->hdr[15]) & 0xfff);
-	*f = r;
+	memcpy(f, &r, r.sz);
 	return 0;
 }
 
-static int make_key(const struct gso_flow *f, struct steer_key *k)
+static int make_key(const struct gso_flow *caller, struct steer_key *k)
 {
 	static const uint8_t zero[12];
+	struct gso_flow full, *f = &full;
 
-	if (!f || (f->l3 != GSO_L3_IPV4 && f->l3 != GSO_L3_IPV6) || (f->l4 != GSO_L4_TCP && f->l4 != GSO_L4_UDP) ||
+	if (!gsoi_flow_read(caller, &full) || (f->l3 != GSO_L3_IPV4 && f->l3 != GSO_L3_IPV6) || (f->l4 != GSO_L4_TCP && f->l4 != GSO_L4_UDP) ||
 	    f->vlan > 4094)
 		return -EINVAL;
 	if (f->l3 == GSO_L3_IPV4 && (memcmp(f->saddr + 4, zero, 12) || memcmp(f->daddr + 4, zero, 12)))
@@ -331,7 +335,7 @@ static bool try_dir(char *out, size_t cap, const char *dir, const char *sub)
 	return n > 0 && (size_t)n < cap && readable(out);
 }
 
-/* The object's path by the rules in xdp.h; -ENOENT if none is there. */
+/* The object's path by the rules of struct gso_steer_opts (steer.h); -ENOENT if none is there. */
 static int find_obj(const char *given, char *out, size_t cap)
 {
 	char exe[PATH_MAX], dir[PATH_MAX];

@@ -1,6 +1,7 @@
 /*
- * An AF_XDP socket with its UMEM registration and mapped rings, shared by
- * the transmit backend (xsk_tx.c) and the capability probes (caps.c).
+ * An AF_XDP socket with its UMEM registration and mapped rings (xsk_sock.c,
+ * the probe xsk_probe.c), shared by the AF_XDP device (xsk_dev.c, xsk_tx.c), the capability probes (ifcaps.c)
+ * and the e1000 model's wire (e1000/e1000_wire.c).
  * Not installed.
  */
 #ifndef GSO_XDP_XSK_INTERNAL_H
@@ -77,7 +78,7 @@ uint32_t gsoi_xsk_copy_max_descs(void);
 
 struct gso_dev;
 /*
- * What the steering loader needs of an AF_XDP device (xsk_tx.c): its
+ * What the steering loader needs of an AF_XDP device (xsk_dev.c): its
  * interface, queue, socket and whether it has a receive side.  Returns 0,
  * -EINVAL (not an AF_XDP device) or -ESHUTDOWN (closed).
  */

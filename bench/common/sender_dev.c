@@ -7,7 +7,12 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include <gso/tso.h>
+#include <gso/dev.h>
+#include <gso/xsk.h>
+#include <gso/vnet.h>
+#include <gso/steer.h>
+#include <gso/ifcaps.h>
+#include <gso/e1000.h>
 
 static const char *const mode_names[SND_MODE_COUNT] = {
 	[SND_MODE_SOFTWARE] = "software",
@@ -57,13 +62,13 @@ static int fail(char *err, size_t len, int e, const char *fmt, ...)
  * probe of the interface, with the release that brought it, so that the
  * person on an older kernel (Debian 12 has 6.1) learns what to upgrade.
  */
-static int xsk_missing(char *err, size_t len, const char *ifname, bool sg)
+static int xsk_missing(char *err, size_t len, int ifindex, const char *ifname, bool sg)
 {
 	struct gso_ifcaps c = { .sz = sizeof(c) };
 	struct utsname u;
 	const char *rel = uname(&u) ? "?" : u.release;
 
-	if (gso_ifcaps__probe(ifname, GSO_IFCAPS_NO_SEND, &c))
+	if (gso_ifcaps__probe(ifindex, GSO_IFCAPS_NO_SEND, &c))
 		c.xsk_tx_metadata = c.xsk_sg = 0;
 	if (sg)
 		return fail(err, len, -EOPNOTSUPP,
@@ -110,7 +115,7 @@ static int probe(int ifindex, struct gso_ifcaps *ic, char *name)
 {
 	if (!if_indextoname((unsigned)ifindex, name))
 		return -errno;
-	return gso_ifcaps__probe(name, GSO_IFCAPS_NO_XSK, ic);
+	return gso_ifcaps__probe(ifindex, GSO_IFCAPS_NO_XSK, ic);
 }
 
 static void describe(struct snd_dev *d)
@@ -187,11 +192,11 @@ int snd_dev_open(struct snd_dev *d, int mode, int ifindex, uint32_t queue, char 
 		d->rx[queue] = d->tx;
 		f = dev_flags(d->tx);
 		if (kind == SND_MODE_CSUM && !(f & GSO_DEV_CSUM)) {
-			e = xsk_missing(err, errlen, name, false);
+			e = xsk_missing(err, errlen, ifindex, name, false);
 			goto out;
 		}
 		if (kind == SND_MODE_MULTIBUF && !(f & GSO_DEV_SG)) {
-			e = xsk_missing(err, errlen, name, true);
+			e = xsk_missing(err, errlen, ifindex, name, true);
 			goto out;
 		}
 	}

@@ -31,7 +31,8 @@
 #include <stdint.h>
 
 #include <gso/engine.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/steer.h>
 
 enum snd_mode {
 	SND_MODE_SOFTWARE,

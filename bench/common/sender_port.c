@@ -255,7 +255,7 @@ int sender_port_run(const struct sender_port_args *a)
 		bench_die(BENCH_EXIT_USAGE, ENOMEM, "streams");
 	for (uint32_t i = 0; i < a->streams; i++) {
 		struct pstream *ps = &r.st[i];
-		struct gso_flow f = { .l3 = a->route->l3, .l4 = GSO_L4_TCP };
+		struct gso_flow f = { .sz = sizeof(f), .l3 = a->route->l3, .l4 = GSO_L4_TCP };
 
 		ps->run = &r;
 		ps->so = a->so;

@@ -8,7 +8,8 @@
 #   - every global symbol of the static archives is prefixed: gso_* when it
 #     is GSO_API (default visibility), gsoi_* when it is internal (hidden),
 #     so that nothing of ours collides with the libraries we link (libxdp's
-#     xsk_*) or with a user's names.
+#     xsk_*) or with a user's names.  libgso-e1000.a (the e1000 model,
+#     static only, never installed: no map) gets this check alone.
 # GSO_API is read from the objects' symbol visibility (the libraries are
 # built with -fvisibility=hidden), not from the headers.
 # Prints one line per problem, naming the symbol; exits 1 if there was any.
@@ -21,17 +22,35 @@ export LC_ALL=C
 
 fail() { echo "abi: $*"; status=1; }
 
+# globals LIB: the defined globals of build/LIB.a into $tmp/all (NAME
+# VISIBILITY), $tmp/api (default visibility) and $tmp/internal (hidden).
+globals() {
+	readelf -sW "$B/$1.a" | awk '($5 == "GLOBAL" || $5 == "WEAK") && $7 != "UND" && $4 != "FILE" \
+		{ print $8, $6 }' | sort -u >"$tmp/all"
+	awk '$2 == "DEFAULT" { print $1 }' "$tmp/all" | sort -u >"$tmp/api"
+	awk '$2 != "DEFAULT" { print $1 }' "$tmp/all" | sort -u >"$tmp/internal"
+}
+
+# prefixes LIB: every global of $tmp/api is gso_*, of $tmp/internal gsoi_*.
+prefixes() {
+	for s in $(grep -v '^gso_' "$tmp/api"); do
+		fail "$s is GSO_API in $1: public names start with gso_"
+	done
+	for s in $(grep -v '^gsoi_' "$tmp/internal"); do
+		case $s in
+		gso_*) fail "$s is internal to $1 (not GSO_API) but has the public prefix: name it gsoi_*" ;;
+		*) fail "$s is a global symbol of $1.a without the internal prefix gsoi_ (make it static or rename it)" ;;
+		esac
+	done
+}
+
 # check LIB MAP: build/LIB.a, build/LIB.so and the version script MAP.
 check() {
 	lib=$1 map=$2
 	for f in "$B/$lib.a" "$B/$lib.so" "$map"; do
 		[ -r "$f" ] || { fail "$f is missing (build with make lib)"; return; }
 	done
-	# Defined globals of the archive's objects: NAME VISIBILITY.
-	readelf -sW "$B/$lib.a" | awk '($5 == "GLOBAL" || $5 == "WEAK") && $7 != "UND" && $4 != "FILE" \
-		{ print $8, $6 }' | sort -u >"$tmp/all"
-	awk '$2 == "DEFAULT" { print $1 }' "$tmp/all" | sort -u >"$tmp/api"
-	awk '$2 != "DEFAULT" { print $1 }' "$tmp/all" | sort -u >"$tmp/internal"
+	globals "$lib"
 	# The map's names, in file order (all nodes), between global: and local:.
 	# Comments are dropped first (they may span lines).
 	awk '{ out = ""; l = $0
@@ -66,20 +85,23 @@ check() {
 	for s in $(comm -13 "$tmp/dyn" "$tmp/listed.s"); do
 		grep -qx "$s" "$tmp/api" && fail "$lib.so does not export $s, which $map names"
 	done
-	for s in $(grep -v '^gso_' "$tmp/api"); do
-		fail "$s is GSO_API in $lib: public names start with gso_"
-	done
-	for s in $(grep -v '^gsoi_' "$tmp/internal"); do
-		case $s in
-		gso_*) fail "$s is internal to $lib (not GSO_API) but has the public prefix: name it gsoi_*" ;;
-		*) fail "$s is a global symbol of $lib.a without the internal prefix gsoi_ (make it static or rename it)" ;;
-		esac
-	done
+	prefixes "$lib"
 	echo "abi: $lib: $(wc -l <"$tmp/listed.s") symbols in $map, $(wc -l <"$tmp/dyn") exported," \
 		"$(wc -l <"$tmp/internal") internal globals (gsoi_*)"
 }
 
 check libgso libgso/libgso.map
 check libgso-xdp xdp/libgso-xdp.map
+if [ -r "$B/libgso-e1000.a" ]; then
+	globals libgso-e1000
+	prefixes libgso-e1000
+	grep -q . "$tmp/api" || fail "libgso-e1000.a defines no gso_e1000__* function"
+	for s in $(grep -v '^gso_e1000__' "$tmp/api"); do
+		fail "$s is GSO_API in libgso-e1000: the model's public names are gso_e1000__*"
+	done
+	echo "abi: libgso-e1000: $(wc -l <"$tmp/api") public, $(wc -l <"$tmp/internal") internal globals (gsoi_*), no map (static only)"
+else
+	fail "$B/libgso-e1000.a is missing (build with make lib)"
+fi
 [ $status -eq 0 ] || echo "abi: FAILED"
 exit $status

@@ -12,8 +12,10 @@
 #include <string.h>
 
 #include <gso/gso.h>
-#include <gso/tso.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/xsk.h>
+#include <gso/vnet.h>
+#include <gso/e1000.h>
 #include "gso_test.h"
 
 static struct gso_testbed tb;

@@ -21,8 +21,10 @@
 #include <sys/socket.h>
 
 #include <gso/tmpl.h>
-#include <gso/tso.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/xsk.h>
+#include <gso/vnet.h>
+#include <gso/e1000.h>
 
 #include "gso_test.h"
 

@@ -27,7 +27,8 @@ static uint16_t pick_sport(void)
 		unsigned on[2] = { 0 };
 
 		for (unsigned i = 0; i < NSTREAMS; i++) {
-			struct gso_flow f = { .l3 = GSO_L3_IPV4, .l4 = GSO_L4_TCP, .sport = (uint16_t)(BASE_PORT + i),
+			struct gso_flow f = { .sz = sizeof(f), .l3 = GSO_L3_IPV4, .l4 = GSO_L4_TCP,
+					      .sport = (uint16_t)(BASE_PORT + i),
 					      .dport = (uint16_t)(base + i) };
 
 			inet_pton(AF_INET, ADDR_B, f.saddr);

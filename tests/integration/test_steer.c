@@ -128,7 +128,7 @@ ParameterizedTest(bool *v6p, steer, tcp_acks)
 	int err = gso_steer__create(&sg.steer, xt_g.tb.ifindex[0], NULL);
 	cr_assert_eq(err, 0, "gso_steer__create: %s", strerror(-err));
 	cr_assert_eq(gso_steer__add_dev(sg.steer, xt_g.dev), 0);
-	struct gso_flow f;
+	GSO_OPTS(gso_flow, f);
 	cr_assert_eq(gso_flow__reply_of(&f, &xt_g.tmpl), 0);
 	cr_assert_eq(f.sport, XT_PORT_RX);
 	cr_assert_eq(f.dport, sport);

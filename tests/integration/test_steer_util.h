@@ -10,6 +10,8 @@
 
 #include <stdlib.h>
 
+#include <gso/steer.h>
+
 #include "test_xsk_util.h"
 
 #define A_PORT 7001  /* registered flow: b:B_PORT -> a:A_PORT */
@@ -179,6 +181,7 @@ static inline struct gso_flow udp_flow(bool v6)
 	struct gso_flow f;
 
 	memset(&f, 0, sizeof(f));
+	f.sz = sizeof(f);
 	f.l3 = v6 ? GSO_L3_IPV6 : GSO_L3_IPV4;
 	f.l4 = GSO_L4_UDP;
 	f.sport = B_PORT;

@@ -31,8 +31,8 @@
 #include <gso/offload.h>
 #include <gso/seg.h>
 #include <gso/tmpl.h>
-#include <gso/tso.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/vnet.h>
 
 #include "gso_test.h"
 

@@ -23,8 +23,8 @@
 #include <gso/csum.h>
 #include <gso/offload.h>
 #include <gso/tmpl.h>
-#include <gso/tso.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/vnet.h>
 
 #include "gso_test.h"
 

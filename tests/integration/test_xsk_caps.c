@@ -8,7 +8,9 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include <gso/tso.h>
+#include <gso/dev.h>
+#include <gso/ifcaps.h>
+#include <gso/e1000.h>
 
 #include "test_xsk_util.h"
 
@@ -44,22 +46,24 @@ Test(xsk_caps, veth_probe)
 	gso_test_require_root();
 	xt_bed(0);
 	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
+	/* The name helper agrees with the test-bed's ifindex. */
+	cr_assert_eq(gso_ifindex(xt_g.tb.ifname[0]), xt_g.tb.ifindex[0]);
 	GSO_OPTS(gso_ifcaps, c);
-	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifname[0], 0, &c), 0);
+	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifindex[0], 0, &c), 0);
 	cr_assert_str_eq(c.ifname, xt_g.tb.ifname[0]);
 	cr_assert_eq(c.ifindex, xt_g.tb.ifindex[0]);
 	check_veth(&c);
 
 	/* Cached: same answer; a refresh probes again and agrees. */
 	GSO_OPTS(gso_ifcaps, c2);
-	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifname[0], 0, &c2), 0);
+	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifindex[0], 0, &c2), 0);
 	cr_assert_eq(memcmp(&c, &c2, sizeof(c)), 0);
-	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifname[0], GSO_IFCAPS_REFRESH, &c2), 0);
+	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifindex[0], GSO_IFCAPS_REFRESH, &c2), 0);
 	check_veth(&c2);
 
 	/* Skipped probes say so. */
 	GSO_OPTS(gso_ifcaps, c3);
-	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifname[0], GSO_IFCAPS_NO_XSK, &c3), 0);
+	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifindex[0], GSO_IFCAPS_NO_XSK, &c3), 0);
 	cr_assert_eq(c3.xsk_copy, -ECANCELED);
 	cr_assert_eq(c3.mtu, 1500);
 
@@ -67,15 +71,17 @@ Test(xsk_caps, veth_probe)
 	struct gso_ifcaps small;
 	memset(&small, 0x5a, sizeof(small));
 	small.sz = offsetof(struct gso_ifcaps, mtu);
-	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifname[0], 0, &small), 0);
+	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifindex[0], 0, &small), 0);
 	cr_assert_eq(small.ifindex, xt_g.tb.ifindex[0]);
 	cr_assert_eq(small.mtu, 0x5a5a5a5a, "field past sz written");
 
-	cr_assert_eq(gso_ifcaps__probe("nosuchif0", 0, &c), -ENODEV);
-	cr_assert_eq(gso_ifcaps__probe(NULL, 0, &c), -EINVAL);
-	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifname[0], 1u << 30, &c), -EINVAL);
+	cr_assert_eq(gso_ifcaps__probe(0x7ffffff0, 0, &c), -ENODEV);
+	cr_assert_eq(gso_ifcaps__probe(0, 0, &c), -EINVAL);
+	cr_assert_eq(gso_ifcaps__probe(-1, 0, &c), -EINVAL);
+	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifindex[0], 0, NULL), -EINVAL);
+	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifindex[0], 1u << 30, &c), -EINVAL);
 	c.sz = 0;
-	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifname[0], 0, &c), -EINVAL);
+	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifindex[0], 0, &c), -EINVAL);
 }
 
 Test(xsk_caps, loopback_probe)
@@ -84,7 +90,7 @@ Test(xsk_caps, loopback_probe)
 	xt_bed(0);
 	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
 	GSO_OPTS(gso_ifcaps, c);
-	cr_assert_eq(gso_ifcaps__probe("lo", 0, &c), 0);
+	cr_assert_eq(gso_ifcaps__probe(gso_ifindex("lo"), 0, &c), 0);
 	cr_assert_str_eq(c.driver, "loopback");
 	cr_assert_eq(c.mtu, 65536);
 	cr_assert(c.features_fixed & GSO_IF_SG);

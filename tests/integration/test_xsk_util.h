@@ -24,7 +24,8 @@
 #include <sys/socket.h>
 
 #include <gso/gso.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/xsk.h>
 
 #include "gso_test.h"
 

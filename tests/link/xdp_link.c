@@ -1,10 +1,10 @@
 /*
  * Link check for the installed libgso-xdp: built against libgso-xdp.pc
- * (shared and static), it must resolve and run.  It only reads the clock:
- * the check must not touch any interface.
+ * (shared and static), it must resolve and run, and the umbrella header
+ * must compile against the installed headers alone.  It only reads the
+ * clock: the check must not touch any interface.
  */
-#include <gso/evloop.h>
-#include <gso/xdp.h>
+#include <gso/xdp.h> /* the umbrella: every installed libgso-xdp header */
 #include <stdio.h>
 
 int main(void)

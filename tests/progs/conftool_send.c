@@ -22,8 +22,10 @@
 #include <linux/if_packet.h>
 
 #include <gso/tmpl.h>
-#include <gso/tso.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/xsk.h>
+#include <gso/vnet.h>
+#include <gso/e1000.h>
 
 #include "conftool.h"
 #include "tool_util.h"
@@ -168,7 +170,7 @@ static void print_tso_stats(struct gso_dev *dev)
 	for (unsigned i = 0; i < GSO_TSO_WHY_COUNT; i++)
 		if (st.why[i] && at < sizeof(why))
 			at += (size_t)snprintf(why + at, sizeof(why) - at, " %s %" PRIu64,
-					       gso_tso_why_name(i), st.why[i]);
+					       gso_tso_why_name(i) ? gso_tso_why_name(i) : "unknown", st.why[i]);
 	fprintf(stderr, "conftool: %s: %" PRIu64 " super-packets handed whole to what is below, %" PRIu64
 		" segmented by libgso, %" PRIu64 " single; by reason:%s\n", gso_dev__name(dev),
 		st.offloaded, st.software, st.single, why);

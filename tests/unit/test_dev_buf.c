@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include <gso/tmpl.h>
-#include <gso/tso.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/e1000.h>
 
 #include "gso_test.h"
 

@@ -18,8 +18,8 @@
 
 #include <gso/seg.h>
 #include <gso/tmpl.h>
-#include <gso/tso.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/e1000.h>
 
 #include "gso_test.h"
 

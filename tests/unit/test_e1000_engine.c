@@ -26,7 +26,7 @@
 #include <gso/seg.h>
 #include <gso/tmpl.h>
 
-#include "e1000_internal.h"
+#include "e1000/e1000_internal.h"
 #include "gso_test.h"
 
 #define DMA_LEN (1u << 20)

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include <gso/tmpl.h>
-#include <gso/tso.h>
+#include <gso/dev.h>
 
-#include "vnet_internal.h"
+#include "tsodev_internal.h"
 
 enum lim_kind { VNET, VNET64, E1000, E1000_SEGS10, SMALL_HDR, SMALL_MSS };
 

@@ -104,7 +104,7 @@ static int f_submit(struct gso_dev *d, const struct gso_tx *tx, unsigned n)
 	if (f->mode == -ENODEV)
 		return -ENODEV;
 	if (f->mode == -ENETDOWN && f->queued_down)
-		return -ENETDOWN; /* as xsk_tx.c: one call queues, later ones are refused */
+		return -ENETDOWN; /* as the AF_XDP device: one call queues, later ones are refused */
 	for (; k < n && f->room; k++) {
 		if (f->room != UINT32_MAX)
 			f->room--;

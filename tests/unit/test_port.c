@@ -131,7 +131,8 @@ static const struct rss_vec v6[] = {
 
 static struct gso_flow mkflow(int l3, const struct rss_vec *v)
 {
-	struct gso_flow f = { .l3 = (uint8_t)l3, .l4 = GSO_L4_TCP, .sport = v->sport, .dport = v->dport };
+	struct gso_flow f = { .sz = sizeof(f), .l3 = (uint8_t)l3, .l4 = GSO_L4_TCP, .sport = v->sport,
+			      .dport = v->dport };
 	int af = l3 == GSO_L3_IPV4 ? AF_INET : AF_INET6;
 
 	cr_assert_eq(inet_pton(af, v->src, f.saddr), 1);
@@ -163,10 +164,13 @@ Test(port_rss, microsoft_vectors)
 
 Test(port_rss, bad_input)
 {
-	struct gso_flow f = { .l3 = 7 };
+	struct gso_flow f = { .sz = sizeof(f), .l3 = 7 };
+	struct gso_flow ok = mkflow(GSO_L3_IPV4, &v4[0]);
 
 	cr_assert_eq(gso_flow__rss_hash(NULL), 0);
 	cr_assert_eq(gso_flow__rss_hash(&f), 0);
+	ok.sz = 0;
+	cr_assert_eq(gso_flow__rss_hash(&ok), 0, "sz not set");
 	cr_assert_eq(gso_port__queue_of(NULL, &f), -EINVAL);
 }
 

@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include <gso/gso.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/steer.h>
 
 struct reply_case {
 	char name[32];
@@ -48,7 +49,9 @@ ParameterizedTest(struct reply_case *c, steer_flow, reply_of)
 	memcpy(d, tf.daddr, alen);
 	cr_assert_eq(gso_tmpl__build(&t, &tf), 0, "%s", c->name);
 	memset(&f, 0xee, sizeof(f));
+	f.sz = sizeof(f);
 	cr_assert_eq(gso_flow__reply_of(&f, &t), 0);
+	cr_assert_eq(f.sz, sizeof(f));
 	cr_assert_eq(f.l3, c->l3);
 	cr_assert_eq(f.l4, c->l4);
 	cr_assert_eq(f.sport, c->dport, "%s: the reply comes from the port we send to", c->name);
@@ -69,6 +72,7 @@ Test(steer_flow, bad_arguments)
 	GSO_OPTS(gso_tmpl_fields, tf, .l3 = GSO_L3_IPV4, .l4 = GSO_L4_UDP, .sport = 1, .dport = 2);
 	cr_assert_eq(gso_tmpl__build(&t, &tf), 0);
 	memset(&f, 0x5a, sizeof(f));
+	f.sz = sizeof(f);
 	before = f;
 	cr_assert_eq(gso_flow__reply_of(NULL, &t), -EINVAL);
 	cr_assert_eq(gso_flow__reply_of(&f, NULL), -EINVAL);
@@ -81,6 +85,11 @@ Test(steer_flow, bad_arguments)
 	bad = t;
 	bad.hdr_len = (uint16_t)(bad.l4_off + 2);
 	cr_assert_eq(gso_flow__reply_of(&f, &bad), -EINVAL, "ports past the headers");
+	f.sz = 0;
+	cr_assert_eq(gso_flow__reply_of(&f, &t), -EINVAL, "sz not set");
+	f.sz = sizeof(size_t);
+	cr_assert_eq(gso_flow__reply_of(&f, &t), -EINVAL, "sz only covers sz");
+	f.sz = sizeof(f);
 	cr_assert_eq(memcmp(&f, &before, sizeof(f)), 0, "failed calls write nothing");
 	/* The steering calls check their arguments before touching a kernel object. */
 	cr_assert_eq(gso_steer__flow_add(NULL, &f), -EINVAL);

@@ -1,7 +1,8 @@
 /*
  * libgso-xdp transmit engine: the layer between the parts (<gso/gso.h>)
- * and a device (<gso/xdp.h>, <gso/tso.h>).  One engine drives ONE device
- * queue from ONE thread and owns everything on its transmit path:
+ * and a device (<gso/dev.h>; backends <gso/xsk.h>, <gso/vnet.h>).  One
+ * engine drives ONE device queue from ONE thread and owns everything on
+ * its transmit path:
  *
  *  - the device (an AF_XDP socket on one queue, the virtio_net_hdr
  *    backend or the e1000 model) and any extra receive devices;
@@ -42,7 +43,7 @@
  * except gso_engine__wake() and gso_engine__stop(), which any thread may
  * call.  Hand-off between threads, one engine per queue: <gso/port.h>.
  *
- * Conventions as in <gso/xdp.h>: calls return 0, a count or a negative
+ * Conventions as in <gso/dev.h>: calls return 0, a count or a negative
  * errno and a failed call changes nothing; options and output structs
  * start with `size_t sz`, are declared with GSO_OPTS() and 0 means
  * "default"; the library never prints.  Errors used here:
@@ -67,7 +68,9 @@
 #include <gso/evloop.h>
 #include <gso/tmpl.h>
 #include <gso/route.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/xsk.h>
+#include <gso/steer.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -525,7 +528,6 @@ struct gso_stream_info {
 	uint64_t pacing_rate;    /* wire bytes/s, GSO_RATE_UNPACED before the first RTT sample */
 	uint64_t srtt_ns, min_rtt_ns, rtt_samples;
 	uint64_t offloaded, software; /* super-segments the device / software segmented (TSO backends) */
-	uint64_t burst_hist[GSO_STREAM_BURST_HIST];
 	/*
 	 * The peer's segments refused after the handshake (RFC 5961), each
 	 * dropped without effect on the connection:
@@ -542,9 +544,11 @@ struct gso_stream_info {
 	uint32_t app_limited_marks;  /* times the flow was found app-limited (gso_flowq__check_app_limited) */
 	uint64_t delivery_rate;      /* payload bytes/s, latest sample (tcpi_delivery_rate) */
 	struct gso_cc_bbr_info bbr;  /* with GSO_CC_BBR: the model (sz 0 otherwise) */
+	/* Last, so that a longer histogram extends it: */
+	uint64_t burst_hist[GSO_STREAM_BURST_HIST];
 	size_t :0;
 };
-#define gso_stream_info__last_field bbr
+#define gso_stream_info__last_field burst_hist
 
 /* Fill `info` up to info->sz.  Works until gso_stream__close().  0 or -EINVAL. */
 GSO_API int gso_stream__info(const struct gso_stream *s, struct gso_stream_info *info);

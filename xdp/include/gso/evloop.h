@@ -42,7 +42,7 @@
  * earlier.  To make longer waits exact too, set early_ns near the wake-up
  * lateness (each wait then also spins that long).
  *
- * Conventions as in <gso/xdp.h>: 0, a count or a negative errno; a failed
+ * Conventions as in <gso/dev.h>: 0, a count or a negative errno; a failed
  * call changes nothing; options structs start with `size_t sz`, are
  * declared with GSO_OPTS() and 0 means "default".  A loop is used by one
  * thread at a time.  Nothing is allocated after gso_evloop__create().
@@ -92,7 +92,11 @@ struct gso_evloop_opts {
 
 struct gso_evloop;
 
-/* One ready descriptor. */
+/*
+ * One ready descriptor.  No sz field: an element of the arrays of
+ * gso_evloop__wait_until(); growing it needs a new symbol version of the
+ * calls that take it.
+ */
 struct gso_evloop_event {
 	uint64_t cookie;  /* as given to gso_evloop__add_fd() */
 	int fd;
@@ -213,7 +217,7 @@ GSO_API int gso_evloop__stats(const struct gso_evloop *loop, struct gso_evloop_s
 /* Zero the counters and histograms (not backend / uring_err).  NULL is a no-op. */
 GSO_API void gso_evloop__stats_reset(struct gso_evloop *loop);
 
-/* "io_uring", "epoll" or "auto" for a backend value; "?" otherwise. */
+/* "io_uring", "epoll" or "auto" for a backend value; NULL for any other value. */
 GSO_API const char *gso_evloop_backend_name(unsigned backend);
 
 #ifdef __cplusplus

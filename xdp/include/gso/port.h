@@ -58,7 +58,9 @@
 
 #include <gso/common.h>
 #include <gso/engine.h>
-#include <gso/xdp.h>
+#include <gso/dev.h>
+#include <gso/xsk.h>
+#include <gso/steer.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -192,7 +194,8 @@ GSO_API int gso_port__call(struct gso_port *p, uint32_t q, gso_port_call_fn fn, 
 /*
  * The queue for flow `f` (the flow as the peer's frames carry it, e.g.
  * gso_flow__reply_of() of the template): gso_flow__rss_hash(f) % N.
- * The same on every run and every host.  Returns the queue, or -EINVAL.
+ * The same on every run and every host.  Returns the queue, or -EINVAL
+ * (NULL, f->sz bad as for gso_steer__flow_add, an unknown l3).
  */
 GSO_API int gso_port__queue_of(const struct gso_port *p, const struct gso_flow *f);
 
@@ -201,7 +204,8 @@ GSO_API int gso_port__queue_of(const struct gso_port *p, const struct gso_flow *
  * `f`, with the default 40-byte key of Microsoft's RSS specification
  * (the one Linux drivers and DPDK use): over source address, destination
  * address, source port, destination port, in network byte order (IPv4:
- * 12 bytes, IPv6: 36).  VLAN is not hashed.  0 for NULL or an unknown l3.
+ * 12 bytes, IPv6: 36).  VLAN is not hashed.  0 for NULL, a bad sz or an
+ * unknown l3.
  */
 GSO_API uint32_t gso_flow__rss_hash(const struct gso_flow *f);
 

@@ -17,7 +17,7 @@
  *
  * IPv4 and IPv6, in the network namespace of the calling thread.  No
  * state is kept between calls: every call asks the kernel again.
- * Conventions as in <gso/xdp.h>: 0 or a negative errno, output structs
+ * Conventions as in <gso/dev.h>: 0 or a negative errno, output structs
  * start with `size_t sz` (declare them with GSO_OPTS), nothing is printed.
  */
 #ifndef GSO_ROUTE_H

@@ -1,5 +1,6 @@
 /*
- * Interface capability probing (gso_ifcaps__probe): ethtool and rtnetlink
+ * Interface capability probing (gso_ifcaps__probe) and the name helper
+ * (gso_ifindex): ethtool and rtnetlink
  * facts, the netdev generic-netlink family, and AF_XDP measured by binding
  * throwaway sockets to queue 0 and sending one probe frame.  Probed once
  * per (network namespace, interface, probe flags) and cached.
@@ -10,12 +11,13 @@
 #include <errno.h>
 #include <net/if.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 
-#include <gso/xdp.h>
+#include <gso/ifcaps.h>
 
 #define PROBE_CHUNKS 16u
 #define PROBE_CHUNK 4096u
@@ -143,7 +145,7 @@ static void probe(const char *ifname, int ifindex, unsigned flags, struct gso_if
 	memset(c, 0, sizeof(*c));
 	c->sz = sizeof(*c);
 	c->ifindex = ifindex;
-	strncpy(c->ifname, ifname, sizeof(c->ifname) - 1);
+	memcpy(c->ifname, ifname, strnlen(ifname, sizeof(c->ifname) - 1));
 	/* rtnetlink first: ethtool reads its flags and refines its queue counts. */
 	gsoi_link_rtnl(ifindex, &li);
 	gsoi_link_ethtool(ifname, &li);
@@ -191,20 +193,30 @@ static uint64_t netns_id(void)
 	return (uint64_t)st.st_dev << 32 ^ st.st_ino;
 }
 
-int gso_ifcaps__probe(const char *ifname, unsigned flags, struct gso_ifcaps *caps)
+int gso_ifindex(const char *name)
+{
+	unsigned i;
+
+	if (!name || !name[0] || strnlen(name, IF_NAMESIZE) >= IF_NAMESIZE)
+		return -EINVAL;
+	i = if_nametoindex(name);
+	return i && i <= INT32_MAX ? (int)i : -ENODEV;
+}
+
+int gso_ifcaps__probe(int ifindex, unsigned flags, struct gso_ifcaps *caps)
 {
 	const unsigned known = GSO_IFCAPS_REFRESH | GSO_IFCAPS_NO_XSK | GSO_IFCAPS_NO_SEND;
 	struct gso_ifcaps full;
 	struct slot *hit = NULL;
 	unsigned key = flags & (GSO_IFCAPS_NO_XSK | GSO_IFCAPS_NO_SEND);
-	uint64_t ns = netns_id();
-	int ifindex;
+	uint64_t ns;
+	char ifname[IF_NAMESIZE];
 
-	if (!ifname || !caps || caps->sz <= sizeof(size_t) || (flags & ~known))
+	if (ifindex <= 0 || !caps || caps->sz <= sizeof(size_t) || (flags & ~known))
 		return -EINVAL;
-	ifindex = (int)if_nametoindex(ifname);
-	if (!ifindex)
+	if (!if_indextoname((unsigned)ifindex, ifname))
 		return -ENODEV;
+	ns = netns_id();
 	pthread_mutex_lock(&cache_lock);
 	for (unsigned i = 0; i < CACHE_SLOTS; i++)
 		if (cache[i].used && cache[i].netns == ns && cache[i].ifindex == ifindex &&

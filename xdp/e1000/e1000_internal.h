@@ -28,8 +28,10 @@
 #include <pthread.h>
 
 #include <gso/offload.h>
-#include <gso/tso.h>
-#include "vnet_internal.h"
+#include <gso/dev.h>
+#include <gso/xsk.h>
+#include <gso/e1000.h>
+#include "tsodev_internal.h"
 
 /* STA bits the device writes back (byte 12 of every descriptor). */
 #define E1000_STA_DD 0x01u

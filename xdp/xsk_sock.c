@@ -1,7 +1,8 @@
 /*
- * AF_XDP socket set-up: UMEM registration with TX metadata, ring creation
- * and mapping, bind.  Done here rather than through libxdp because
- * libxdp 1.3 (Debian 12) cannot pass tx_metadata_len.
+ * The AF_XDP socket (struct xsk_sock, xsk_internal.h): UMEM registration
+ * with TX metadata, ring creation and mapping, bind.  Done here rather
+ * than through libxdp because libxdp 1.3 (Debian 12) cannot pass
+ * tx_metadata_len.
  */
 #include "xsk_internal.h"
 

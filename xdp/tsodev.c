@@ -3,7 +3,7 @@
  * and the e1000 model): the choice, the submit loop that applies it, and
  * the per-flow and per-device counters of every fallback.
  */
-#include "vnet_internal.h"
+#include "tsodev_internal.h"
 
 #include <errno.h>
 #include <stddef.h>

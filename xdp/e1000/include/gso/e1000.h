@@ -1,0 +1,151 @@
+/*
+ * libgso-e1000: an e1000-class TSO device model (gso_e1000__create), a
+ * stand-in for a NIC with TSO in tests and benchmarks.  A descriptor ring
+ * in shared memory (context + data descriptors, as Linux e1000_tso()
+ * writes them) is consumed by a device thread that segments as QEMU's
+ * e1000 does and puts the frames on the wire through an AF_XDP socket or
+ * a callback.  It implements the device interface of <gso/dev.h>
+ * (gso_dev__submit, gso_tso__submit and friends); conventions and errors
+ * are those of that header.
+ *
+ * Not installed: a static library of its own (libgso-e1000.a) that the
+ * bench programs and the tests link before libgso-xdp.a, so that a user
+ * of AF_XDP links no device model.
+ */
+#ifndef GSO_E1000_H
+#define GSO_E1000_H
+
+#include <gso/common.h>
+#include <gso/offload.h>
+#include <gso/dev.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ===================================================================== */
+/* e1000-class TSO device model                                           */
+/* ===================================================================== */
+
+/*
+ * Where the device's frames go when it has no interface (ifindex 0):
+ * called on the device thread for every frame, in order.  `frame` is valid
+ * during the call only.
+ */
+typedef void (*gso_e1000_wire_fn)(void *ctx, const void *frame, uint32_t len);
+
+#define GSO_E1000_F_NO_THREAD (1u << 0) /* no device thread: gso_e1000__poll() runs the device (tests) */
+#define GSO_E1000_F_KNOWN     0x1u
+
+/*
+ * MTU range of a callback wire (opts->mtu with ifindex 0): outside it
+ * gso_e1000__create() fails with -EINVAL.  The upper bound is what an IPv4
+ * total length can describe; an interface with a larger MTU (loopback has
+ * 65536) cannot be modelled.  Callers compare against these to say which
+ * limit an -EINVAL came from.
+ */
+#define GSO_E1000_MIN_MTU 68u
+#define GSO_E1000_MAX_MTU 65535u
+
+struct gso_e1000_opts {
+	size_t sz;
+	uint32_t mode;         /* enum gso_tso_mode, the device default; 0 = auto */
+	uint32_t tso_flags;    /* GSO_TSO_F_* defaults */
+	uint32_t flags;        /* GSO_E1000_F_* */
+	uint32_t ring_size;    /* transmit descriptors, power of 2, 64..65536; 0 = 4096 */
+	uint32_t chunk_size;   /* memory chunk, 2048..page size, power of 2; 0 = 4096 */
+	uint32_t nchunks;      /* driver-side chunks (buffers + headers); 0 = 4096 */
+	uint32_t buf_chunks;   /* of those, for gso_dev__buf_alloc(); 0 = 3/4 */
+	uint32_t wire_frames;  /* device-side frame chunks (AF_XDP UMEM); 0 = 2048 */
+	uint32_t max_segs;     /* segments per super-segment the device advertises; 0 = 65535 */
+	uint32_t mtu;          /* ifindex 0 only: MTU of the callback wire, GSO_E1000_MIN_MTU..
+				* GSO_E1000_MAX_MTU; 0 = 1500 */
+	uint32_t cpu;          /* 1 + the CPU to pin the device thread to; 0 = not pinned */
+	uint32_t spin_us;      /* device thread: microseconds of polling before it sleeps; 0 = 50 */
+	uint32_t queue_id;     /* AF_XDP queue */
+	uint32_t xsk_mode;     /* enum gso_xsk_mode of the AF_XDP socket */
+	gso_e1000_wire_fn wire_fn; /* ifindex 0: frames go here instead of AF_XDP */
+	void *wire_ctx;
+	size_t :0;
+};
+#define gso_e1000_opts__last_field wire_ctx
+
+/*
+ * Create an e1000-class transmit device.  The caller's side (this thread)
+ * acts as the Linux e1000 driver: per super-segment a context descriptor
+ * (gso_offload_e1000) and data descriptors (gso_offload_e1000_data: at
+ * most 4 KiB each) pointing at a header copy and at the payload in the
+ * device memory, then a tail bump.  The device thread (own core with
+ * opts->cpu) consumes the ring as QEMU's e1000 does: IPv4 tot_len and ID
+ * (template ID + frame index) per frame, TCP seq, FIN/PSH only on the
+ * last frame, CWR kept on every frame, UDP length, checksum seed + frame
+ * L4 length then the L4 and IPv4 header checksums (a computed 0 is sent
+ * as 0xffff), and sends each frame through an AF_XDP socket bound to
+ * `ifindex` queue opts->queue_id (copy mode on veth), or to opts->wire_fn
+ * with ifindex 0.  Nothing of a packet whose descriptors are inconsistent
+ * (no EOP before a context descriptor, lengths not matching PAYLEN,
+ * addresses outside the device memory) is sent; it is counted (struct
+ * gso_e1000_stats).
+ *
+ * Capabilities: GSO_DEV_SEG_TCP4|UDP4, GSO_DEV_CSUM, GSO_DEV_SG (the
+ * device reads payload in place), GSO_DEV_BUFS.  IPv6 super-segments are
+ * segmented in software (auto) and their checksums finished by the device.
+ *
+ * Device memory: opts->nchunks driver chunks (buffers, header copies,
+ * copies of payload given as plain memory) and, with an interface,
+ * opts->wire_frames chunks of one frame each for the AF_XDP socket, whose
+ * UMEM is the whole of it; a frame must fit a chunk (MTU + 18 <= chunk).
+ *
+ * Returns 0 and *dev, or -EINVAL (NULL, bad option, unknown flag, ifindex
+ * 0 without wire_fn, opts->mtu outside GSO_E1000_MIN_MTU..GSO_E1000_MAX_MTU
+ * or set with an interface), -EMSGSIZE (the interface's MTU too large for
+ * the chunk size),
+ * -ENODEV, -ENOMEM, -EPERM, -EBUSY, or an errno of the AF_XDP socket or
+ * of pthread_create.
+ */
+GSO_API int gso_e1000__create(struct gso_dev **dev, int ifindex, const struct gso_e1000_opts *opts);
+
+/*
+ * With GSO_E1000_F_NO_THREAD: run the device on the calling thread until
+ * the ring is empty or the wire takes no more.  Returns the number of
+ * descriptors consumed (>= 0), -EINVAL (NULL, not an e1000 device, or it
+ * has a thread), -ESHUTDOWN.
+ */
+GSO_API int gso_e1000__poll(struct gso_dev *dev);
+
+/* Counters of the device model (struct gso_e1000_stats). */
+struct gso_e1000_stats {
+	size_t sz;
+	uint64_t descs;        /* descriptors consumed */
+	uint64_t ctx_descs;    /* of those, context descriptors */
+	uint64_t packets;      /* packets (EOP) transmitted */
+	uint64_t tso_packets;  /* of those, with TSE */
+	uint64_t frames;       /* frames put on the wire */
+	uint64_t bytes;        /* frame bytes put on the wire */
+	uint64_t eop_missing;  /* packets dropped: a context/legacy descriptor came before EOP */
+	uint64_t tail_no_eop;  /* times the tail stopped inside a packet (the device waits for the rest) */
+	uint64_t bad_desc;     /* packets dropped: legacy/reserved descriptor, address outside memory, VLE */
+	uint64_t bad_ctx;      /* packets dropped: no usable context (offsets outside the frame, IPv6 TSE, MSS 0) */
+	uint64_t bad_len;      /* packets dropped: data != HDRLEN + PAYLEN, shorter than HDRLEN, frame over the MTU */
+	uint64_t wire_full;    /* times the wire took no more frames (the device waited) */
+	uint64_t wire_errors;  /* wire send errors other than "busy" */
+	uint64_t ring_full;    /* driver submits refused: descriptor ring full */
+	uint64_t wakeups;      /* doorbells that woke a sleeping device thread */
+	uint64_t dev_cpu_ns;   /* device thread CPU time (CLOCK_THREAD_CPUTIME_ID) */
+	uint64_t dev_busy_ns;  /* of which spent with descriptors to process */
+	uint32_t last_err_desc; /* ring index of the last dropped packet's first descriptor */
+	uint32_t inflight_descs; /* descriptors posted, not yet consumed */
+	size_t :0;
+};
+#define gso_e1000_stats__last_field inflight_descs
+
+/*
+ * Fill `st` up to st->sz.  Returns 0, -EINVAL (NULL, sz too small, not an
+ * e1000 device).  Works after gso_dev__close().
+ */
+GSO_API int gso_e1000__stats(struct gso_dev *dev, struct gso_e1000_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
