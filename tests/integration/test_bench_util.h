@@ -258,7 +258,7 @@ static inline void bt_relay_beds(void)
 	cr_assert_eq(err, 0, "test-bed 1: %s", strerror(-err));
 	/* Same veth names in both beds: the relay has gvb, and gets bed 1's gva. */
 	cr_assert_eq(nsbed_sh(&bt_bed[1], 0, "ip link set %s netns %s", bt_bed[1].ifname[0],
-				    bt_bed[0].ns[1]), 0);
+			      bt_bed[0].ns[1]), 0);
 }
 
 static inline void bt_relay_fini(void)

@@ -101,14 +101,14 @@ static void oracle_setup(struct oracle *o, int capture_side)
 	cr_assert_eq(err, 0, "test-bed: %s", strerror(-err));
 	for (int i = 0; i < 2; i++)
 		cr_assert_eq(nsbed_sh(&o->tb, i, "ip link set %s mtu %d", o->tb.ifname[i],
-					    VETH_MTU), 0, "setting MTU %d", VETH_MTU);
+				      VETH_MTU), 0, "setting MTU %d", VETH_MTU);
 	/* Software GSO with checksums finished in software (reference section 8). */
 	cr_assert_eq(nsbed_sh(&o->tb, 0, "ethtool -K %s tso off gso on tx off >/dev/null 2>&1",
-				    o->tb.ifname[0]), 0, "ethtool -K tso off gso on tx off");
+			      o->tb.ifname[0]), 0, "ethtool -K tso off gso on tx off");
 	cr_assert_eq(nsbed_sh(&o->tb, 0,
-				    "ethtool -k %s | grep -Eq \"^(tx-udp-segmentation|tcp-segmentation-offload|"
-				    "tx-checksumming): on\" && exit 1; exit 0",
-				    o->tb.ifname[0]), 0,
+			      "ethtool -k %s | grep -Eq \"^(tx-udp-segmentation|tcp-segmentation-offload|"
+			      "tx-checksumming): on\" && exit 1; exit 0",
+			      o->tb.ifname[0]), 0,
 		     "side a still offloads TSO/USO/checksums after ethtool -K");
 	/* Merged frames on the receive side would hide the segmentation. */
 	nsbed_sh(&o->tb, 1, "ethtool -K %s gro off >/dev/null 2>&1", o->tb.ifname[1]);

@@ -183,7 +183,7 @@ Test(conftool, kernel_e1000_model_and_libgso_equal, .fini = fini, .timeout = 180
 		cr_assert_eq(nsbed_sh(&tb, i, "ip link set %s mtu %u", tb.ifname[i], mtu), 0);
 	/* Software GSO with checksums finished in software (offload reference section 8). */
 	cr_assert_eq(nsbed_sh(&tb, 0, "ethtool -K %s tso off gso on tx off >/dev/null 2>&1",
-				    tb.ifname[0]), 0);
+			      tb.ifname[0]), 0);
 	nsbed_sh(&tb, 1, "ethtool -K %s gro off >/dev/null 2>&1", tb.ifname[1]);
 
 	cr_assert_eq(nsbed_enter(&tb, 1), 0);
@@ -203,7 +203,7 @@ Test(conftool, kernel_e1000_model_and_libgso_equal, .fini = fini, .timeout = 180
 		snprintf(log, sizeof(log), "%s/send-%s.txt", dir, impl[i]);
 		capture_start(&c, pcap);
 		st = nsbed_sh(&tb, 0, "%s send --backend %s --ifname %s %s >%s 2>&1", tool,
-				    impl[i], tb.ifname[0], cases, log);
+			      impl[i], tb.ifname[0], cases, log);
 		capture_stop(&c);
 		show(log);
 		fprintf(stderr, "conftool test: %s: %u frames captured on the peer\n", impl[i],

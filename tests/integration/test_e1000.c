@@ -75,7 +75,7 @@ static void setup(void)
 	err = gso_testbed_create(&tb);
 	cr_assert_eq(err, 0, "test-bed: %s", strerror(-err));
 	cr_assert_eq(nsbed_sh(&tb, 0, "ethtool -K %s tso off gso on tx off >/dev/null 2>&1",
-				    tb.ifname[0]), 0);
+			      tb.ifname[0]), 0);
 	nsbed_sh(&tb, 1, "ethtool -K %s gro off >/dev/null 2>&1", tb.ifname[1]);
 	cr_assert_eq(nsbed_enter(&tb, 1), 0);
 	cap = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));

@@ -41,12 +41,12 @@ static inline void bed(void)
 	gso_test_require_root();
 	cr_assert_eq(gso_testbed_create(&tb), 0);
 	cr_assert_eq(nsbed_sh(&tb, 0,
-				    "ip link add " IF_A " numtxqueues 2 numrxqueues 2 type veth peer name " IF_B
-				    " netns %s numtxqueues 2 numrxqueues 2", tb.ns[1]), 0);
+			      "ip link add " IF_A " numtxqueues 2 numrxqueues 2 type veth peer name " IF_B
+			      " netns %s numtxqueues 2 numrxqueues 2", tb.ns[1]), 0);
 	cr_assert_eq(nsbed_sh(&tb, 0, "ip addr add " ADDR_A "/24 dev " IF_A " && ip -6 addr add " ADDR6_A
-				    "/64 dev " IF_A " nodad && ip link set " IF_A " up"), 0);
+			      "/64 dev " IF_A " nodad && ip link set " IF_A " up"), 0);
 	cr_assert_eq(nsbed_sh(&tb, 1, "ip addr add " ADDR_B "/24 dev " IF_B " && ip -6 addr add " ADDR6_B
-				    "/64 dev " IF_B " nodad && ip link set " IF_B " up"), 0);
+			      "/64 dev " IF_B " nodad && ip link set " IF_B " up"), 0);
 }
 
 static inline const char *peer_mac(void)

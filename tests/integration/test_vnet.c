@@ -95,7 +95,7 @@ static void setup(const char *features, const struct gso_vnet_opts *o)
 	cr_assert_eq(err, 0, "test-bed: %s", strerror(-err));
 	if (features)
 		cr_assert_eq(nsbed_sh(&tb, 0, "ethtool -K %s %s >/dev/null 2>&1", tb.ifname[0],
-					    features), 0, "ethtool -K %s", features);
+				      features), 0, "ethtool -K %s", features);
 	nsbed_sh(&tb, 1, "ethtool -K %s gro off >/dev/null 2>&1", tb.ifname[1]);
 	rxbuf = malloc(RXBUF);
 	cr_assert_not_null(rxbuf);

@@ -60,10 +60,10 @@ static void setup(void)
 	err = gso_vnet__create_tap(&dev, TAP, NULL);
 	cr_assert_eq(err, 0, "gso_vnet__create_tap: %s", strerror(-err));
 	cr_assert_eq(nsbed_sh(&tb, 1,
-				    "ip link set " TAP " up && ip addr add 10.78.0.1/24 dev " TAP " && "
-				    "ip -6 addr add fd78::1/64 dev " TAP " nodad && "
-				    "ip neigh replace 10.78.0.2 lladdr 02:78:00:00:00:02 dev " TAP " nud permanent && "
-				    "ip -6 neigh replace fd78::2 lladdr 02:78:00:00:00:02 dev " TAP " nud permanent"),
+			      "ip link set " TAP " up && ip addr add 10.78.0.1/24 dev " TAP " && "
+			      "ip -6 addr add fd78::1/64 dev " TAP " nodad && "
+			      "ip neigh replace 10.78.0.2 lladdr 02:78:00:00:00:02 dev " TAP " nud permanent && "
+			      "ip -6 neigh replace fd78::2 lladdr 02:78:00:00:00:02 dev " TAP " nud permanent"),
 		     0, "TAP addresses");
 	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	cr_assert_geq(s, 0);

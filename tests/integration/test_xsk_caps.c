@@ -279,7 +279,7 @@ Test(xsk_caps, gsocaps_selection)
 
 	/* TSO and USO off: still handed whole, but the kernel segments in software. */
 	cr_assert_eq(nsbed_sh(&xt_g.tb, 0, "ethtool -K %s tso off tx-udp-segmentation off >/dev/null 2>&1",
-				    xt_g.tb.ifname[0]), 0);
+			      xt_g.tb.ifname[0]), 0);
 	snprintf(args, sizeof(args), "--no-xsk %s", xt_g.tb.ifname[0]);
 	cr_assert_eq(run_caps(args, out, sizeof(out)), 0, "%s", out);
 	cr_assert_null(strstr(out, "device TSO/USO"), "%s", out);

@@ -1,8 +1,9 @@
 /*
  * The namespace test-bed of the tests and the micro-benchmarks: two fresh
- * network namespaces joined by one veth pair.  tests/common/gso_test.c
- * (gso_testbed_create) and bench/common/xskbed.c build on it; bench_tso and
- * bench_pacing use it directly.
+ * network namespaces joined by one veth pair, built once into libnsbed.a.
+ * The tests' gso_testbed_create() (tests/common/gso_test.c) and the
+ * micro-benchmarks' benchbed_create() and xskbed_create()
+ * (bench/common/benchbed.c) are this with their names and addresses.
  *
  * Rules it keeps, whoever calls it:
  * - Names are unique to the run and the process:
