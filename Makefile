@@ -15,10 +15,19 @@
 #   xdp/e1000/*.c         -> libgso-e1000.a          (e1000 device model for bench
 #                            and tests; static only, not installed)
 #   xdp/*.bpf.c           -> build/bpf/*.bpf.o       (clang -target bpf)
-#   tools/*.c, bench/*.c  -> one program each, plus {tools,bench}/common/*.c
+#   tools/*.c             -> one program each, plus tools/common/*.c
+#   bench/*.c             -> build/bench/<name>, the micro-benchmarks
+#   bench/testbed/*.c     -> build/bench/<name>, the test-bed programs (sender,
+#                            receiver, kernel_sender, impair); same folder
+#   bench/common/*.c      -> libbenchc.a: shared by both kinds of bench program
+#   bench/testbed/common/*.c -> libtestbedc.a: shared by the test-bed programs
+#   tests/nsbed/*.c       -> libnsbed.a: the namespace test-bed of tests and
+#                            micro-benchmarks
+#                            (bench programs link these archives, so each
+#                            takes only the objects it uses)
 #   tests/unit/*.c        -> build/tests/unit        (one Criterion binary, no root)
 #   tests/integration/*.c -> build/tests/integration (one Criterion binary, root)
-#   tests/common/*.c      -> helpers linked into every test binary
+#   tests/common/*.c      -> helpers linked into every test binary (with libnsbed.a)
 #   tests/progs/*.c       -> build/tests/<name>, test-bed programs (tapcap,
 #                            streamcheck) linked with tools/common/*.c
 #   tests/progs/conftool*.c -> build/tests/conftool (conformance harness the
@@ -74,6 +83,9 @@ TOOL_SRCS := $(sort $(wildcard tools/*.c))
 TOOLC_SRCS:= $(sort $(wildcard tools/common/*.c))
 BENCH_SRCS:= $(sort $(wildcard bench/*.c))
 BENCHC_SRCS:= $(sort $(wildcard bench/common/*.c))
+TESTBED_SRCS:= $(sort $(wildcard bench/testbed/*.c))
+TESTBEDC_SRCS:= $(sort $(wildcard bench/testbed/common/*.c))
+NSBED_SRCS:= $(sort $(wildcard tests/nsbed/*.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 INTEG_SRCS:= $(sort $(wildcard tests/integration/*.c))
 TESTC_SRCS:= $(sort $(wildcard tests/common/*.c))
@@ -87,11 +99,19 @@ XDP_OBJS  := $(XDP_SRCS:%.c=$(B)/obj/%.o)
 E1000_OBJS:= $(E1000_SRCS:%.c=$(B)/obj/%.o)
 TOOLC_OBJS:= $(TOOLC_SRCS:%.c=$(B)/obj/%.o)
 BENCHC_OBJS:= $(BENCHC_SRCS:%.c=$(B)/obj/%.o)
+TESTBEDC_OBJS:= $(TESTBEDC_SRCS:%.c=$(B)/obj/%.o)
+NSBED_OBJS:= $(NSBED_SRCS:%.c=$(B)/obj/%.o)
 TESTC_OBJS:= $(TESTC_SRCS:%.c=$(B)/obj/%.o)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(B)/obj/%.o)
 INTEG_OBJS:= $(INTEG_SRCS:%.c=$(B)/obj/%.o)
 TOOLS     := $(patsubst tools/%.c,$(B)/tools/%,$(TOOL_SRCS))
 BENCHES   := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRCS))
+TESTBEDS  := $(patsubst bench/testbed/%.c,$(B)/bench/%,$(TESTBED_SRCS))
+$(if $(filter $(BENCHES),$(TESTBEDS)),$(error same program name in bench/ and bench/testbed/: $(filter $(BENCHES),$(TESTBEDS))))
+# Archives of shared code: a program takes only the objects it references.
+BENCHC_A  := $(B)/obj/bench/common/libbenchc.a
+TESTBEDC_A:= $(B)/obj/bench/testbed/common/libtestbedc.a
+NSBED_A   := $(B)/obj/tests/nsbed/libnsbed.a
 BPF_OBJS  := $(patsubst xdp/%.bpf.c,$(B)/bpf/%.bpf.o,$(BPF_SRCS))
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRCS))
 TPROGS    := $(patsubst tests/progs/%.c,$(B)/tests/%,$(TPROG_SRCS))
@@ -127,12 +147,13 @@ TEST_DEFS := -DGSO_BUILD_DIR='"$(abspath $(B))"' -DGSO_SRC_DIR='"$(abspath .)"'
 # out of date, so the DPDK stamp below (a new name when DPDK appears or
 # goes) would not rebuild anything (tests/unit/test_make_dpdk.c).
 .SECONDARY: $(TOOL_SRCS:%.c=$(B)/obj/%.o) $(BENCH_SRCS:%.c=$(B)/obj/%.o) $(TOOLC_OBJS) $(BENCHC_OBJS) \
+	$(TESTBED_SRCS:%.c=$(B)/obj/%.o) $(TESTBEDC_OBJS) $(NSBED_OBJS) \
 	$(TPROG_SRCS:%.c=$(B)/obj/%.o) $(CONFTOOL_OBJS)
 
 all: lib tools bench-progs test-progs $(BPF_OBJS)
 lib: $(LIBGSO_A) $(LIBGSO_SO) $(if $(XDP_SRCS),$(LIBXDP_A) $(LIBXDP_SO)) $(LIBE1000_A)
 tools: $(TOOLS)
-bench-progs: $(BENCHES)
+bench-progs: $(BENCHES) $(TESTBEDS)
 test-progs: $(TPROGS) $(CONFTOOL)
 
 # ---- objects -------------------------------------------------------------
@@ -155,12 +176,12 @@ $(B)/obj/xdp/%.o: xdp/%.c
 $(B)/obj/tests/progs/%.o: tests/progs/%.c
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) $(CFLAGS) -Itools/common -Itests/common -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) $(CFLAGS) -Itools/common -Itests/common -Itests/nsbed -MMD -MP -c $< -o $@
 
 $(B)/obj/tests/%.o: tests/%.c
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) -Itests/common $(CFLAGS) $(TEST_DEFS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) -Itests/common -Itests/nsbed $(CFLAGS) $(TEST_DEFS) -MMD -MP -c $< -o $@
 
 $(B)/obj/%.o: %.c
 	$(call msg,CC,$<)
@@ -206,10 +227,26 @@ $(B)/tools/%: $(B)/obj/tools/%.o $(TOOLC_OBJS) $(PROG_A)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TOOLC_OBJS) $(PROG_LIBS)
 
-$(B)/bench/%: $(B)/obj/bench/%.o $(BENCHC_OBJS) $(PROG_A)
+# Shared bench code as archives (see the header): each program links only
+# the objects it uses.
+$(BENCHC_A): $(BENCHC_OBJS)
+$(TESTBEDC_A): $(TESTBEDC_OBJS)
+$(NSBED_A): $(NSBED_OBJS)
+$(BENCHC_A) $(TESTBEDC_A) $(NSBED_A):
+	$(call msg,AR,$@)
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# Micro-benchmarks and test-bed programs both go to build/bench/.
+$(BENCHES): $(B)/bench/%: $(B)/obj/bench/%.o $(BENCHC_A) $(NSBED_A) $(PROG_A)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BENCHC_OBJS) $(PROG_LIBS) $(BENCH_EXTRA_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BENCHC_A) $(NSBED_A) $(PROG_LIBS) $(BENCH_EXTRA_LIBS)
+
+$(TESTBEDS): $(B)/bench/%: $(B)/obj/bench/testbed/%.o $(TESTBEDC_A) $(BENCHC_A) $(PROG_A)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TESTBEDC_A) $(BENCHC_A) $(PROG_LIBS)
 
 $(B)/tests/%: $(B)/obj/tests/progs/%.o $(TOOLC_OBJS) $(PROG_A)
 	$(call msg,LINK,$@)
@@ -228,9 +265,14 @@ $(B)/.dpdk-yes $(B)/.dpdk-no:
 $(B)/obj/bench/%.o: bench/%.c $(DPDK_STAMP)
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) $(CFLAGS) -Ibench/common \
+	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) $(CFLAGS) -Ibench/common -Itests/nsbed \
 		$(if $(DPDK_LIBS),-DHAVE_DPDK $(DPDK_CFLAGS)) -MMD -MP -c $< -o $@
 BENCH_EXTRA_LIBS = $(DPDK_LIBS)
+# The test-bed programs and their common code (no DPDK).
+$(B)/obj/bench/testbed/%.o: bench/testbed/%.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) $(CFLAGS) -Ibench/testbed/common -Ibench/common -MMD -MP -c $< -o $@
 
 # ---- BPF -----------------------------------------------------------------
 $(B)/bpf/%.bpf.o: xdp/%.bpf.c
@@ -252,35 +294,35 @@ $(CONFTOOL): $(CONFTOOL_OBJS) $(CONFTOOL_DEPS) $(TOOLC_OBJS) $(PROG_A)
 # build and run in seconds without root.  A few run programs (gsoseg and
 # gsogen, streamcheck): those are prerequisites of running them (test-unit),
 # not of linking them.
-$(B)/tests/unit: $(UNIT_OBJS) $(TESTC_OBJS) $(PROG_A)
+$(B)/tests/unit: $(UNIT_OBJS) $(TESTC_OBJS) $(NSBED_A) $(PROG_A)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(TESTC_OBJS) $(PROG_LIBS) $(CRIT_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(TESTC_OBJS) $(NSBED_A) $(PROG_LIBS) $(CRIT_LIBS)
 
 test-unit: $(B)/tests/unit $(TOOLS) $(TPROGS)
 	$(Q)$(B)/tests/unit --short-filename
 
 # Integration tests run the tools, the bench programs, the BPF objects and the test programs.
-INTEG_RUNS := $(TOOLS) $(BENCHES) $(TPROGS) $(CONFTOOL) $(BPF_OBJS)
-$(B)/tests/integration: $(INTEG_OBJS) $(TESTC_OBJS) $(PROG_A) $(INTEG_RUNS)
+INTEG_RUNS := $(TOOLS) $(BENCHES) $(TESTBEDS) $(TPROGS) $(CONFTOOL) $(BPF_OBJS)
+$(B)/tests/integration: $(INTEG_OBJS) $(TESTC_OBJS) $(NSBED_A) $(PROG_A) $(INTEG_RUNS)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(INTEG_OBJS) $(TESTC_OBJS) $(PROG_LIBS) $(CRIT_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(INTEG_OBJS) $(TESTC_OBJS) $(NSBED_A) $(PROG_LIBS) $(CRIT_LIBS)
 
 # Both in one binary, built only when asked for: one --filter across every
 # test (`make check` runs the two above).
-$(B)/tests/all: $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(PROG_A) $(INTEG_RUNS)
+$(B)/tests/all: $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(NSBED_A) $(PROG_A) $(INTEG_RUNS)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(PROG_LIBS) $(CRIT_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(NSBED_A) $(PROG_LIBS) $(CRIT_LIBS)
 
 # The unit tests again, library and tests built with ASan and UBSan.
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-$(B)/tests/unit-asan: $(TPROGS) $(UNIT_SRCS) $(TESTC_SRCS) $(LIB_SRCS) $(XDP_SRCS) $(E1000_SRCS) $(wildcard libgso/*.h libgso/include/gso/*.h xdp/*.h xdp/include/gso/*.h xdp/e1000/*.h xdp/e1000/include/gso/*.h tests/common/*.h)
+$(B)/tests/unit-asan: $(TPROGS) $(UNIT_SRCS) $(TESTC_SRCS) $(NSBED_SRCS) $(LIB_SRCS) $(XDP_SRCS) $(E1000_SRCS) $(wildcard libgso/*.h libgso/include/gso/*.h xdp/*.h xdp/include/gso/*.h xdp/e1000/*.h xdp/e1000/include/gso/*.h tests/common/*.h tests/nsbed/*.h)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) -Itests/common $(CFLAGS) -O1 $(SAN_FLAGS) $(TEST_DEFS) -o $@ \
-		$(UNIT_SRCS) $(TESTC_SRCS) $(LIB_SRCS) $(XDP_SRCS) $(E1000_SRCS) \
+	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) -Itests/common -Itests/nsbed $(CFLAGS) -O1 $(SAN_FLAGS) $(TEST_DEFS) -o $@ \
+		$(UNIT_SRCS) $(TESTC_SRCS) $(NSBED_SRCS) $(LIB_SRCS) $(XDP_SRCS) $(E1000_SRCS) \
 		$(XDP_LIBS) $(URING_LIBS) $(PCAP_LIBS) $(SYS_LIBS) $(CRIT_LIBS)
 
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
@@ -361,11 +403,11 @@ check-install: lib
 
 # The main job for a newcomer: the namespace test-bed, the libgso TCP sender
 # in every mode and the kernel TCP baselines against the stock Linux
-# receiver, a side-by-side table and a plot (bench/demo.sh says more).
+# receiver, a side-by-side table and a plot (bench/testbed/demo.sh says more).
 # DEMO_SECONDS, DEMO_MODES, DEMO_CC, DEMO_GRO and DEMO_IMPAIR (relay settings) are honoured.
 demo: deps
 	$(Q)$(MAKE) all
-	$(Q)sh bench/demo.sh $(B)
+	$(Q)sh bench/testbed/demo.sh $(B)
 
 # Benchmarks compare with DPDK where its -dev package is installed; the
 # per-frame cost breakdown counts syscalls (strace) and instructions (valgrind).

@@ -98,7 +98,7 @@
 
 #include "cpu.h"
 #include "util.h"
-#include "xskbed.h"
+#include "benchbed.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
@@ -445,7 +445,7 @@ static double median(const double *v, unsigned n)
 
 /* ---- set-up ---- */
 
-static struct gso_dev *open_dev(const struct xskbed *bed, uint32_t queue)
+static struct gso_dev *open_dev(const struct nsbed *bed, uint32_t queue)
 {
 	GSO_OPTS(gso_xsk_opts, o, .mode = GSO_XSK_MODE_COPY, .queue_id = queue, .flags = GSO_XSK_F_NO_SG);
 	struct gso_dev *dev;
@@ -457,7 +457,7 @@ static struct gso_dev *open_dev(const struct xskbed *bed, uint32_t queue)
 }
 
 /* `rate`: all flows together, wire bytes/s (0: unpaced, in real time). */
-static void open_engine(struct eng *g, const struct xskbed *bed, uint32_t nflows, uint64_t rate)
+static void open_engine(struct eng *g, const struct nsbed *bed, uint32_t nflows, uint64_t rate)
 {
 	GSO_OPTS(gso_engine_opts, eo, .max_flows = nflows, .on_event = on_event, .ctx = g);
 	struct gso_dev *dev = open_dev(bed, 1);
@@ -636,7 +636,7 @@ int main(int argc, char **argv)
 	struct load ld[MAX_SIZES];
 	struct eng_sum es[MAX_SIZES];
 	struct args a;
-	struct xskbed bed;
+	struct nsbed bed;
 	char err[256];
 	unsigned nsizes;
 	int e;
@@ -666,7 +666,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_engine: no XDP drop program on the peer (%s)\n", err);
 		b.cnt_fd = -1;
 	}
-	if (xskbed_enter(&bed, 0))
+	if (nsbed_enter(&bed, 0))
 		bench_die(BENCH_EXIT_FAIL, errno, "enter side a");
 	for (size_t i = 0; i < sizeof(payload); i++)
 		payload[i] = (uint8_t)(i * 13 + 1);
@@ -707,6 +707,6 @@ int main(int argc, char **argv)
 	gso_engine__destroy(b.g.e);
 	free(b.g.fl);
 	gso_dev__destroy(b.p.dev);
-	xskbed_destroy(&bed);
+	nsbed_destroy(&bed);
 	return BENCH_EXIT_OK;
 }

@@ -4,7 +4,7 @@
 # What one frame (one MTU-sized TCP segment on the wire) costs the sender, in
 # one run, for libgso's AF_XDP modes software, csum and multibuf and for the
 # kernel's per-MTU TCP path (bench/kernel_sender, the sending veth's TSO and
-# GSO off), on the demo's direct veth path (bench/common/demobed.sh) against
+# GSO off), on the demo's direct veth path (bench/testbed/common/demobed.sh) against
 # the same bench/receiver with the same settings, CUBIC everywhere.
 #
 # Three passes per row:
@@ -19,7 +19,7 @@
 #            its times are not used), per frame and per ACK.
 #   callgrind --bytes 64M (4M with --quick) under valgrind --tool=callgrind:
 #            user-space instructions (Ir) per frame, split into the bench
-#            stream generator (bench/common/stream.c, fill_words), libgso
+#            stream generator (bench/testbed/common/stream.c, fill_words), libgso
 #            (libgso/), the AF_XDP backend (xdp/), libc (memcpy & co.) and the
 #            rest of the bench program; the top functions are listed.  This is
 #            the real sender over AF_XDP under valgrind, not a model of it.
@@ -64,8 +64,8 @@ ROWS="software csum multibuf kernel"
 TAG="gsofc$$"
 # shellcheck disable=SC2034
 SEED=20180601
-# shellcheck source=bench/common/demobed.sh
-. "$(dirname "$0")/common/demobed.sh"
+# shellcheck source=bench/testbed/common/demobed.sh
+. "$(dirname "$0")/testbed/common/demobed.sh"
 
 if [ $REPORT = 1 ]; then
 	[ -s "$OUT/runs.tsv" ] || die "no earlier run in $OUT"

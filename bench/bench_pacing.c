@@ -66,8 +66,10 @@
 #include <gso/dev.h>
 #include <gso/xsk.h>
 
-#include "nsbed.h"
+#include "benchbed.h"
+#include "cpu.h"
 #include "pktcap.h"
+#include "util.h"
 
 #ifndef SOL_UDP
 #define SOL_UDP 17
@@ -107,19 +109,6 @@ static void on_signal(int sig)
 		return;
 }
 
-static uint64_t now_ns(void)
-{
-	return gso_evloop_now_ns();
-}
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Time spent in softirq by all CPUs (/proc/stat), in ns; 0 if unreadable. */
 static uint64_t machine_softirq_ns(void)
 {
@@ -142,12 +131,6 @@ static int set_rt(int prio)
 	struct sched_param sp = { .sched_priority = prio };
 
 	return prio ? -pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) : 0;
-}
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "bench_pacing: %s: %s\n", what, strerror(err < 0 ? -err : err));
-	exit(1);
 }
 
 /* ---- settings ----------------------------------------------------------------- */
@@ -196,25 +179,6 @@ static void usage(FILE *f)
 		GSO_EVLOOP_DEF_SPIN_NS / 1000u);
 }
 
-static int parse_rate(const char *s, double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || v <= 0)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': v *= 1e3; end++; break;
-	case 'm': case 'M': v *= 1e6; end++; break;
-	case 'g': case 'G': v *= 1e9; end++; break;
-	default: break;
-	}
-	if (*end && *end != ',')
-		return -EINVAL;
-	*out = v;
-	return (int)(end - s);
-}
-
 static void parse_args(int argc, char **argv, struct cfg *c)
 {
 	enum { O_SEC = 1, O_TGT, O_BURST, O_SPIN, O_EARLY, O_EPOLL, O_OURS, O_KERN, O_TIMERS, O_TSAMP,
@@ -239,10 +203,8 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 		switch (o) {
 		case O_SEC:
 			c->seconds = atof(optarg);
-			if (c->seconds < 0.2) {
-				fprintf(stderr, "--seconds: at least 0.2\n");
-				exit(2);
-			}
+			if (c->seconds < 0.2)
+				bench_die(BENCH_EXIT_USAGE, 0, "--seconds: at least 0.2");
 			break;
 		case O_TGT:
 			tg = optarg;
@@ -254,10 +216,8 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 			break;
 		case O_BURST:
 			v = atof(optarg);
-			if (v <= 0 || v > 1e6) {
-				fprintf(stderr, "--burst-us: 0 < US <= 1e6\n");
-				exit(2);
-			}
+			if (v <= 0 || v > 1e6)
+				bench_die(BENCH_EXIT_USAGE, 0, "--burst-us: 0 < US <= 1e6");
 			c->shift = (unsigned)lround(log2(1e6 / v));
 			if (c->shift < 1)
 				c->shift = 1;
@@ -278,18 +238,14 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 			break;
 		case O_RT:
 			c->rt = atoi(optarg);
-			if (c->rt < 1 || c->rt > 99) {
-				fprintf(stderr, "--rt: 1..99\n");
-				exit(2);
-			}
+			if (c->rt < 1 || c->rt > 99)
+				bench_die(BENCH_EXIT_USAGE, 0, "--rt: 1..99");
 			break;
 		case O_TX:
 			c->tx = !strcmp(optarg, "auto") ? TX_AUTO : !strcmp(optarg, "udp") ? TX_UDP
 			      : !strcmp(optarg, "xsk") ? TX_XSK : -1;
-			if (c->tx < 0) {
-				fprintf(stderr, "--tx: auto, xsk or udp\n");
-				exit(2);
-			}
+			if (c->tx < 0)
+				bench_die(BENCH_EXIT_USAGE, 0, "--tx: auto, xsk or udp");
 			break;
 		case O_OURS:
 			c->kernel = false;
@@ -307,23 +263,20 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 			break;
 		case 'h':
 			usage(stdout);
-			exit(0);
+			exit(BENCH_EXIT_OK);
 		default:
 			usage(stderr);
-			exit(2);
+			exit(BENCH_EXIT_USAGE);
 		}
 	}
-	for (const char *p = tg; *p && c->ntargets < 16;) {
-		int n = parse_rate(p, &c->targets[c->ntargets]);
+	char list[256], *rest = list, *tok;
 
-		if (n < 0) {
-			fprintf(stderr, "--targets: bad rate at \"%s\"\n", p);
-			exit(2);
-		}
+	if (snprintf(list, sizeof(list), "%s", tg) >= (int)sizeof(list))
+		bench_die(BENCH_EXIT_USAGE, 0, "--targets: list too long");
+	while ((tok = strsep(&rest, ",")) && c->ntargets < 16) {
+		if (bench_parse_rate(tok, &c->targets[c->ntargets]) || c->targets[c->ntargets] <= 0)
+			bench_die(BENCH_EXIT_USAGE, 0, "--targets: bad rate \"%s\"", tok);
 		c->ntargets++;
-		p += n;
-		if (*p == ',')
-			p++;
 	}
 	c->warmup = c->seconds / 10 < 0.5 ? c->seconds / 10 : 0.5;
 }
@@ -481,13 +434,13 @@ static void cap_start(struct capthr *t, const struct nsbed *bed, uint8_t proto, 
 	t->col.cap = cap;
 	t->col.r = malloc(cap * sizeof(*t->col.r));
 	if (!t->col.r)
-		die("capture buffer", ENOMEM);
+		bench_die(BENCH_EXIT_FAIL, ENOMEM, "capture buffer");
 	if (pthread_create(&t->thr, NULL, cap_main, t))
-		die("pthread_create", errno);
+		bench_die(BENCH_EXIT_FAIL, errno, "pthread_create");
 	while (!atomic_load(&t->ready))
 		usleep(1000);
 	if (t->err)
-		die("capture", t->err);
+		bench_die(BENCH_EXIT_FAIL, t->err, "capture");
 }
 
 static void cap_stop(struct capthr *t)
@@ -573,7 +526,7 @@ static void analyse(const struct collector *c, uint32_t mss, double target_bps, 
 	a->rate_err = (a->rate_bps - target_bps) / target_bps * 100;
 	e = malloc(nseg * sizeof(*e));
 	if (!e)
-		die("analysis buffer", ENOMEM);
+		bench_die(BENCH_EXIT_FAIL, ENOMEM, "analysis buffer");
 	errors(c->r + i0, n, mss, target_bps / 8, e, nseg, &a->e50, &a->e90, &a->e99);
 	errors(c->r + i0, n, mss, a->rate_bps / 8, e, nseg, &a->j50, &a->j90, &a->j99);
 	free(e);
@@ -614,10 +567,10 @@ struct ours {
 static int64_t realtime_offset_ns(void)
 {
 	struct timespec ts;
-	uint64_t a = now_ns(), b;
+	uint64_t a = bench_now_ns(), b;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	b = now_ns();
+	b = bench_now_ns();
 	return (int64_t)((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) - (int64_t)(a + (b - a) / 2);
 }
 
@@ -712,9 +665,9 @@ static int tx_send(struct tx *t, uint32_t segs, uint64_t departure)
 		uint64_t r0;
 
 		n = gso_dev__submit(t->dev, &req, 1);
-		r0 = now_ns();
+		r0 = bench_now_ns();
 		gso_dev__reap(t->dev, 0);
-		t->reap_ns += now_ns() - r0;
+		t->reap_ns += bench_now_ns() - r0;
 		if (n != -EAGAIN && n != -ENOBUFS)
 			return n < 0 ? n : 0;
 		t->retries++;
@@ -803,8 +756,8 @@ static void *ours_main(void *arg)
 	}
 	o->real_off_ns = realtime_offset_ns();
 	getrusage(RUSAGE_THREAD, &ru0);
-	cpu0 = thread_cpu_ns();
-	t0 = now = now_ns();
+	cpu0 = bench_thread_cpu_ns();
+	t0 = now = bench_now_ns();
 	t_end = t0 + (uint64_t)(c->seconds * 1e9);
 	while (now < t_end && !atomic_load(&g_stop)) {
 		struct gso_sched_burst b;
@@ -827,11 +780,11 @@ static void *ours_main(void *arg)
 
 			queued--;
 			memcpy(g_payload, &tag, sizeof(tag));
-			call = now_ns();
+			call = bench_now_ns();
 			if (tx_send(&tx, b.segs, b.departure_ns))
 				o->send_err++;
 			o->bursts++;
-			now = now_ns();
+			now = bench_now_ns();
 			o->busy_ns += now - call;
 			if (b.cookie < o->br_cap)
 				o->br[b.cookie] = (struct brec){ .stamp = b.departure_ns, .call = call, .ret = now,
@@ -843,10 +796,10 @@ static void *ours_main(void *arg)
 			err = n;
 			break;
 		}
-		now = now_ns();
+		now = bench_now_ns();
 	}
-	o->wall = (double)(now_ns() - t0) / 1e9;
-	o->cpu = (double)(thread_cpu_ns() - cpu0) / 1e9;
+	o->wall = (double)(bench_now_ns() - t0) / 1e9;
+	o->cpu = (double)(bench_thread_cpu_ns() - cpu0) / 1e9;
 	getrusage(RUSAGE_THREAD, &ru1);
 	o->nvcsw = ru1.ru_nvcsw - ru0.ru_nvcsw;
 	o->nivcsw = ru1.ru_nivcsw - ru0.ru_nivcsw;
@@ -930,7 +883,7 @@ static void own_errors(const struct collector *c, double warmup, const struct ou
 	cap = c->n;
 	own = malloc(6 * cap * sizeof(double));
 	if (!own)
-		die("analysis buffer", ENOMEM);
+		bench_die(BENCH_EXIT_FAIL, ENOMEM, "analysis buffer");
 	hand = own + cap;
 	wait = hand + cap;
 	send = wait + cap;
@@ -989,7 +942,7 @@ static void own_errors(const struct collector *c, double warmup, const struct ou
 		size_t m = 0;
 
 		if (!sc)
-			die("analysis buffer", ENOMEM);
+			bench_die(BENCH_EXIT_FAIL, ENOMEM, "analysis buffer");
 		for (size_t k = 0; k < o->br_cap; k++) {
 			const struct brec *b = &o->br[k];
 
@@ -1125,10 +1078,10 @@ static void *ktcp_tx_main(void *arg)
 		goto out;
 	}
 	getrusage(RUSAGE_THREAD, &ru0);
-	cpu0 = thread_cpu_ns();
-	t0 = now_ns();
+	cpu0 = bench_thread_cpu_ns();
+	t0 = bench_now_ns();
 	t_end = t0 + (uint64_t)(k->cfg->seconds * 1e9);
-	while (now_ns() < t_end && !atomic_load(&g_stop)) {
+	while (bench_now_ns() < t_end && !atomic_load(&g_stop)) {
 		ssize_t n = send(fd, g_payload, sizeof(g_payload), MSG_NOSIGNAL);
 
 		if (n > 0)
@@ -1138,8 +1091,8 @@ static void *ktcp_tx_main(void *arg)
 			break;
 		}
 	}
-	k->wall = (double)(now_ns() - t0) / 1e9;
-	k->cpu = (double)(thread_cpu_ns() - cpu0) / 1e9;
+	k->wall = (double)(bench_now_ns() - t0) / 1e9;
+	k->cpu = (double)(bench_thread_cpu_ns() - cpu0) / 1e9;
 	getrusage(RUSAGE_THREAD, &ru1);
 	k->nvcsw = ru1.ru_nvcsw - ru0.ru_nvcsw;
 	k->nivcsw = ru1.ru_nivcsw - ru0.ru_nivcsw;
@@ -1199,12 +1152,12 @@ static void run_ours(const struct nsbed *bed, const struct cfg *c, double target
 	cap_start(&cap, bed, IPPROTO_UDP, UDP_PORT, rec_cap(c, target));
 	si0 = machine_softirq_ns();
 	if (pthread_create(&thr, NULL, ours_main, &o))
-		die("pthread_create", errno);
+		bench_die(BENCH_EXIT_FAIL, errno, "pthread_create");
 	pthread_join(thr, NULL);
 	si0 = machine_softirq_ns() - si0;
 	cap_stop(&cap);
 	if (o.err)
-		die("libgso sender", o.err);
+		bench_die(BENCH_EXIT_FAIL, o.err, "libgso sender");
 	memset(r, 0, sizeof(*r));
 	r->who = o.xsk ? "libgso/xsk" : "libgso/udp";
 	r->target = target;
@@ -1239,18 +1192,18 @@ static void run_kernel(const struct nsbed *bed, const struct cfg *c, double targ
 
 	cap_start(&cap, bed, IPPROTO_TCP, TCP_PORT, rec_cap(c, target));
 	if (pthread_create(&rx, NULL, ktcp_rx_main, &k))
-		die("pthread_create", errno);
+		bench_die(BENCH_EXIT_FAIL, errno, "pthread_create");
 	while (!atomic_load(&k.listening))
 		usleep(1000);
 	si0 = machine_softirq_ns();
 	if (pthread_create(&tx, NULL, ktcp_tx_main, &k))
-		die("pthread_create", errno);
+		bench_die(BENCH_EXIT_FAIL, errno, "pthread_create");
 	pthread_join(tx, NULL);
 	si0 = machine_softirq_ns() - si0;
 	pthread_join(rx, NULL);
 	cap_stop(&cap);
 	if (k.err)
-		die("kernel TCP", k.err);
+		bench_die(BENCH_EXIT_FAIL, k.err, "kernel TCP");
 	memset(r, 0, sizeof(*r));
 	r->who = "kernel/tcp";
 	r->target = target;
@@ -1393,13 +1346,13 @@ static void timers(const struct cfg *c)
 		}
 		int err = gso_evloop__create(&loop[m], &o);
 		if (err)
-			die(tm_name[m], err);
+			bench_die(BENCH_EXIT_FAIL, err, "%s", tm_name[m]);
 	}
 	for (int m = 0; m < TM_N; m++)
 		for (int s = 0; s < 3; s++) {
 			acc[m][s] = (struct tm_acc){ .late = calloc((size_t)rounds * block, sizeof(double)) };
 			if (!acc[m][s].late)
-				die("timers", ENOMEM);
+				bench_die(BENCH_EXIT_FAIL, ENOMEM, "timers");
 		}
 
 	uname(&u);
@@ -1411,7 +1364,7 @@ static void timers(const struct cfg *c)
 		for (int m = 0; m < TM_N; m++)
 			for (int s = 0; s < 3; s++) {
 				struct tm_acc *a = &acc[m][s];
-				uint64_t cpu0 = thread_cpu_ns();
+				uint64_t cpu0 = bench_thread_cpu_ns();
 				struct gso_evloop_stats st = { .sz = sizeof(st) };
 
 				if (m == TM_NSLEEP_SLACK)
@@ -1419,7 +1372,7 @@ static void timers(const struct cfg *c)
 				if (loop[m])
 					gso_evloop__stats_reset(loop[m]);
 				for (unsigned i = 0; i < block; i++) {
-					uint64_t dl = now_ns() + len[s], t;
+					uint64_t dl = bench_now_ns() + len[s], t;
 					struct timespec ts = { .tv_sec = (time_t)(dl / 1000000000ull),
 							       .tv_nsec = (long)(dl % 1000000000ull) };
 
@@ -1430,10 +1383,10 @@ static void timers(const struct cfg *c)
 							;
 						a->sleeps++;
 					}
-					t = now_ns();
+					t = bench_now_ns();
 					a->late[a->n++] = (double)(t - dl);
 				}
-				a->cpu_ns += thread_cpu_ns() - cpu0;
+				a->cpu_ns += bench_thread_cpu_ns() - cpu0;
 				if (loop[m] && !gso_evloop__stats(loop[m], &st))
 					a->sleeps += st.sleeps;
 				if (m == TM_NSLEEP_SLACK)
@@ -1487,7 +1440,7 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &c);
 	g_stop_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (g_stop_efd < 0)
-		die("eventfd", errno);
+		bench_die(BENCH_EXIT_FAIL, errno, "eventfd");
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1501,9 +1454,9 @@ int main(int argc, char **argv)
 				"--timers runs without\n");
 		return 77;
 	}
-	err = nsbed_create(&bed, NULL);
+	err = benchbed_create(&bed, NULL);
 	if (err)
-		die("namespace test-bed", err);
+		bench_die(BENCH_EXIT_FAIL, err, "namespace test-bed");
 	if (atomic_load(&g_stop)) {
 		nsbed_destroy(&bed);
 		return 130;

@@ -13,7 +13,7 @@
 # ratios side by side; with --json also one JSON line per row and a summary
 # line (all of them are in BUILD_DIR/bench_relay/results.json either way).
 #
-# The test-bed, the runs and the relay are the demo's (bench/common/demobed.sh):
+# The test-bed, the runs and the relay are the demo's (bench/testbed/common/demobed.sh):
 # the sending veth rS has tso off, gso off (so the relay's faults hit single
 # segments, as on a real path); kernel TCP builds its packets as usual and
 # the stack segments them before the veth; libgso (sender --mode software,
@@ -47,8 +47,8 @@ done
 OUT="$B/bench_relay"
 TAG="gsob$$"
 SEED=20180601
-# shellcheck source=bench/common/demobed.sh
-. "$(dirname "$0")/common/demobed.sh"
+# shellcheck source=bench/testbed/common/demobed.sh
+. "$(dirname "$0")/testbed/common/demobed.sh"
 
 if [ "$(id -u)" != 0 ]; then
 	say "bench_relay: needs root (it creates network namespaces and veth pairs): skipped"

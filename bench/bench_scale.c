@@ -83,7 +83,7 @@
 #include "cpu.h"
 #include "json.h"
 #include "util.h"
-#include "xskbed.h"
+#include "benchbed.h"
 
 #define MAXQ 2
 #define BATCH 64
@@ -388,7 +388,7 @@ static struct load make_load(uint32_t frame, const struct gso_tmpl *t)
 	return ld;
 }
 
-static struct gso_port *port_open(const struct row *w, const struct xskbed *bed, struct pq *pq)
+static struct gso_port *port_open(const struct row *w, const struct nsbed *bed, struct pq *pq)
 {
 	const int cpus[MAXQ] = { w->cpu, 1 };
 	/* Copy mode, whole frames (the cheaper copy-mode path), a receive ring: the port steers receive sides. */
@@ -410,7 +410,7 @@ static struct gso_port *port_open(const struct row *w, const struct xskbed *bed,
  * lands on each queue.  Returns each flow's port and queue, and the flows
  * per queue.
  */
-static void place(const struct row *w, const struct gso_port *p, const struct xskbed *bed, uint16_t *port_of,
+static void place(const struct row *w, const struct gso_port *p, const struct nsbed *bed, uint16_t *port_of,
 		  uint32_t *queue_of, uint32_t *per_q)
 {
 	struct gso_tmpl t;
@@ -432,7 +432,7 @@ static void place(const struct row *w, const struct gso_port *p, const struct xs
 	}
 }
 
-static void run_port(struct row *w, unsigned r, const struct args *a, int cnt_fd, const struct xskbed *bed)
+static void run_port(struct row *w, unsigned r, const struct args *a, int cnt_fd, const struct nsbed *bed)
 {
 	static struct pq pq[MAXQ];
 	static uint16_t port_of[MAX_FLOWS];
@@ -710,7 +710,7 @@ int main(int argc, char **argv)
 {
 	static struct row rows[32];
 	static uint8_t frame[2][2048];
-	struct xskbed bed;
+	struct nsbed bed;
 	struct args a;
 	unsigned n = 0;
 	char err[256];
@@ -745,7 +745,7 @@ int main(int argc, char **argv)
 	if (xskbed_attach_drop(&bed, 1, &cnt_fd, err, sizeof(err)))
 		bench_die(BENCH_EXIT_SKIP, 0, "XDP drop program: %s", err);
 	/* Threads made from here on start in side 0, where the sockets are. */
-	if (xskbed_enter(&bed, 0))
+	if (nsbed_enter(&bed, 0))
 		bench_die(BENCH_EXIT_FAIL, errno, "enter side a");
 	for (int z = 0; z < 2; z++) {
 		struct gso_tmpl t;
@@ -773,6 +773,6 @@ int main(int argc, char **argv)
 		print_json(rows, n, &a);
 	else
 		print_table(rows, n, &a);
-	xskbed_destroy(&bed);
+	nsbed_destroy(&bed);
 	return BENCH_EXIT_OK;
 }

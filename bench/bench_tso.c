@@ -61,7 +61,7 @@
 #include <gso/e1000.h>
 
 #include "cpu.h"
-#include "nsbed.h"
+#include "benchbed.h"
 #include "util.h"
 
 #ifndef UDP_SEGMENT
@@ -667,7 +667,7 @@ int main(int argc, char **argv)
 			 "echo %x > /sys/class/net/gb%c/queues/rx-0/rps_cpus' 2>/dev/null; "
 			 "ethtool -K gb%c gro off >/dev/null 2>&1; true",
 			 1u << (i ? c.cpu_rx : c.cpu_send), 'a' + i, 'a' + i);
-	err = nsbed_create(&bed, (const char *const[2]){ rps[0], rps[1] });
+	err = benchbed_create(&bed, (const char *const[2]){ rps[0], rps[1] });
 	if (err)
 		bench_die(BENCH_EXIT_USAGE, -err, "test-bed");
 	err = start_receivers(rx, &c.cpu_rx);

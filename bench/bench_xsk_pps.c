@@ -44,7 +44,7 @@
 #include "compat.h"
 #include "cpu.h"
 #include "util.h"
-#include "xskbed.h"
+#include "benchbed.h"
 
 enum { M_RAW, M_GSO, M_GSO_SW, M_PACKET, M_UDP, M_COUNT };
 static const char *const mname[M_COUNT] = { "raw xsk", "gso xsk", "gso xsk sw", "af_packet", "udp" };
@@ -63,7 +63,7 @@ struct frames {
 	struct gso_tmpl tmpl;
 };
 
-static void build_frames(struct frames *f, const struct xskbed *b, uint32_t len)
+static void build_frames(struct frames *f, const struct nsbed *b, uint32_t len)
 {
 	static uint8_t payload[2048];
 	struct gso_frame out = { .buf = f->frame, .cap = sizeof(f->frame) };
@@ -425,13 +425,13 @@ int main(int argc, char **argv)
 	if (sched_setaffinity(0, sizeof(set), &set))
 		bench_die(BENCH_EXIT_USAGE, errno, "pin to CPU %lu", (unsigned long)cpu);
 
-	struct xskbed bed;
+	struct nsbed bed;
 	int e = xskbed_create(&bed, "pps", 3);
 	if (e)
 		bench_die(BENCH_EXIT_USAGE, -e, "test-bed");
 	if (xskbed_attach_drop(&bed, 1, &cnt_fd, err, sizeof(err)))
 		bench_die(BENCH_EXIT_SKIP, 0, "XDP drop program: %s", err);
-	if (xskbed_enter(&bed, 0))
+	if (nsbed_enter(&bed, 0))
 		bench_die(BENCH_EXIT_FAIL, errno, "enter side a");
 
 	for (int z = 0; z < 2; z++) {
@@ -483,6 +483,6 @@ int main(int argc, char **argv)
 		       med[M_GSO] > med[M_PACKET] ? "met" : "MISSED", med[M_GSO] / med[M_PACKET],
 		       med[M_GSO] > med[M_UDP] ? "met" : "MISSED", med[M_GSO] / med[M_UDP]);
 	}
-	xskbed_destroy(&bed);
+	nsbed_destroy(&bed);
 	return BENCH_EXIT_OK;
 }

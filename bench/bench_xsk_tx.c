@@ -38,7 +38,7 @@
 
 #include "cpu.h"
 #include "util.h"
-#include "xskbed.h"
+#include "benchbed.h"
 
 enum { M_COPY_SW, M_COPY_CSUM, M_SG_SW, M_SG_CSUM, M_COUNT };
 static const char *const mode_name[M_COUNT] = { "copy+sw", "copy+csum", "sg+sw", "sg+csum" };
@@ -152,11 +152,11 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return BENCH_EXIT_USAGE;
 	}
-	struct xskbed bed;
+	struct nsbed bed;
 	int e = xskbed_create(&bed, "xtx", M_COUNT);
 	if (e)
 		bench_die(BENCH_EXIT_USAGE, -e, "test-bed");
-	if (xskbed_enter(&bed, 0))
+	if (nsbed_enter(&bed, 0))
 		bench_die(BENCH_EXIT_USAGE, errno, "setns");
 	int ifindex = bed.ifindex[0];
 
@@ -219,6 +219,6 @@ int main(int argc, char **argv)
 		gso_dev__buf_free(dev[m], &buf[m]);
 		gso_dev__destroy(dev[m]);
 	}
-	xskbed_destroy(&bed);
+	nsbed_destroy(&bed);
 	return BENCH_EXIT_OK;
 }

@@ -1,4 +1,4 @@
-# Plot of a bench/demo.sh run: goodput and sender CPU per GB per mode.
+# Plot of a bench/testbed/demo.sh run (and of bench/tso_plot.sh): goodput and sender CPU per GB per mode.
 #
 #   gnuplot -e "datafile='results.tsv'; outfile='demo.png'; term='pngcairo'" bench/plot.gp
 #

@@ -4,7 +4,7 @@
  * drops each matching packet with a probability set from user space and
  * counts what it saw and dropped.  netem is not available on this kernel;
  * this is the stand-in for its `loss` option.  Loaded and read by
- * bench/impair (`impair xdp`, bench/common/xdploss.c).
+ * bench/impair (`impair xdp`, bench/testbed/common/xdploss.c).
  *
  * Matching: ARP and other non-IP frames always pass (losing ARP would only
  * stall the start); IPv4/IPv6 frames match when cfg.proto is 0 or their L4
@@ -19,7 +19,7 @@
  * super-packets; a program without frags support would make veth refuse
  * them.  One such super-packet is one packet here (and is dropped whole).
  *
- * The map value layouts are mirrored in bench/common/xdploss.h.
+ * The map value layouts are mirrored in bench/testbed/common/xdploss.h.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nsbed.h"
+
 /* Path of a built artefact, e.g. gso_test_build_path("tools/gsoseg"). */
 const char *gso_test_build_path(const char *rel);
 
@@ -34,35 +36,15 @@ void gso_test_fill_random(void *buf, size_t len, uint64_t *state);
 void gso_test_count_wire(void *ctx, const void *frame, uint32_t len);
 
 /*
- * A test-bed of two network namespaces joined by one veth pair, all with
- * names unique to this test run and process ("gsot<run>-<pid>-<n>a/b").
- * Nothing of the host is touched: the veth is created directly inside the
- * namespaces.  They are removed by gso_testbed_destroy(), and by a watchdog
- * process if the test process dies first (crash, kill, failed assert).  Addresses: 10.77.0.1/24 + fd77::1/64 on side a,
- * 10.77.0.2/24 + fd77::2/64 on side b (namespace-local, never routed).
+ * The tests' namespace test-bed: tests/nsbed's (nsbed.h: unique names
+ * "gsot<run>-<pid>-<n>a/b", a watchdog that removes them however the test
+ * process ends, nothing of the host touched), with the names kept (tests
+ * pass them to programs' --netns and "ip netns exec"), veths "gva"/"gvb"
+ * and addresses 10.77.0.1/24 + fd77::1/64 on side a, 10.77.0.2/24 +
+ * fd77::2/64 on side b (namespace-local, never routed).  Use nsbed_sh(),
+ * nsbed_enter(), nsbed_nsfd() and nsbed_destroy() on it.  Returns 0 or
+ * -errno (and cleans up what it made).
  */
-struct gso_testbed {
-	char ns[2][48];     /* namespace names, side a and b */
-	char ifname[2][16]; /* veth names inside them */
-	int ifindex[2];
-	uint8_t mac[2][6];
-	bool up;
-	int watchdog_fd; /* write end of the pipe the clean-up watchdog waits on */
-};
-
-/* Create it; returns 0 or -errno (and cleans up what it made). */
-int gso_testbed_create(struct gso_testbed *tb);
-/* Remove both namespaces (the veth goes with them).  Idempotent. */
-void gso_testbed_destroy(struct gso_testbed *tb);
-/* Run a shell command inside side 0/1 ("ip netns exec"); returns its exit status. */
-int gso_testbed_sh(const struct gso_testbed *tb, int side, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-/*
- * Move the calling thread into side 0/1's namespace (setns).  Criterion runs
- * each test in its own process, so this lasts for the test.  Returns 0 or -errno.
- */
-int gso_testbed_enter(const struct gso_testbed *tb, int side);
-/* Open a file descriptor for side 0/1's namespace (for setns from other threads). */
-int gso_testbed_nsfd(const struct gso_testbed *tb, int side);
+int gso_testbed_create(struct nsbed *tb);
 
 #endif

@@ -19,14 +19,14 @@
 static void relay_topology(void)
 {
 	bt_relay_beds();
-	cr_assert_eq(gso_testbed_sh(&bt_bed[0], 1,
-				    "ip addr flush dev %s && "
-				    "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && "
-				    "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && "
-				    "ip link set %s up && ip link set %s up",
-				    bt_bed[0].ifname[1], bt_bed[0].ifname[1], bt_bed[1].ifname[0], bt_bed[0].ifname[1],
-				    bt_bed[1].ifname[0]), 0);
-	cr_assert_eq(gso_testbed_sh(&bt_bed[0], 0, "ethtool -K %s tso off gso off >/dev/null", bt_bed[0].ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&bt_bed[0], 1,
+			      "ip addr flush dev %s && "
+			      "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && "
+			      "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && "
+			      "ip link set %s up && ip link set %s up",
+			      bt_bed[0].ifname[1], bt_bed[0].ifname[1], bt_bed[1].ifname[0], bt_bed[0].ifname[1],
+			      bt_bed[1].ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&bt_bed[0], 0, "ethtool -K %s tso off gso off >/dev/null", bt_bed[0].ifname[0]), 0);
 }
 
 struct imp_case {

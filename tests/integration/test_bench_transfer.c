@@ -9,12 +9,12 @@
 
 #include "test_bench_util.h"
 
-static struct gso_testbed tb;
+static struct nsbed tb;
 
 static void fini(void)
 {
 	bt_fini();
-	gso_testbed_destroy(&tb);
+	nsbed_destroy(&tb);
 }
 
 struct xfer_case {

@@ -247,7 +247,7 @@ static inline void bt_fini(void)
  * and bed[1] side b (the receiver).  Each test then sets the relay's links
  * up as it needs; bt_relay_fini() kills the children and removes the beds.
  */
-static struct gso_testbed bt_bed[2];
+static struct nsbed bt_bed[2];
 
 static inline void bt_relay_beds(void)
 {
@@ -257,15 +257,15 @@ static inline void bt_relay_beds(void)
 	err = gso_testbed_create(&bt_bed[1]);
 	cr_assert_eq(err, 0, "test-bed 1: %s", strerror(-err));
 	/* Same veth names in both beds: the relay has gvb, and gets bed 1's gva. */
-	cr_assert_eq(gso_testbed_sh(&bt_bed[1], 0, "ip link set %s netns %s", bt_bed[1].ifname[0],
-				    bt_bed[0].ns[1]), 0);
+	cr_assert_eq(nsbed_sh(&bt_bed[1], 0, "ip link set %s netns %s", bt_bed[1].ifname[0],
+			      bt_bed[0].ns[1]), 0);
 }
 
 static inline void bt_relay_fini(void)
 {
 	bt_fini();
-	gso_testbed_destroy(&bt_bed[0]);
-	gso_testbed_destroy(&bt_bed[1]);
+	nsbed_destroy(&bt_bed[0]);
+	nsbed_destroy(&bt_bed[1]);
 }
 
 #endif

@@ -14,15 +14,15 @@
  * offset), and the verdict it sends back must say the same.
  *
  * The bench helpers are compiled into this file: the test binary does not
- * link bench/common.
+ * link bench/testbed/common.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 
-#include "../../bench/common/proto.c"
-#include "../../bench/common/stream.c"
+#include "../../bench/testbed/common/proto.c"
+#include "../../bench/testbed/common/stream.c"
 
 #include "test_bench_util.h"
 
@@ -184,12 +184,12 @@ ParameterizedTest(struct rx_case *c, bench_stream, rx_state_machine)
 
 /* ---- the receiver program ------------------------------------------------ */
 
-static struct gso_testbed tb;
+static struct nsbed tb;
 
 static void fini(void)
 {
 	bt_fini();
-	gso_testbed_destroy(&tb);
+	nsbed_destroy(&tb);
 }
 
 struct wire_case {
@@ -261,7 +261,7 @@ ParameterizedTest(struct wire_case *c, bench_verify, receiver_detects_bad_stream
 	struct bt_proc *rp = bt_spawn(rargv);
 
 	bt_wait_file(ready, rp, 10);
-	cr_assert_eq(gso_testbed_enter(&tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&tb, 0), 0);
 	inet_pton(AF_INET, "10.77.0.2", &dst.sin_addr);
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	cr_assert_geq(fd, 0);

@@ -12,12 +12,12 @@
 
 #include "test_bench_util.h"
 
-static struct gso_testbed tb;
+static struct nsbed tb;
 
 static void fini(void)
 {
 	bt_fini();
-	gso_testbed_destroy(&tb);
+	nsbed_destroy(&tb);
 }
 
 struct xdp_case {
@@ -56,7 +56,7 @@ ParameterizedTest(struct xdp_case *c, bench_xdp, drops_configured_share, .fini =
 	cr_assert_eq(err, 0, "test-bed: %s", strerror(-err));
 
 	/* A receiving socket in b, bound before the program is attached. */
-	cr_assert_eq(gso_testbed_enter(&tb, 1), 0);
+	cr_assert_eq(nsbed_enter(&tb, 1), 0);
 	r = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
 	cr_assert_geq(r, 0);
 	setsockopt(r, SOL_SOCKET, SO_RCVBUFFORCE, &one, sizeof(one));
@@ -69,7 +69,7 @@ ParameterizedTest(struct xdp_case *c, bench_xdp, drops_configured_share, .fini =
 	struct bt_proc *xp = bt_spawn(argv);
 
 	bt_wait_file(ready, xp, 10);
-	cr_assert_eq(gso_testbed_enter(&tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&tb, 0), 0);
 	s = socket(AF_INET, SOCK_DGRAM, 0);
 	cr_assert_geq(s, 0);
 	inet_pton(AF_INET, "10.77.0.2", &dst.sin_addr);
@@ -106,7 +106,7 @@ ParameterizedTest(struct xdp_case *c, bench_xdp, drops_configured_share, .fini =
 		cr_assert_eq(dropped, 0);
 	cr_assert_eq(bt_num(j, "dropped_bytes"), dropped * (14 + 20 + 8 + sizeof(payload)), "%s", j);
 	/* The BPF link closed with the tool: no XDP program is left on the veth. */
-	cr_assert_neq(gso_testbed_sh(&tb, 1, "ip link show %s | grep -q xdp", tb.ifname[1]), 0);
+	cr_assert_neq(nsbed_sh(&tb, 1, "ip link show %s | grep -q xdp", tb.ifname[1]), 0);
 	close(s);
 	close(r);
 }

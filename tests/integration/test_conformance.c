@@ -66,16 +66,16 @@ extern char **environ;
 /* ---- the kernel side ---- */
 
 struct oracle {
-	struct gso_testbed tb;
+	struct nsbed tb;
 	int tx, rx;
 	uint8_t *rxbuf;
 	uint8_t *rxframe; /* the last frame received, its 802.1Q tag re-inserted */
 	int capture_side;
 };
 
-static int ns_socket(const struct gso_testbed *tb, int side, int proto)
+static int ns_socket(const struct nsbed *tb, int side, int proto)
 {
-	int s, err = gso_testbed_enter(tb, side);
+	int s, err = nsbed_enter(tb, side);
 
 	if (err)
 		return err;
@@ -100,18 +100,18 @@ static void oracle_setup(struct oracle *o, int capture_side)
 	err = gso_testbed_create(&o->tb);
 	cr_assert_eq(err, 0, "test-bed: %s", strerror(-err));
 	for (int i = 0; i < 2; i++)
-		cr_assert_eq(gso_testbed_sh(&o->tb, i, "ip link set %s mtu %d", o->tb.ifname[i],
-					    VETH_MTU), 0, "setting MTU %d", VETH_MTU);
+		cr_assert_eq(nsbed_sh(&o->tb, i, "ip link set %s mtu %d", o->tb.ifname[i],
+				      VETH_MTU), 0, "setting MTU %d", VETH_MTU);
 	/* Software GSO with checksums finished in software (reference section 8). */
-	cr_assert_eq(gso_testbed_sh(&o->tb, 0, "ethtool -K %s tso off gso on tx off >/dev/null 2>&1",
-				    o->tb.ifname[0]), 0, "ethtool -K tso off gso on tx off");
-	cr_assert_eq(gso_testbed_sh(&o->tb, 0,
-				    "ethtool -k %s | grep -Eq \"^(tx-udp-segmentation|tcp-segmentation-offload|"
-				    "tx-checksumming): on\" && exit 1; exit 0",
-				    o->tb.ifname[0]), 0,
+	cr_assert_eq(nsbed_sh(&o->tb, 0, "ethtool -K %s tso off gso on tx off >/dev/null 2>&1",
+			      o->tb.ifname[0]), 0, "ethtool -K tso off gso on tx off");
+	cr_assert_eq(nsbed_sh(&o->tb, 0,
+			      "ethtool -k %s | grep -Eq \"^(tx-udp-segmentation|tcp-segmentation-offload|"
+			      "tx-checksumming): on\" && exit 1; exit 0",
+			      o->tb.ifname[0]), 0,
 		     "side a still offloads TSO/USO/checksums after ethtool -K");
 	/* Merged frames on the receive side would hide the segmentation. */
-	gso_testbed_sh(&o->tb, 1, "ethtool -K %s gro off >/dev/null 2>&1", o->tb.ifname[1]);
+	nsbed_sh(&o->tb, 1, "ethtool -K %s gro off >/dev/null 2>&1", o->tb.ifname[1]);
 
 	o->tx = ns_socket(&o->tb, 0, 0);
 	cr_assert_geq(o->tx, 0, "AF_PACKET tx socket: %s", strerror(-o->tx));
@@ -142,7 +142,7 @@ static void oracle_teardown(struct oracle *o)
 	o->tx = o->rx = -1;
 	free(o->rxbuf);
 	o->rxbuf = NULL;
-	gso_testbed_destroy(&o->tb);
+	nsbed_destroy(&o->tb);
 }
 
 /*

@@ -46,7 +46,7 @@
 #define CT_MTU_MAX 4078
 #define CT_DEFAULT_RANDOM 1500u
 
-static struct gso_testbed tb;
+static struct nsbed tb;
 static char dir[256];
 static int cap_fd = -1;
 
@@ -78,7 +78,7 @@ static void fini(void)
 	if (cap_fd >= 0)
 		close(cap_fd);
 	cap_fd = -1;
-	gso_testbed_destroy(&tb);
+	nsbed_destroy(&tb);
 	rm_dir();
 }
 
@@ -180,13 +180,13 @@ Test(conftool, kernel_e1000_model_and_libgso_equal, .fini = fini, .timeout = 180
 
 	cr_assert_eq(gso_testbed_create(&tb), 0);
 	for (int i = 0; i < 2; i++)
-		cr_assert_eq(gso_testbed_sh(&tb, i, "ip link set %s mtu %u", tb.ifname[i], mtu), 0);
+		cr_assert_eq(nsbed_sh(&tb, i, "ip link set %s mtu %u", tb.ifname[i], mtu), 0);
 	/* Software GSO with checksums finished in software (offload reference section 8). */
-	cr_assert_eq(gso_testbed_sh(&tb, 0, "ethtool -K %s tso off gso on tx off >/dev/null 2>&1",
-				    tb.ifname[0]), 0);
-	gso_testbed_sh(&tb, 1, "ethtool -K %s gro off >/dev/null 2>&1", tb.ifname[1]);
+	cr_assert_eq(nsbed_sh(&tb, 0, "ethtool -K %s tso off gso on tx off >/dev/null 2>&1",
+			      tb.ifname[0]), 0);
+	nsbed_sh(&tb, 1, "ethtool -K %s gro off >/dev/null 2>&1", tb.ifname[1]);
 
-	cr_assert_eq(gso_testbed_enter(&tb, 1), 0);
+	cr_assert_eq(nsbed_enter(&tb, 1), 0);
 	cap_fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
 	cr_assert_geq(cap_fd, 0, "AF_PACKET: %s", strerror(errno));
 	if (setsockopt(cap_fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv)))
@@ -202,8 +202,8 @@ Test(conftool, kernel_e1000_model_and_libgso_equal, .fini = fini, .timeout = 180
 		snprintf(pcap, sizeof(pcap), "%s/%s.pcap", dir, impl[i]);
 		snprintf(log, sizeof(log), "%s/send-%s.txt", dir, impl[i]);
 		capture_start(&c, pcap);
-		st = gso_testbed_sh(&tb, 0, "%s send --backend %s --ifname %s %s >%s 2>&1", tool,
-				    impl[i], tb.ifname[0], cases, log);
+		st = nsbed_sh(&tb, 0, "%s send --backend %s --ifname %s %s >%s 2>&1", tool,
+			      impl[i], tb.ifname[0], cases, log);
 		capture_stop(&c);
 		show(log);
 		fprintf(stderr, "conftool test: %s: %u frames captured on the peer\n", impl[i],

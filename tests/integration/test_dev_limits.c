@@ -18,18 +18,18 @@
 #include <gso/e1000.h>
 #include "gso_test.h"
 
-static struct gso_testbed tb;
+static struct nsbed tb;
 
 static void bed(void)
 {
 	gso_test_require_root();
 	cr_assert_eq(gso_testbed_create(&tb), 0);
-	cr_assert_eq(gso_testbed_enter(&tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&tb, 0), 0);
 }
 
 static void fini(void)
 {
-	gso_testbed_destroy(&tb);
+	nsbed_destroy(&tb);
 }
 
 static struct gso_tmpl tmpl(uint8_t l4)
@@ -94,8 +94,8 @@ Test(dev_limits, xsk_copy_and_sg, .init = bed, .fini = fini)
 	gso_dev__destroy(copy);
 
 	/* A jumbo MTU: whole frames are bounded by a chunk, referenced payload by the MTU. */
-	cr_assert_eq(gso_testbed_sh(&tb, 0, "ip link set %s mtu 9000", tb.ifname[0]), 0);
-	cr_assert_eq(gso_testbed_sh(&tb, 1, "ip link set %s mtu 9000", tb.ifname[1]), 0);
+	cr_assert_eq(nsbed_sh(&tb, 0, "ip link set %s mtu 9000", tb.ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&tb, 1, "ip link set %s mtu 9000", tb.ifname[1]), 0);
 	cr_assert_eq(gso_xsk__create(&copy, tb.ifindex[0], &oc), 0);
 	check_edge(copy, &u, 0, NULL, (int)(4096 - meta - u.hdr_len));
 	gso_dev__destroy(copy);
@@ -165,13 +165,13 @@ Test(dev_limits, xsk_probe_waits_for_link_up, .init = bed, .fini = fini)
 	cr_assert_eq(flags_of(up) & GSO_DEV_PROBE_PENDING, 0);
 	gso_dev__destroy(up);
 
-	cr_assert_eq(gso_testbed_sh(&tb, 0, "ip link set %s down", tb.ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&tb, 0, "ip link set %s down", tb.ifname[0]), 0);
 	cr_assert_eq(gso_xsk__create(&d, tb.ifindex[0], &o), 0);
 	f = flags_of(d);
 	cr_assert(f & GSO_DEV_PROBE_PENDING, "flags %#x", f);
 	cr_assert_eq(f & GSO_DEV_CSUM, 0);
 	cr_assert_eq(gso_dev__probe(d), -ENETDOWN);
-	cr_assert_eq(gso_testbed_sh(&tb, 0, "ip link set %s up", tb.ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&tb, 0, "ip link set %s up", tb.ifname[0]), 0);
 	cr_assert_eq(gso_dev__probe(d), 0);
 	f = flags_of(d);
 	cr_assert_eq(f & GSO_DEV_PROBE_PENDING, 0, "flags %#x", f);

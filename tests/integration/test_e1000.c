@@ -36,7 +36,7 @@ static const uint8_t saddr4[4] = { 198, 18, 0, 1 }, daddr4[4] = { 198, 19, 0, 2 
 static const uint8_t saddr6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x00, 0x77, [15] = 1 };
 static const uint8_t daddr6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x00, 0x77, [15] = 2 };
 
-static struct gso_testbed tb;
+static struct nsbed tb;
 static struct gso_dev *e1k, *vnet;
 static int cap = -1;
 
@@ -65,7 +65,7 @@ static void fini(void)
 	cap = -1;
 	frames_free(&kern);
 	frames_free(&dev);
-	gso_testbed_destroy(&tb);
+	nsbed_destroy(&tb);
 }
 
 static void setup(void)
@@ -76,17 +76,17 @@ static void setup(void)
 	gso_test_require_root();
 	err = gso_testbed_create(&tb);
 	cr_assert_eq(err, 0, "test-bed: %s", strerror(-err));
-	cr_assert_eq(gso_testbed_sh(&tb, 0, "ethtool -K %s tso off gso on tx off >/dev/null 2>&1",
-				    tb.ifname[0]), 0);
-	gso_testbed_sh(&tb, 1, "ethtool -K %s gro off >/dev/null 2>&1", tb.ifname[1]);
-	cr_assert_eq(gso_testbed_enter(&tb, 1), 0);
+	cr_assert_eq(nsbed_sh(&tb, 0, "ethtool -K %s tso off gso on tx off >/dev/null 2>&1",
+			      tb.ifname[0]), 0);
+	nsbed_sh(&tb, 1, "ethtool -K %s gro off >/dev/null 2>&1", tb.ifname[1]);
+	cr_assert_eq(nsbed_enter(&tb, 1), 0);
 	cap = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
 	cr_assert_geq(cap, 0);
 	if (setsockopt(cap, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv)))
 		setsockopt(cap, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
 	ll.sll_ifindex = tb.ifindex[1];
 	cr_assert_eq(bind(cap, (struct sockaddr *)&ll, sizeof(ll)), 0);
-	cr_assert_eq(gso_testbed_enter(&tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&tb, 0), 0);
 	{
 		GSO_OPTS(gso_e1000_opts, o, .ring_size = 1024, .nchunks = 2048, .wire_frames = 512,
 			 .xsk_mode = GSO_XSK_MODE_COPY);

@@ -35,7 +35,7 @@
 #define WIRE_HDR 42       /* Ethernet + IPv4 + UDP */
 #define QLEN 4
 
-static struct gso_testbed tb;
+static struct nsbed tb;
 
 struct fstate {
 	uint32_t next_super, next_idx;
@@ -204,7 +204,7 @@ static void on_event(void *ctx, const struct gso_engine_event *ev)
 
 static void fini(void)
 {
-	gso_testbed_destroy(&tb);
+	nsbed_destroy(&tb);
 }
 
 /*
@@ -237,7 +237,7 @@ static void run_case(uint32_t nflows, uint64_t rate, uint32_t nseg, uint32_t gso
 	uint64_t end;
 
 	/* The receiver: a plain UDP socket in side b, kernel arrival stamps. */
-	nsfd = gso_testbed_nsfd(&tb, 1);
+	nsfd = nsbed_nsfd(&tb, 1);
 	cr_assert_geq(nsfd, 0);
 	cr_assert_eq(setns(nsfd, CLONE_NEWNET), 0);
 	close(nsfd);
@@ -249,7 +249,7 @@ static void run_case(uint32_t nflows, uint64_t rate, uint32_t nseg, uint32_t gso
 	cr_assert_eq(bind(r.fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "bind: %s", strerror(errno));
 	r.f = calloc(nflows, sizeof(*r.f));
 	cr_assert_not_null(r.f);
-	cr_assert_eq(gso_testbed_enter(&tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&tb, 0), 0);
 
 	/* The sender: the next hop from the kernel, an engine on queue 0, one flow per source port. */
 	err = gso_route__lookup(GSO_L3_IPV4, dst, tb.ifindex[0], 2000, &rt);
@@ -371,7 +371,7 @@ Test(engine_dgram, queue_the_interface_lacks, .fini = fini, .timeout = 30)
 
 	gso_test_require_root();
 	cr_assert_eq(gso_testbed_create(&tb), 0);
-	cr_assert_eq(gso_testbed_enter(&tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&tb, 0), 0);
 	cr_assert_eq(gso_engine__open(&e, tb.ifindex[0], 7, NULL, NULL), -ENXIO, "the veth has one queue");
 	cr_assert_null(e);
 	cr_assert_eq(gso_engine__open(&e, tb.ifindex[0], 0, NULL, NULL), 0);

@@ -14,12 +14,12 @@
 #define EX_COUNT "20000"
 #define EX_MBIT 200.0
 
-static struct gso_testbed tb;
+static struct nsbed tb;
 
 static void fini(void)
 {
 	bt_fini();
-	gso_testbed_destroy(&tb);
+	nsbed_destroy(&tb);
 }
 
 /* A built example, or the test fails saying how to build it. */

@@ -138,7 +138,7 @@ Test(port, acks_on_the_other_queue_handed_over, .fini = fini, .timeout = 240)
 
 	bed();
 	/* The receiver sends everything on its TX queue 0 (XPS: every CPU -> tx-0): our RX queue 0. */
-	cr_assert_eq(gso_testbed_sh(&tb, 1, "printf %%x $(( (1 << $(nproc)) - 1 )) > /sys/class/net/" IF_B "/queues/tx-0/xps_cpus && "
+	cr_assert_eq(nsbed_sh(&tb, 1, "printf %%x $(( (1 << $(nproc)) - 1 )) > /sys/class/net/" IF_B "/queues/tx-0/xps_cpus && "
 					    "echo 0 > /sys/class/net/" IF_B "/queues/tx-1/xps_cpus"), 0);
 	snprintf(sport, sizeof(sport), "%u", pick_sport());
 	sj = multi_transfer(sport);
@@ -207,7 +207,7 @@ Test(port, stop_with_data_queued, .fini = fini, .timeout = 120)
 	uint64_t t0, dt;
 
 	bed();
-	cr_assert_eq(gso_testbed_enter(&tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&tb, 0), 0);
 	cr_assert_eq(gso_steer__create(&steer, (int)if_nametoindex(IF_A), NULL), 0);
 	fds0 = count_dir("/proc/self/fd");
 	tasks0 = count_dir("/proc/self/task");
@@ -279,10 +279,10 @@ Test(port, bad_input, .fini = fini, .timeout = 120)
 
 	bed();
 	/* A second veth pair with one queue each side, in side a. */
-	cr_assert_eq(gso_testbed_sh(&tb, 0, "ip link add sq2 numtxqueues 1 numrxqueues 1 type veth peer name sq3 numtxqueues 1 numrxqueues 1 && "
+	cr_assert_eq(nsbed_sh(&tb, 0, "ip link add sq2 numtxqueues 1 numrxqueues 1 type veth peer name sq3 numtxqueues 1 numrxqueues 1 && "
 					    "ip link set sq2 up && "
 					    "ip link set sq3 up"), 0);
-	cr_assert_eq(gso_testbed_enter(&tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&tb, 0), 0);
 	ifa = (int)if_nametoindex(IF_A);
 	cr_assert_eq(gso_steer__create(&steer, ifa, NULL), 0);
 	fds0 = count_dir("/proc/self/fd");

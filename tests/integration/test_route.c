@@ -28,13 +28,13 @@
 #include "gso_test.h"
 #include "rtnl_internal.h"
 
-static struct gso_testbed rt_tb;
+static struct nsbed rt_tb;
 static struct rtmon rt_mon = { .fd = -1 };
 
 static void rt_fini(void)
 {
 	gsoi_rtmon_close(&rt_mon);
-	gso_testbed_destroy(&rt_tb);
+	nsbed_destroy(&rt_tb);
 }
 
 TestSuite(route, .fini = rt_fini, .timeout = 60);
@@ -53,16 +53,16 @@ static void rt_bed(void)
 	gso_test_require_root();
 	int err = gso_testbed_create(&rt_tb);
 	cr_assert_eq(err, 0, "test-bed: %s", strerror(-err));
-	cr_assert_eq(gso_testbed_enter(&rt_tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&rt_tb, 0), 0);
 	/*
 	 * Neighbour solicitations the kernel sends on its own (no packet to
 	 * take a source from) need a link-local source that has finished DAD
 	 * (ndisc_send_ns()), up to ~2 s after the link came up.
 	 */
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "for i in $(seq 100); do "
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "for i in $(seq 100); do "
 				   "[ -z \"$(ip -6 addr show dev %s tentative)\" ] && exit 0; sleep 0.05; "
 				   "done; exit 1", rt_tb.ifname[0]), 0, "link-local address still tentative");
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip neigh flush dev %s", rt_tb.ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "ip neigh flush dev %s", rt_tb.ifname[0]), 0);
 }
 
 static void addr(int l3, const char *s, uint8_t out[16])
@@ -126,7 +126,7 @@ Test(route, gateway)
 	uint8_t gw4[16], gw6[16];
 
 	rt_bed();
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip route add 198.51.100.0/24 via 10.77.0.2 && "
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "ip route add 198.51.100.0/24 via 10.77.0.2 && "
 				   "ip -6 route add 2001:db8::/64 via fd77::2"), 0);
 	addr(GSO_L3_IPV4, "10.77.0.2", gw4);
 	addr(GSO_L3_IPV6, "fd77::2", gw6);
@@ -148,7 +148,7 @@ Test(route, gateway)
 Test(route, route_mtu)
 {
 	rt_bed();
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip route add 192.0.2.0/24 via 10.77.0.2 mtu 1400 && "
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "ip route add 192.0.2.0/24 via 10.77.0.2 mtu 1400 && "
 				   "ip -6 route add 2001:db8::/64 via fd77::2 mtu 1300"), 0);
 	GSO_OPTS(gso_route, r);
 	cr_assert_eq(lookup(GSO_L3_IPV4, "192.0.2.9", 0, 0, &r), 0);
@@ -185,12 +185,12 @@ Test(route, unanswered_neighbour)
 Test(route, old_failed_entry)
 {
 	rt_bed();
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip neigh replace 10.77.0.98 dev %s nud failed && "
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "ip neigh replace 10.77.0.98 dev %s nud failed && "
 				   "ip neigh show 10.77.0.98 | grep -q FAILED", rt_tb.ifname[0]), 0);
 	check_unanswered(GSO_L3_IPV4, "10.77.0.98");
 	/* The same for an entry that really failed: probed by a first call. */
 	check_unanswered(GSO_L3_IPV6, "fd77::98");
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "sleep 3; ip -6 neigh show fd77::98 | grep -q FAILED"), 0);
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "sleep 3; ip -6 neigh show fd77::98 | grep -q FAILED"), 0);
 	check_unanswered(GSO_L3_IPV6, "fd77::98");
 }
 
@@ -202,13 +202,13 @@ Test(route, stale_entry)
 
 	rt_bed();
 	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip neigh replace 10.77.0.2 lladdr %s dev %s nud stale",
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "ip neigh replace 10.77.0.2 lladdr %s dev %s nud stale",
 				   mac, rt_tb.ifname[0]), 0);
 	GSO_OPTS(gso_route, r);
 	cr_assert_eq(lookup(GSO_L3_IPV4, "10.77.0.2", 0, 0, &r), 0);
 	cr_assert_eq(r.flags, 0, "a STALE entry needs no resolution");
 	cr_assert_eq(memcmp(r.dst_mac, m, 6), 0);
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip neigh show 10.77.0.2 | grep -q -e DELAY -e PROBE -e REACHABLE"),
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "ip neigh show 10.77.0.2 | grep -q -e DELAY -e PROBE -e REACHABLE"),
 		     0, "NTF_USE moved the entry on from STALE");
 }
 
@@ -218,20 +218,20 @@ Test(route, permanent_entry)
 	static const uint8_t want[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x66 };
 
 	rt_bed();
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip neigh replace 10.77.0.60 lladdr 02:11:22:33:44:66 dev %s",
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "ip neigh replace 10.77.0.60 lladdr 02:11:22:33:44:66 dev %s",
 				   rt_tb.ifname[0]), 0);
 	GSO_OPTS(gso_route, r);
 	cr_assert_eq(lookup(GSO_L3_IPV4, "10.77.0.60", 0, 0, &r), 0);
 	cr_assert_eq(memcmp(r.dst_mac, want, 6), 0);
 	cr_assert_eq(r.flags, 0);
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip neigh show 10.77.0.60 | grep -q PERMANENT"), 0);
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "ip neigh show 10.77.0.60 | grep -q PERMANENT"), 0);
 }
 
 /* An interface without ARP: no neighbour, no MAC. */
 Test(route, noarp_interface)
 {
 	rt_bed();
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip link add gn0 type veth peer name gn1 && "
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "ip link add gn0 type veth peer name gn1 && "
 				   "ip link set gn0 arp off up && ip link set gn1 up && "
 				   "ip addr add 10.88.0.1/24 dev gn0"), 0);
 	int gn0 = (int)if_nametoindex("gn0");
@@ -250,7 +250,7 @@ Test(route, ifindex_selects_route)
 	uint8_t gw4[16], gw6[16];
 
 	rt_bed();
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip link add gn0 type veth peer name gn1 && "
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "ip link add gn0 type veth peer name gn1 && "
 				   "ip link set gn0 arp off up && ip link set gn1 up && "
 				   "ip addr add 10.88.0.1/24 dev gn0 && ip -6 addr add fd88::1/64 dev gn0 nodad && "
 				   "ip route add 203.0.113.0/24 dev gn0 && ip route add default via 10.77.0.2 && "
@@ -312,7 +312,7 @@ Test(route, no_route)
 	cr_assert_eq(lookup(GSO_L3_IPV4, "10.77.0.2", 1, 0, &r), -ENETUNREACH);
 	cr_assert_eq(lookup(GSO_L3_IPV6, "fd77::2", 1, 0, &r), -ENETUNREACH);
 	/* Routes that refuse. */
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0,
+	cr_assert_eq(nsbed_sh(&rt_tb, 0,
 				   "ip route add blackhole 192.0.2.1/32 && ip route add unreachable 192.0.2.2/32 && "
 				   "ip route add prohibit 192.0.2.3/32 && ip -6 route add blackhole 2001:db8:1::/64 && "
 				   "ip -6 route add unreachable 2001:db8:2::/64 && ip -6 route add prohibit 2001:db8:3::/64"),
@@ -447,7 +447,7 @@ Test(route, monitor_link_down_up)
 	cr_assert(gsoi_rtnl_link_usable(flags), "flags %#x", flags);
 	cr_assert_eq(gsoi_rtnl_link_flags(9999, &flags), -ENODEV);
 
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip link set %s down", rt_tb.ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "ip link set %s down", rt_tb.ifname[0]), 0);
 	struct link_q down = { rt_tb.ifindex[0], RTMON_EV_LINK, 0 };
 	const struct rtmon_event *ev = wait_ev(&s, link_is, &down, 5000);
 	cr_assert_not_null(ev, "no LINK event with the link unusable");
@@ -457,7 +457,7 @@ Test(route, monitor_link_down_up)
 	cr_assert_not(flags & IFF_UP);
 
 	/* Carrier follows IFF_UP through linkwatch, possibly in a later event. */
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip link set %s up", rt_tb.ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "ip link set %s up", rt_tb.ifname[0]), 0);
 	struct link_q up = { rt_tb.ifindex[0], RTMON_EV_LINK, 1 };
 	cr_assert_not_null(wait_ev(&s, link_is, &up, 5000), "no LINK event with the link usable again");
 	cr_assert_geq(rt_mon.events, (uint64_t)s.n);
@@ -469,11 +469,11 @@ Test(route, monitor_link_gone)
 	struct seen s = { 0 };
 
 	rt_bed();
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip link add gx0 type veth peer name gx1"), 0);
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "ip link add gx0 type veth peer name gx1"), 0);
 	int gx0 = (int)if_nametoindex("gx0");
 	cr_assert_gt(gx0, 0);
 	cr_assert_eq(gsoi_rtmon_open(&rt_mon, RTMON_LINK), 0);
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip link del gx0"), 0);
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "ip link del gx0"), 0);
 	struct link_q gone = { gx0, RTMON_EV_LINK_GONE, -1 };
 	cr_assert_not_null(wait_ev(&s, link_is, &gone, 5000), "no LINK_GONE for ifindex %d", gx0);
 	uint32_t flags;
@@ -504,7 +504,7 @@ Test(route, monitor_neigh)
 	q.ifindex = rt_tb.ifindex[0];
 	addr(GSO_L3_IPV4, "10.77.0.50", q.addr);
 	cr_assert_eq(gsoi_rtmon_open(&rt_mon, RTMON_LINK | RTMON_NEIGH), 0);
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip neigh replace 10.77.0.50 lladdr 02:11:22:33:44:55 dev %s",
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "ip neigh replace 10.77.0.50 lladdr 02:11:22:33:44:55 dev %s",
 				   rt_tb.ifname[0]), 0);
 	const struct rtmon_event *ev = wait_ev(&s, neigh_is, &q, 5000);
 	cr_assert_not_null(ev, "no NEIGH event for 10.77.0.50");
@@ -512,7 +512,7 @@ Test(route, monitor_neigh)
 	cr_assert_eq(memcmp(ev->mac, mac, 6), 0);
 	cr_assert_eq(ev->nud_state, NUD_PERMANENT, "ip neigh replace makes it permanent");
 
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip neigh del 10.77.0.50 dev %s", rt_tb.ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "ip neigh del 10.77.0.50 dev %s", rt_tb.ifname[0]), 0);
 	q.type = RTMON_EV_NEIGH_GONE;
 	cr_assert_not_null(wait_ev(&s, neigh_is, &q, 5000), "no NEIGH_GONE for 10.77.0.50");
 }
@@ -535,7 +535,7 @@ Test(route, monitor_overrun)
 		fprintf(f, "neigh replace 10.77.1.%d lladdr 02:00:00:00:01:%02x dev %s\n", i, i & 0xff,
 			rt_tb.ifname[0]);
 	fclose(f);
-	cr_assert_eq(gso_testbed_sh(&rt_tb, 0, "ip route add 10.77.1.0/24 dev %s && ip -batch %s",
+	cr_assert_eq(nsbed_sh(&rt_tb, 0, "ip route add 10.77.1.0/24 dev %s && ip -batch %s",
 				   rt_tb.ifname[0], path), 0);
 	unlink(path);
 	int n = gsoi_rtmon_read(&rt_mon, seen_add, &s);

@@ -77,7 +77,7 @@ Test(sender, unavailable_mode_exit_77, .fini = fini, .timeout = 60)
 	cr_assert_eq(bt_wait(sp, 20), 77, "exit %d: %s", sp->status, bt_read(sp->err));
 	cr_assert(strstr(bt_read(sp->err), "not available"), "%s", bt_read(sp->err));
 	snprintf(cmd, sizeof(cmd), "ip link show %s | grep -q xdp", tb.ifname[0]);
-	cr_assert_neq(gso_testbed_sh(&tb, 0, "%s", cmd), 0, "an XDP program was left attached");
+	cr_assert_neq(nsbed_sh(&tb, 0, "%s", cmd), 0, "an XDP program was left attached");
 }
 
 /* Nobody listening: the peer's RST ends it at once, with everything given back. */
@@ -240,7 +240,7 @@ Test(sender, tiny_rcvbuf_respects_window, .fini = fini, .timeout = 120)
 
 	bed();
 	mac = peer_mac();
-	cr_assert_eq(gso_testbed_enter(&tb, 1), 0);
+	cr_assert_eq(nsbed_enter(&tb, 1), 0);
 	w.fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
 	cr_assert_geq(w.fd, 0);
 	setsockopt(w.fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));

@@ -16,7 +16,7 @@ static void flap_sender_link(struct bt_proc *sp)
 	(void)sp;
 	/* Data flows by now (a handshake takes a millisecond), and there is more to send. */
 	usleep(600000);
-	cr_assert_eq(gso_testbed_sh(&tb, 0, "ip link set " IF_A " down && sleep 2 && ip link set " IF_A " up"), 0);
+	cr_assert_eq(nsbed_sh(&tb, 0, "ip link set " IF_A " down && sleep 2 && ip link set " IF_A " up"), 0);
 }
 
 Test(sender_faults, link_flap_every_mode, .fini = fini, .timeout = 240)
@@ -52,7 +52,7 @@ static void flap_peer_link(struct bt_proc *sp)
 {
 	(void)sp;
 	usleep(600000);
-	cr_assert_eq(gso_testbed_sh(&tb, 1, "ip link set " IF_B " down && sleep 2 && ip link set " IF_B " up"), 0);
+	cr_assert_eq(nsbed_sh(&tb, 1, "ip link set " IF_B " down && sleep 2 && ip link set " IF_B " up"), 0);
 }
 
 /* No carrier (the peer's side down): the kernel would drop what it is given; the engine holds it. */
@@ -72,7 +72,7 @@ static void delete_link(struct bt_proc *sp)
 	(void)sp;
 	usleep(500000);
 	t_fault = bt_now();
-	cr_assert_eq(gso_testbed_sh(&tb, 0, "ip link del " IF_A), 0);
+	cr_assert_eq(nsbed_sh(&tb, 0, "ip link del " IF_A), 0);
 }
 
 /* The interface goes away: a clear message and exit 1 at once, every chunk given back. */
@@ -108,7 +108,7 @@ Test(sender_faults, ipv6_next_hop_from_the_kernel, .fini = fini, .timeout = 120)
 		struct run r = { .mode = modes[m], .bytes = "16M", .port = 7475 + m, .dst = ADDR6_B };
 
 		/* Nothing cached: the sender makes the kernel solicit the neighbour. */
-		cr_assert_eq(gso_testbed_sh(&tb, 0, "ip -6 neigh flush dev " IF_A), 0);
+		cr_assert_eq(nsbed_sh(&tb, 0, "ip -6 neigh flush dev " IF_A), 0);
 		transfer(&r, NULL);
 		if (r.sender_exit == 77) {
 			cr_log_warn("sender mode %s not available here: %s", r.mode, r.sj);
@@ -140,7 +140,7 @@ Test(sender_faults, next_hop_never_answers, .fini = fini, .timeout = 60)
 		cr_assert(strstr(bt_read(sp->err), strerror(EHOSTUNREACH)), "%s: %s", dsts[i], bt_read(sp->err));
 		bt_fini();
 	}
-	cr_assert_neq(gso_testbed_sh(&tb, 0, "ip link show " IF_A " | grep -q xdp"), 0, "an XDP program was left");
+	cr_assert_neq(nsbed_sh(&tb, 0, "ip link show " IF_A " | grep -q xdp"), 0, "an XDP program was left");
 }
 
 /* A queue the interface does not have: a usage error before anything is opened. */

@@ -27,18 +27,18 @@ static void relay_topology(void)
 {
 	bt_relay_beds();
 	/* Bed 0's own veth is left unused and without addresses: sq0 alone reaches 10.77.0.0/24. */
-	cr_assert_eq(gso_testbed_sh(&bt_bed[0], 0,
-				    "ip addr flush dev %s && ip link set %s down && "
-				    "ip link add " IF_S " numtxqueues 2 numrxqueues 2 type veth peer name " IF_R
-				    " netns %s numtxqueues 2 numrxqueues 2 && "
-				    "ip addr add 10.77.0.1/24 dev " IF_S " && ip link set " IF_S " up",
-				    bt_bed[0].ifname[0], bt_bed[0].ifname[0], bt_bed[0].ns[1]), 0);
-	cr_assert_eq(gso_testbed_sh(&bt_bed[0], 1,
-				    "ip addr flush dev %s && "
-				    "echo 1 > /proc/sys/net/ipv6/conf/" IF_R "/disable_ipv6 && "
-				    "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && "
-				    "ip link set " IF_R " up && ip link set %s up",
-				    bt_bed[0].ifname[1], bt_bed[1].ifname[0], bt_bed[1].ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&bt_bed[0], 0,
+			      "ip addr flush dev %s && ip link set %s down && "
+			      "ip link add " IF_S " numtxqueues 2 numrxqueues 2 type veth peer name " IF_R
+			      " netns %s numtxqueues 2 numrxqueues 2 && "
+			      "ip addr add 10.77.0.1/24 dev " IF_S " && ip link set " IF_S " up",
+			      bt_bed[0].ifname[0], bt_bed[0].ifname[0], bt_bed[0].ns[1]), 0);
+	cr_assert_eq(nsbed_sh(&bt_bed[0], 1,
+			      "ip addr flush dev %s && "
+			      "echo 1 > /proc/sys/net/ipv6/conf/" IF_R "/disable_ipv6 && "
+			      "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && "
+			      "ip link set " IF_R " up && ip link set %s up",
+			      bt_bed[0].ifname[1], bt_bed[1].ifname[0], bt_bed[1].ifname[0]), 0);
 }
 
 struct simp_case {

@@ -43,7 +43,7 @@ static void forge_5961(struct bt_proc *sp)
 	struct inj_sock s;
 
 	(void)sp;
-	cr_assert_eq(gso_testbed_enter(&tb, 1), 0);
+	cr_assert_eq(nsbed_enter(&tb, 1), 0);
 	s = inj_open(IF_B);
 	/* The handshake is long over and data flows; seq is the sender's RCV.NXT (the receiver sends nothing). */
 	usleep(300000);
@@ -65,7 +65,7 @@ static double tcp_ext(const char *name)
 	double v = -1;
 	FILE *fp;
 
-	cr_assert_eq(gso_testbed_sh(&tb, 0, "nstat -asz %s > %s", name, out), 0);
+	cr_assert_eq(nsbed_sh(&tb, 0, "nstat -asz %s > %s", name, out), 0);
 	fp = fopen(out, "r");
 	cr_assert_not_null(fp);
 	while (fgets(line, sizeof(line), fp)) {
@@ -137,7 +137,7 @@ static void forge_junk(struct bt_proc *sp)
 	struct inj_frame base, f;
 
 	(void)sp;
-	cr_assert_eq(gso_testbed_enter(&tb, 1), 0);
+	cr_assert_eq(nsbed_enter(&tb, 1), 0);
 	s = inj_open(IF_B);
 	usleep(300000);
 	for (int k = 0; k < 6; k++) {

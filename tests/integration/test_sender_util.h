@@ -27,12 +27,12 @@
 #define ADDR6_A "fd76::1"
 #define ADDR6_B "fd76::2"
 
-static struct gso_testbed tb;
+static struct nsbed tb;
 
 static inline void fini(void)
 {
 	bt_fini();
-	gso_testbed_destroy(&tb);
+	nsbed_destroy(&tb);
 }
 
 /* The test-bed plus a veth pair with 2 queues on each side. */
@@ -40,13 +40,13 @@ static inline void bed(void)
 {
 	gso_test_require_root();
 	cr_assert_eq(gso_testbed_create(&tb), 0);
-	cr_assert_eq(gso_testbed_sh(&tb, 0,
-				    "ip link add " IF_A " numtxqueues 2 numrxqueues 2 type veth peer name " IF_B
-				    " netns %s numtxqueues 2 numrxqueues 2", tb.ns[1]), 0);
-	cr_assert_eq(gso_testbed_sh(&tb, 0, "ip addr add " ADDR_A "/24 dev " IF_A " && ip -6 addr add " ADDR6_A
-				    "/64 dev " IF_A " nodad && ip link set " IF_A " up"), 0);
-	cr_assert_eq(gso_testbed_sh(&tb, 1, "ip addr add " ADDR_B "/24 dev " IF_B " && ip -6 addr add " ADDR6_B
-				    "/64 dev " IF_B " nodad && ip link set " IF_B " up"), 0);
+	cr_assert_eq(nsbed_sh(&tb, 0,
+			      "ip link add " IF_A " numtxqueues 2 numrxqueues 2 type veth peer name " IF_B
+			      " netns %s numtxqueues 2 numrxqueues 2", tb.ns[1]), 0);
+	cr_assert_eq(nsbed_sh(&tb, 0, "ip addr add " ADDR_A "/24 dev " IF_A " && ip -6 addr add " ADDR6_A
+			      "/64 dev " IF_A " nodad && ip link set " IF_A " up"), 0);
+	cr_assert_eq(nsbed_sh(&tb, 1, "ip addr add " ADDR_B "/24 dev " IF_B " && ip -6 addr add " ADDR6_B
+			      "/64 dev " IF_B " nodad && ip link set " IF_B " up"), 0);
 }
 
 static inline const char *peer_mac(void)
@@ -57,7 +57,7 @@ static inline const char *peer_mac(void)
 	int fd;
 
 	/* sysfs shows the namespace it was mounted in: ask the kernel from inside side b. */
-	cr_assert_eq(gso_testbed_enter(&tb, 1), 0);
+	cr_assert_eq(nsbed_enter(&tb, 1), 0);
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	cr_assert_geq(fd, 0);
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", IF_B);

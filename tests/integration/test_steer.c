@@ -41,7 +41,7 @@ ParameterizedTest(bool *v6p, steer, udp_only_registered)
 		send_udp(b, v6, A_PORT2, "other", i);
 		send_udp(b2, v6, A_PORT, "wrongsrc", i);
 	}
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 0), 0);
 	unsigned got = rx_collect(pk, N, XT_WAIT_MS);
 	cr_assert_eq(got, N, "steered frames: %u of %d", got, N);
 	for (unsigned i = 0; i < got; i++) {
@@ -77,7 +77,7 @@ ParameterizedTest(bool *v6p, steer, udp_only_registered)
 	/* Ping through the same interface while steering is active. */
 	cr_assert(ping_once(1, v6, 1), "ping b -> a (%s)", v6 ? "v6" : "v4");
 	cr_assert(ping_once(0, v6, 2), "ping a -> b");
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 0), 0);
 
 	struct gso_steer_stats ss = steer_stats();
 	uint64_t fp = 0;
@@ -137,7 +137,7 @@ ParameterizedTest(bool *v6p, steer, tcp_acks)
 	/* An unrelated TCP connection b -> a through the same interface, carried by the kernel. */
 	struct sockaddr_storage ss;
 	socklen_t sl;
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 0), 0);
 	int l2 = keep_fd(socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	make_sa(0, v6, 9100, &ss, &sl);
 	cr_assert_eq(bind(l2, (struct sockaddr *)&ss, sl), 0);
@@ -174,7 +174,7 @@ ParameterizedTest(bool *v6p, steer, tcp_acks)
 		cr_assert_geq(gso_dev__buf_release(xt_g.dev, &buf, (k + 1) * LEN), 0);
 	}
 	/* The unrelated connection works while steering is active, both ways. */
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 1), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 1), 0);
 	int c2 = keep_fd(socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	cr_assert_eq(connect(c2, (struct sockaddr *)&ss, sl), 0, "connect b -> a:9100: %s", strerror(errno));
 	cr_assert_eq(send(c2, "unrelated", 9, 0), 9);
@@ -186,7 +186,7 @@ ParameterizedTest(bool *v6p, steer, tcp_acks)
 	cr_assert_eq(send(c, "back", 4, 0), 4);
 	cr_assert(xt_wait(c2, XT_WAIT_MS));
 	cr_assert_eq(recv(c2, line, sizeof(line), 0), 4);
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 0), 0);
 
 	/* Later ACKs (window updates) may still be on their way: every steered frame must arrive. */
 	struct gso_steer_stats st2 = steer_stats();

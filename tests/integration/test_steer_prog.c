@@ -165,7 +165,7 @@ Test(steer_prog, verdicts)
 	cr_assert_eq(gso_steer__flow_add(sg.steer, &f6), 0);
 	f4v.vlan = 4095;
 	cr_assert_eq(gso_steer__flow_add(sg.steer, &f4v), -EINVAL);
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 0), 0);
 	err = bpf_xdp_query_id(xt_g.tb.ifindex[0], 0, &id);
 	cr_assert(!err && id, "no XDP program on %s: %s", xt_g.tb.ifname[0], strerror(-err));
 	fd = keep_fd(bpf_prog_get_fd_by_id(id));

@@ -51,7 +51,7 @@ Test(steer_runtime, flows_added_and_removed)
 	int a = udp_on(0, false, A_PORT), b = udp_on(1, false, B_PORT);
 	struct gso_flow f = udp_flow(false);
 
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 0), 0);
 	burst(b, "before", 5);
 	kernel_gets(a, 5);
 	socket_gets(0);
@@ -119,7 +119,7 @@ Test(steer_runtime, devices_added_and_removed)
 	int a = udp_on(0, false, A_PORT), b = udp_on(1, false, B_PORT);
 	struct gso_flow f = udp_flow(false);
 	cr_assert_eq(gso_steer__flow_add(sg.steer, &f), 0);
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 0), 0);
 
 	/* Registered before any socket: nothing is lost, the kernel gets it. */
 	burst(b, "nosock", 4);
@@ -166,7 +166,7 @@ Test(steer_runtime, flow_table_limit)
 {
 	gso_test_require_root();
 	xt_bed(0);
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 0), 0);
 	GSO_OPTS(gso_steer_opts, so, .max_flows = 2);
 	cr_assert_eq(gso_steer__create(&sg.steer, xt_g.tb.ifindex[0], &so), 0);
 	struct gso_flow f = udp_flow(false);
@@ -196,7 +196,7 @@ Test(steer_runtime, second_program)
 	int b = udp_on(1, false, B_PORT);
 	struct gso_flow f = udp_flow(false);
 	cr_assert_eq(gso_steer__flow_add(sg.steer, &f), 0);
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 0), 0);
 	bool multi = steer_stats().multiprog;
 	int err = gso_steer__create(&other, xt_g.tb.ifindex[0], NULL);
 	if (multi) {
@@ -230,7 +230,7 @@ Test(steer_runtime, held_frames_starve_the_fill_ring)
 	int b = udp_on(1, false, B_PORT);
 	struct gso_flow f = udp_flow(false);
 	cr_assert_eq(gso_steer__flow_add(sg.steer, &f), 0);
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 0), 0);
 	struct gso_dev_stats st = xt_stats();
 	cr_assert_eq(st.rx_posted, CHUNKS, "every receive chunk posted at creation");
 	burst(b, "many", 40);
@@ -270,14 +270,14 @@ Test(steer_runtime, teardown_detaches)
 	int a = udp_on(0, false, A_PORT), b = udp_on(1, false, B_PORT);
 	struct gso_flow f = udp_flow(false);
 	cr_assert_eq(gso_steer__flow_add(sg.steer, &f), 0);
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
-	cr_assert_eq(gso_testbed_sh(&xt_g.tb, 0, "ip link show dev %s | grep -q xdp", xt_g.tb.ifname[0]), 0,
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 0), 0);
+	cr_assert_eq(nsbed_sh(&xt_g.tb, 0, "ip link show dev %s | grep -q xdp", xt_g.tb.ifname[0]), 0,
 		     "program attached");
 	burst(b, "on", 5);
 	cr_assert_eq(rx_collect(pk, 5, XT_WAIT_MS), 5);
 	gso_steer__destroy(sg.steer);
 	sg.steer = NULL;
-	cr_assert_neq(gso_testbed_sh(&xt_g.tb, 0, "ip link show dev %s | grep -q xdp", xt_g.tb.ifname[0]), 0,
+	cr_assert_neq(nsbed_sh(&xt_g.tb, 0, "ip link show dev %s | grep -q xdp", xt_g.tb.ifname[0]), 0,
 		      "program still attached after gso_steer__destroy");
 	burst(b, "off", 5);
 	kernel_gets(a, 5);
@@ -293,10 +293,10 @@ Test(steer_runtime, interface_removed_mid_run)
 	int b = udp_on(1, false, B_PORT);
 	struct gso_flow f = udp_flow(false);
 	cr_assert_eq(gso_steer__flow_add(sg.steer, &f), 0);
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 0), 0);
 	burst(b, "x", 5);
 	cr_assert_eq(rx_collect(pk, 2, XT_WAIT_MS), 2);
-	cr_assert_eq(gso_testbed_sh(&xt_g.tb, 0, "ip link del %s", xt_g.tb.ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&xt_g.tb, 0, "ip link del %s", xt_g.tb.ifname[0]), 0);
 	/* Frames already in the ring still come out, then the error. */
 	cr_assert_eq(rx_collect(pk + 2, 3, XT_WAIT_MS), 3);
 	uint64_t t0 = xt_now_ms();

@@ -28,7 +28,7 @@ static struct {
 static inline void sg_fini(void)
 {
 	/* Detach in the namespace it was attached in. */
-	if (sg.steer && gso_testbed_enter(&xt_g.tb, 0) == 0)
+	if (sg.steer && nsbed_enter(&xt_g.tb, 0) == 0)
 		gso_steer__destroy(sg.steer);
 	sg.steer = NULL;
 	for (int i = 0; i < sg.nfds; i++)
@@ -76,7 +76,7 @@ static inline int udp_on(int side, bool v6, uint16_t port)
 	socklen_t len;
 	int fd;
 
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, side), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, side), 0);
 	fd = keep_fd(socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
 	make_sa(side, v6, port, &ss, &len);
 	cr_assert_eq(bind(fd, (struct sockaddr *)&ss, len), 0, "bind %s:%u: %s", addr_of(side, v6), port,
@@ -111,7 +111,7 @@ static inline bool ping_once(int side, bool v6, uint16_t seq)
 	bool ok = false;
 	int fd;
 
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, side), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, side), 0);
 	fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_RAW | SOCK_CLOEXEC, v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP);
 	cr_assert_geq(fd, 0, "raw socket: %s", strerror(errno));
 	memset(pkt, 0xa5, sizeof(pkt));

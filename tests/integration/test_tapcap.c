@@ -16,12 +16,12 @@
 
 #include <pcap/pcap.h>
 
-static struct gso_testbed tb;
+static struct nsbed tb;
 
 static void fini(void)
 {
 	bt_fini();
-	gso_testbed_destroy(&tb);
+	nsbed_destroy(&tb);
 }
 
 static const char *tprog(const char *name)
@@ -114,10 +114,10 @@ static void bed(bool offloads)
 	err = gso_testbed_create(&tb);
 	cr_assert_eq(err, 0, "test-bed: %s", strerror(-err));
 	for (int side = 0; side < 2; side++)
-		cr_assert_eq(gso_testbed_sh(&tb, side, "ethtool -K %s tso %s gso %s tx %s gro off "
-					    ">/dev/null 2>&1", tb.ifname[side],
-					    offloads ? "on" : "off", offloads ? "on" : "off",
-					    offloads ? "on" : "off"), 0, "ethtool -K %s", tb.ifname[side]);
+		cr_assert_eq(nsbed_sh(&tb, side, "ethtool -K %s tso %s gso %s tx %s gro off "
+				      ">/dev/null 2>&1", tb.ifname[side],
+				      offloads ? "on" : "off", offloads ? "on" : "off",
+				      offloads ? "on" : "off"), 0, "ethtool -K %s", tb.ifname[side]);
 }
 
 static void check_mtu_sized(const char *dst, const char *port, int ipv)
@@ -213,8 +213,8 @@ Test(tapcap, count_and_idle_stop_it, .fini = fini, .timeout = 60)
 	cp = bt_spawn(cargv);
 	bt_wait_file(cready, cp, 10);
 	/* Datagrams to a closed port: ARP, the datagrams, ICMP replies; more than three frames. */
-	cr_assert_eq(gso_testbed_sh(&tb, 0, "for i in 1 2 3 4 5; do "
-				    "bash -c \"echo x >/dev/udp/10.77.0.2/9\"; sleep 0.1; done"), 0);
+	cr_assert_eq(nsbed_sh(&tb, 0, "for i in 1 2 3 4 5; do "
+			      "bash -c \"echo x >/dev/udp/10.77.0.2/9\"; sleep 0.1; done"), 0);
 	cs = bt_wait(cp, 10);
 	cr_assert_eq(cs, 0, "tapcap --count exit %d: %s", cs, bt_read(cp->err));
 	cr_assert(strstr(bt_read(cp->err), "tapcap: frames=3 "), "%s", bt_read(cp->err));
@@ -264,8 +264,8 @@ Test(tapcap, sigterm_keeps_the_last_frames, .fini = fini, .timeout = 60)
 	bed(false);
 	cp = bt_spawn(cargv);
 	bt_wait_file(cready, cp, 10);
-	cr_assert_eq(gso_testbed_sh(&tb, 0, "for i in 1 2 3 4 5; do "
-				    "bash -c \"echo x >/dev/udp/10.77.0.2/9\"; done"), 0);
+	cr_assert_eq(nsbed_sh(&tb, 0, "for i in 1 2 3 4 5; do "
+			      "bash -c \"echo x >/dev/udp/10.77.0.2/9\"; done"), 0);
 	cs = bt_stop(cp, 10);
 	cr_assert_eq(cs, 0, "tapcap exit %d: %s", cs, bt_read(cp->err));
 	cr_assert_eq(pcap_frames(bt_path("term.pcap"), is_udp9), 5, "%s", bt_read(cp->err));

@@ -55,7 +55,7 @@ struct vcase {
 
 /* ---- fixture ---- */
 
-static struct gso_testbed tb;
+static struct nsbed tb;
 static struct gso_dev *dev;
 static int cap = -1, raw = -1;
 static uint8_t *rxbuf;
@@ -71,14 +71,14 @@ static void fini(void)
 	cap = raw = -1;
 	free(rxbuf);
 	rxbuf = NULL;
-	gso_testbed_destroy(&tb);
+	nsbed_destroy(&tb);
 }
 
 static int ns_socket(int side, int proto)
 {
 	int s;
 
-	cr_assert_eq(gso_testbed_enter(&tb, side), 0, "setns");
+	cr_assert_eq(nsbed_enter(&tb, side), 0, "setns");
 	s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, proto);
 	cr_assert_geq(s, 0, "socket: %s", strerror(errno));
 	return s;
@@ -94,9 +94,9 @@ static void setup(const char *features, const struct gso_vnet_opts *o)
 	err = gso_testbed_create(&tb);
 	cr_assert_eq(err, 0, "test-bed: %s", strerror(-err));
 	if (features)
-		cr_assert_eq(gso_testbed_sh(&tb, 0, "ethtool -K %s %s >/dev/null 2>&1", tb.ifname[0],
-					    features), 0, "ethtool -K %s", features);
-	gso_testbed_sh(&tb, 1, "ethtool -K %s gro off >/dev/null 2>&1", tb.ifname[1]);
+		cr_assert_eq(nsbed_sh(&tb, 0, "ethtool -K %s %s >/dev/null 2>&1", tb.ifname[0],
+				      features), 0, "ethtool -K %s", features);
+	nsbed_sh(&tb, 1, "ethtool -K %s gro off >/dev/null 2>&1", tb.ifname[1]);
 	rxbuf = malloc(RXBUF);
 	cr_assert_not_null(rxbuf);
 
@@ -106,7 +106,7 @@ static void setup(const char *features, const struct gso_vnet_opts *o)
 	ll.sll_ifindex = tb.ifindex[1];
 	cr_assert_eq(bind(cap, (struct sockaddr *)&ll, sizeof(ll)), 0, "bind: %s", strerror(errno));
 
-	cr_assert_eq(gso_testbed_enter(&tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&tb, 0), 0);
 	err = gso_vnet__create(&dev, tb.ifindex[0], o);
 	cr_assert_eq(err, 0, "gso_vnet__create: %s", strerror(-err));
 }
@@ -506,14 +506,14 @@ Test(vnet, ring_reuse_delivers_intact_udp, .fini = fini, .timeout = 60)
 	struct gso_tmpl t;
 
 	setup(NULL, &o);
-	cr_assert_eq(gso_testbed_enter(&tb, 1), 0);
+	cr_assert_eq(nsbed_enter(&tb, 1), 0);
 	us = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	cr_assert_geq(us, 0);
 	if (setsockopt(us, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv)))
 		setsockopt(us, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
 	inet_pton(AF_INET, "10.77.0.2", &a.sin_addr);
 	cr_assert_eq(bind(us, (struct sockaddr *)&a, sizeof(a)), 0, "bind: %s", strerror(errno));
-	cr_assert_eq(gso_testbed_enter(&tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&tb, 0), 0);
 	{
 		GSO_OPTS(gso_tmpl_fields, f, .l3 = GSO_L3_IPV4, .l4 = GSO_L4_UDP, .sport = 4000,
 			 .dport = 9000, .df = true);

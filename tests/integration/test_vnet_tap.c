@@ -31,7 +31,7 @@
 #define TAP "gtap0"
 
 static const uint8_t peer_mac[6] = { 0x02, 0x78, 0x00, 0x00, 0x00, 0x02 };
-static struct gso_testbed tb;
+static struct nsbed tb;
 static struct gso_dev *dev;
 static uint8_t tap_mac[6];
 static int sock = -1, lsock = -1;
@@ -45,7 +45,7 @@ static void fini(void)
 	if (lsock >= 0)
 		close(lsock);
 	sock = lsock = -1;
-	gso_testbed_destroy(&tb);
+	nsbed_destroy(&tb);
 }
 
 static void setup(void)
@@ -56,14 +56,14 @@ static void setup(void)
 	gso_test_require_root();
 	err = gso_testbed_create(&tb);
 	cr_assert_eq(err, 0, "test-bed: %s", strerror(-err));
-	cr_assert_eq(gso_testbed_enter(&tb, 1), 0);
+	cr_assert_eq(nsbed_enter(&tb, 1), 0);
 	err = gso_vnet__create_tap(&dev, TAP, NULL);
 	cr_assert_eq(err, 0, "gso_vnet__create_tap: %s", strerror(-err));
-	cr_assert_eq(gso_testbed_sh(&tb, 1,
-				    "ip link set " TAP " up && ip addr add 10.78.0.1/24 dev " TAP " && "
-				    "ip -6 addr add fd78::1/64 dev " TAP " nodad && "
-				    "ip neigh replace 10.78.0.2 lladdr 02:78:00:00:00:02 dev " TAP " nud permanent && "
-				    "ip -6 neigh replace fd78::2 lladdr 02:78:00:00:00:02 dev " TAP " nud permanent"),
+	cr_assert_eq(nsbed_sh(&tb, 1,
+			      "ip link set " TAP " up && ip addr add 10.78.0.1/24 dev " TAP " && "
+			      "ip -6 addr add fd78::1/64 dev " TAP " nodad && "
+			      "ip neigh replace 10.78.0.2 lladdr 02:78:00:00:00:02 dev " TAP " nud permanent && "
+			      "ip -6 neigh replace fd78::2 lladdr 02:78:00:00:00:02 dev " TAP " nud permanent"),
 		     0, "TAP addresses");
 	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	cr_assert_geq(s, 0);

@@ -45,7 +45,7 @@ Test(xsk_caps, veth_probe)
 {
 	gso_test_require_root();
 	xt_bed(0);
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 0), 0);
 	/* The name helper agrees with the test-bed's ifindex. */
 	cr_assert_eq(gso_ifindex(xt_g.tb.ifname[0]), xt_g.tb.ifindex[0]);
 	GSO_OPTS(gso_ifcaps, c);
@@ -88,7 +88,7 @@ Test(xsk_caps, loopback_probe)
 {
 	gso_test_require_root();
 	xt_bed(0);
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 0), 0);
 	GSO_OPTS(gso_ifcaps, c);
 	cr_assert_eq(gso_ifcaps__probe(gso_ifindex("lo"), 0, &c), 0);
 	cr_assert_str_eq(c.driver, "loopback");
@@ -107,7 +107,7 @@ static int run_caps(const char *args, char *out, size_t cap)
 	ssize_t n;
 
 	cr_assert_geq(fd, 0);
-	st = gso_testbed_sh(&xt_g.tb, 0, "%s %s >%s 2>&1", gso_test_build_path("tools/gsocaps"), args, path);
+	st = nsbed_sh(&xt_g.tb, 0, "%s %s >%s 2>&1", gso_test_build_path("tools/gsocaps"), args, path);
 	n = read(fd, out, cap - 1);
 	out[n > 0 ? n : 0] = 0;
 	close(fd);
@@ -284,8 +284,8 @@ Test(xsk_caps, gsocaps_selection)
 	cr_assert(strstr(out, "\"tcp4_cwr\":{\"offload\":false,\"why\":\"ecn\"}"), "%s", out);
 
 	/* TSO and USO off: still handed whole, but the kernel segments in software. */
-	cr_assert_eq(gso_testbed_sh(&xt_g.tb, 0, "ethtool -K %s tso off tx-udp-segmentation off >/dev/null 2>&1",
-				    xt_g.tb.ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&xt_g.tb, 0, "ethtool -K %s tso off tx-udp-segmentation off >/dev/null 2>&1",
+			      xt_g.tb.ifname[0]), 0);
 	snprintf(args, sizeof(args), "--no-xsk %s", xt_g.tb.ifname[0]);
 	cr_assert_eq(run_caps(args, out, sizeof(out)), 0, "%s", out);
 	cr_assert_null(strstr(out, "device TSO/USO"), "%s", out);
@@ -396,7 +396,7 @@ Test(xsk_caps, gsocaps_down_interface)
 	gso_test_require_root();
 	xt_bed(0);
 	/* A second veth pair inside side a's namespace, never brought up. */
-	cr_assert_eq(gso_testbed_sh(&xt_g.tb, 0, "ip link add gdown0 type veth peer name gdown1"), 0);
+	cr_assert_eq(nsbed_sh(&xt_g.tb, 0, "ip link add gdown0 type veth peer name gdown1"), 0);
 	cr_assert_eq(run_caps("gdown0", out, sizeof(out)), 0, "%s", out);
 	line_of(out, "  checksum requests ", l, sizeof(l));
 	cr_assert(strstr(l, "unknown: the probe could not run (Network is down)"), "%s", l);

@@ -215,7 +215,7 @@ Test(xsk_faults, ring_and_umem_full_are_backpressure)
 
 	GSO_OPTS(gso_xsk_opts, o, .tx_size = 64, .nchunks = 40, .buf_chunks = 8);
 	setup_udp(&o);
-	cr_assert_eq(gso_testbed_sh(&xt_g.tb, 0, "ip link set %s down", xt_g.tb.ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&xt_g.tb, 0, "ip link set %s down", xt_g.tb.ifname[0]), 0);
 	for (int i = 0; i < 1000; i++) {
 		memset(payload[i], i & 0xff, sizeof(payload[i]));
 		payload[i][0] = (uint8_t)(i >> 8);
@@ -233,7 +233,7 @@ Test(xsk_faults, ring_and_umem_full_are_backpressure)
 	cr_assert_eq(gso_dev__submit(xt_g.dev, &tx[64], 1), -ENETDOWN, "known down: nothing more queued");
 	st = xt_stats();
 	cr_assert_eq(st.inflight_descs, (uint32_t)accepted);
-	cr_assert_eq(gso_testbed_sh(&xt_g.tb, 0, "ip link set %s up", xt_g.tb.ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&xt_g.tb, 0, "ip link set %s up", xt_g.tb.ifname[0]), 0);
 	cr_assert_eq(gso_dev__kick(xt_g.dev), 0);
 	for (int i = 0; i < accepted; i++) {
 		ssize_t n = xt_recv(rx, sizeof(rx));
@@ -257,7 +257,7 @@ Test(xsk_faults, umem_full_is_backpressure)
 	/* 12 backend chunks of 4096: two 1442-byte frames each = 24 frames, fewer than the 64 ring slots. */
 	GSO_OPTS(gso_xsk_opts, o, .tx_size = 64, .nchunks = 20, .buf_chunks = 8);
 	setup_udp(&o);
-	cr_assert_eq(gso_testbed_sh(&xt_g.tb, 0, "ip link set %s down", xt_g.tb.ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&xt_g.tb, 0, "ip link set %s down", xt_g.tb.ifname[0]), 0);
 	for (int i = 0; i <= 100; i++) {
 		payload[i][0] = (uint8_t)i;
 		tx[i] = (struct gso_tx){ .tmpl = &xt_g.tmpl, .data = payload[i], .len = sizeof(payload[i]), .mss = 1400 };
@@ -270,7 +270,7 @@ Test(xsk_faults, umem_full_is_backpressure)
 	cr_assert_leq(accepted, 24);
 	xt_check_accounting();
 	cr_assert_eq(gso_dev__submit(xt_g.dev, &tx[accepted], 1), -ENETDOWN);
-	cr_assert_eq(gso_testbed_sh(&xt_g.tb, 0, "ip link set %s up", xt_g.tb.ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&xt_g.tb, 0, "ip link set %s up", xt_g.tb.ifname[0]), 0);
 	/* Submitting again makes room by itself (kick + reap) and succeeds. */
 	cr_assert_eq(gso_dev__submit(xt_g.dev, &tx[accepted], 1), 1);
 	for (int i = 0; i <= accepted; i++) {
@@ -356,10 +356,10 @@ Test(xsk_faults, interface_deleted_mid_run)
 	cr_assert_eq(gso_dev__submit(xt_g.dev, &tx, 1), 1);
 	cr_assert_eq(xt_recv(rx, sizeof(rx)), 1400);
 	/* Hold some descriptors in the ring, then take the interface away. */
-	cr_assert_eq(gso_testbed_sh(&xt_g.tb, 0, "ip link set %s down", xt_g.tb.ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&xt_g.tb, 0, "ip link set %s down", xt_g.tb.ifname[0]), 0);
 	cr_assert_eq(gso_dev__submit(xt_g.dev, &tx, 1), 1);
 	cr_assert_gt(xt_stats().inflight_descs, 0);
-	cr_assert_eq(gso_testbed_sh(&xt_g.tb, 0, "ip link del %s", xt_g.tb.ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&xt_g.tb, 0, "ip link del %s", xt_g.tb.ifname[0]), 0);
 	r = gso_dev__kick(xt_g.dev);
 	cr_assert_eq(r, -ENODEV, "kick after the interface went away: %d (%s)", r, strerror(-r));
 	cr_assert_eq(gso_dev__submit(xt_g.dev, &tx, 1), -ENODEV);

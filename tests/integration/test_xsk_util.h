@@ -34,7 +34,7 @@
 #define XT_WAIT_MS 2000 /* a frame not there after this was not delivered */
 
 struct xt {
-	struct gso_testbed tb;
+	struct nsbed tb;
 	int rx_fd;   /* UDP or TCP listening socket on side b */
 	int cap_fd;  /* AF_PACKET on side b's veth, or -1 */
 	int tcp_fd;  /* accepted TCP connection on side b, or -1 */
@@ -59,7 +59,7 @@ static inline void xt_fini(void)
 	if (xt_g.cli_fd >= 0)
 		close(xt_g.cli_fd);
 	xt_g.rx_fd = xt_g.cap_fd = xt_g.tcp_fd = xt_g.cli_fd = -1;
-	gso_testbed_destroy(&xt_g.tb);
+	nsbed_destroy(&xt_g.tb);
 }
 
 static inline uint64_t xt_now_ms(void)
@@ -78,7 +78,7 @@ static inline void xt_bed(int mtu)
 	cr_assert_eq(err, 0, "test-bed: %s", strerror(-err));
 	if (mtu)
 		for (int s = 0; s < 2; s++)
-			cr_assert_eq(gso_testbed_sh(&xt_g.tb, s, "ip link set %s mtu %d", xt_g.tb.ifname[s], mtu), 0);
+			cr_assert_eq(nsbed_sh(&xt_g.tb, s, "ip link set %s mtu %d", xt_g.tb.ifname[s], mtu), 0);
 }
 
 /* A UDP receiver on side b with a big buffer, so nothing is lost to it. */
@@ -86,7 +86,7 @@ static inline void xt_udp_rx(bool v6)
 {
 	int big = 16 << 20, fd;
 
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 1), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 1), 0);
 	fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	cr_assert_geq(fd, 0);
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
@@ -109,7 +109,7 @@ static inline void xt_capture(void)
 	int big = 16 << 20, fd;
 	struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
 
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 1), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 1), 0);
 	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, htons(ETH_P_ALL));
 	cr_assert_geq(fd, 0);
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
@@ -150,7 +150,7 @@ static inline void xt_open(struct gso_xsk_opts *o)
 {
 	int err;
 
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 0), 0);
 	if (!o->mode)
 		o->mode = GSO_XSK_MODE_COPY;
 	err = gso_xsk__create(&xt_g.dev, xt_g.tb.ifindex[0], o);
@@ -323,9 +323,9 @@ static inline void xt_tcp_connect(bool v6, uint32_t *snd_nxt, uint32_t *rcv_nxt,
 	socklen_t len, llen = sizeof(local);
 	int one = 1, big = 8 << 20, lfd, cfd;
 
-	cr_assert_eq(gso_testbed_sh(&xt_g.tb, 0, "sysctl -qw net.ipv4.tcp_timestamps=0"), 0);
+	cr_assert_eq(nsbed_sh(&xt_g.tb, 0, "sysctl -qw net.ipv4.tcp_timestamps=0"), 0);
 	xt_sockaddr_b(v6, &ss, &len);
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 1), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 1), 0);
 	lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	cr_assert_geq(lfd, 0);
 	setsockopt(lfd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
@@ -333,7 +333,7 @@ static inline void xt_tcp_connect(bool v6, uint32_t *snd_nxt, uint32_t *rcv_nxt,
 	cr_assert_eq(listen(lfd, 1), 0);
 	xt_g.rx_fd = lfd;
 
-	cr_assert_eq(gso_testbed_enter(&xt_g.tb, 0), 0);
+	cr_assert_eq(nsbed_enter(&xt_g.tb, 0), 0);
 	cfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	cr_assert_geq(cfd, 0);
 	xt_g.cli_fd = cfd;

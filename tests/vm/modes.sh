@@ -65,10 +65,10 @@ wait "$rpid" 2>/dev/null
 [ "$crc" = 0 ] || bad "the tap capture failed or dropped frames: $(tail -n 3 "$run/tap.pcap.err")"
 
 # jget FILE KEY, the demo's reader of the programs' JSON lines (nothing else
-# of bench/common/demobed.sh is used here: it makes no test-bed when sourced).
+# of bench/testbed/common/demobed.sh is used here: it makes no test-bed when sourced).
 TAG=unused OUT=$run
-# shellcheck source=bench/common/demobed.sh
-. "$VM_REPO/bench/common/demobed.sh"
+# shellcheck source=bench/testbed/common/demobed.sh
+. "$VM_REPO/bench/testbed/common/demobed.sh"
 
 kern=$(cat "$run/kernel.txt")
 echo "guest: Linux $kern, NIC $NIC, driver $(basename "$(cat "$run/driver.txt")")"

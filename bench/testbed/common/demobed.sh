@@ -1,4 +1,4 @@
-# bench/common/demobed.sh -- sourced (not run) by bench/demo.sh and
+# bench/testbed/common/demobed.sh -- sourced (not run) by bench/testbed/demo.sh and
 # bench/bench_relay.sh: the demo's namespace test-bed, one verified run
 # against bench/receiver, the receiving veth's GRO, and the impairment relay.
 #
@@ -205,7 +205,7 @@ run_one() {
 
 # bed_row LABEL PATH OFFLOAD CC RECEIVER RX_GRO SENDER_JSON RECEIVER_JSON
 # SENDER_ERR SENDER_EXIT: row $RUN of $TSV from one run's results, and their
-# JSON lines to $JSONL (run_one's, and bench/demo_vm.sh's from a guest).
+# JSON lines to $JSONL (run_one's, and bench/testbed/demo_vm.sh's from a guest).
 bed_row() {
 	label=$1 path=$2 offl=$3 cc=$4 rx=$5 rgro=$6 sj=$7 rj=$8 se=$9 src_rc=${10}
 	cat "$sj" "$rj" 2>/dev/null | grep '^{' >>"$JSONL"

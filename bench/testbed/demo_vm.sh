@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/demo_vm.sh BUILD_DIR SECS CC OUT FIRST_INDEX -- the demo's
+# bench/testbed/demo_vm.sh BUILD_DIR SECS CC OUT FIRST_INDEX -- the demo's
 # optional rows over emulated NICs (make demo with DEMO_VM=1).
 #
 # For each NIC of DEMO_VM_NICS (default "e1000 virtio"): one QEMU guest
@@ -7,7 +7,7 @@
 # on QEMU's device model) runs the kernel TCP baseline (bench/kernel_sender)
 # and bench/sender in every mode, SECS seconds each, to bench/receiver on
 # the host side of the tap, which verifies every byte.  Rows are appended
-# to the demo's TSV and JSON lines in OUT (bench/common/demobed.sh has the
+# to the demo's TSV and JSON lines in OUT (bench/testbed/common/demobed.sh has the
 # columns), numbered from FIRST_INDEX + 1, under a receiver heading that
 # says "emulated".
 #
@@ -18,14 +18,14 @@
 # nothing about what TSO saves on real hardware.
 set -u
 B=$1 SECS=$2 CC=$3 OUT=$4 FIRST=$5
-VM_REPO=$(cd "$(dirname "$0")/.." && pwd)
+VM_REPO=$(cd "$(dirname "$0")/../.." && pwd)
 export VM_REPO
 # shellcheck source=tests/vm/vm.sh
 . "$VM_REPO/tests/vm/vm.sh"
 # say, jget and bed_row, and TSV and JSONL in OUT (no test-bed is made: TAG unused).
 TAG=unused
-# shellcheck source=bench/common/demobed.sh
-. "$VM_REPO/bench/common/demobed.sh"
+# shellcheck source=bench/testbed/common/demobed.sh
+. "$VM_REPO/bench/testbed/common/demobed.sh"
 RUN=$FIRST
 vm_init "$B"
 B=$VM_B

@@ -2,17 +2,17 @@
  * sender: a TCP sender over libgso.  It opens a connection to a stock
  * Linux TCP receiver (bench/receiver) from user space, through one of the
  * library's transmit backends (--mode), and sends the bench stream
- * (header + seeded bytes the receiver verifies, bench/common/proto.h).
+ * (header + seeded bytes the receiver verifies, bench/testbed/common/proto.h).
  *
  * The transport is the library's: a transmit engine (<gso/engine.h>) with
  * one stream flow, which runs the handshake, the flow send queue, loss
  * recovery, congestion control and pacing; the next hop comes from the
  * kernel (<gso/route.h>).  What stays here is option parsing, the bench
  * stream written straight into the stream's device buffers, the e1000
- * mode's device hand-over after the SYN-ACK (bench/common/sender_dev.c),
+ * mode's device hand-over after the SYN-ACK (bench/testbed/common/sender_dev.c),
  * and reporting.
  *
- * Options follow the bench sender contract (bench/common/README.md, the
+ * Options follow the bench sender contract (bench/testbed/README.md, the
  * same as bench/kernel_sender) plus --mode and the pacing settings.
  * Exit: 0 the stream was sent, acknowledged and the FIN too; 1 the
  * transfer failed (the peer went silent or reset it, the interface went

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/demo.sh [BUILD_DIR] -- what `make demo` runs after building.
+# bench/testbed/demo.sh [BUILD_DIR] -- what `make demo` runs after building.
 #
 # Builds nothing.  Creates a namespace test-bed of its own, runs every
 # sender mode for a few seconds against bench/receiver (which verifies
@@ -21,7 +21,7 @@
 # NIC's driver does (GRO), which is what a receiver usually does.  Each set
 # of rows is headed by the receiver's settings in the table; the TSV has
 # them per row (receiver, rx_gro), the JSON lines' labels end in "rx gro X".  The sender contract (options,
-# JSON keys) is in bench/common/README.md.
+# JSON keys) is in bench/testbed/README.md.
 #
 # Like with like: every row runs with the congestion control DEMO_CC names,
 # the libgso rows with `sender --cc` and the kernel baselines beside them
@@ -38,7 +38,7 @@
 #                         `impair relay` options, e.g. "--loss 1 --delay 5"
 #   DEMO_MODES="..."      only these sender modes (default: all it lists)
 #   DEMO_VM=1             also rows from a QEMU guest over emulated NICs
-#                         (bench/demo_vm.sh; DEMO_VM_NICS="e1000 virtio"),
+#                         (bench/testbed/demo_vm.sh; DEMO_VM_NICS="e1000 virtio"),
 #                         labelled "(emulated)": emulation figures
 #
 # Output: BUILD_DIR/demo/results.tsv, results.jsonl, demo.png (or .svg).
@@ -54,7 +54,7 @@ TAG="gsod$$"
 SEED=20040601
 CCS=${DEMO_CC:-cubic}
 GROS=${DEMO_GRO:-off on}
-# shellcheck source=bench/common/demobed.sh
+# shellcheck source=bench/testbed/common/demobed.sh
 . "$(dirname "$0")/common/demobed.sh"
 
 for c in $CCS; do
@@ -181,7 +181,7 @@ if command -v gnuplot >/dev/null 2>&1; then
 	elif printf '%s' "$terms" | grep -qw png; then term=png; ext=png
 	else term=svg; ext=svg; fi
 	plot="$OUT/demo.$ext"
-	if gnuplot -e "datafile='$TSV'; outfile='$plot'; term='$term'; ccol=12; gcol=15" "$(dirname "$0")/plot.gp" 2>"$OUT/plot.err"; then
+	if gnuplot -e "datafile='$TSV'; outfile='$plot'; term='$term'; ccol=12; gcol=15" "$(dirname "$0")/../plot.gp" 2>"$OUT/plot.err"; then
 		say "plot: $plot"
 	else
 		say "demo: gnuplot failed: $(cat "$OUT/plot.err")" >&2

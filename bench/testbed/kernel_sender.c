@@ -11,7 +11,7 @@
  * per packet handed to IP (Tcp.OutSegs / Ip.OutRequests), i.e. the
  * TSO/GSO super-packet size TCP chose.
  *
- * Its options are the bench sender contract (bench/common/README.md):
+ * Its options are the bench sender contract (bench/testbed/README.md):
  * the libgso sender accepts the same ones plus --mode.
  */
 #include <errno.h>

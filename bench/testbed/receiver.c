@@ -103,7 +103,7 @@ static void usage(FILE *f)
 		"  -h, --help\n\n"
 		"Sizes take K/M/G suffixes (binary).  Exit: 0 all verified, 1 a connection\n"
 		"failed verification or timed out, 2 usage or setup error.\n"
-		"Stream and header format: bench/common/proto.h and stream.h.\n",
+		"Stream and header format: bench/testbed/common/proto.h and stream.h.\n",
 		DEF_PORT);
 }
 
