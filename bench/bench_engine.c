@@ -7,7 +7,7 @@
  *   parts   the bare device loop of bench_xsk_tx: gso_dev__submit() of a
  *           prepared gso_tx, one super-segment per call, kick and reap on
  *           -EAGAIN / -ENOBUFS, the IP ID advanced by hand
- *           (gso_tmpl_set_ip_id) as a user of the parts must;
+ *           (gso_tmpl__set_ip_id) as a user of the parts must;
  *   engine  the same super-segments through the engine: datagram flows,
  *           unpaced (rate 0), gso_dgram__send() of the same payload and
  *           gso_size, refilled from the GSO_EV_DGRAM_SENT callback, driven
@@ -171,7 +171,7 @@ static uint64_t parts_loop(struct parts *p, const struct load *ld, double until,
 			n++;
 			/* The next super-segment's first datagram follows this one's last. */
 			p->ip_id = (uint16_t)(p->ip_id + ld->nseg);
-			gso_tmpl_set_ip_id(&p->t, p->ip_id);
+			gso_tmpl__set_ip_id(&p->t, p->ip_id);
 		} else if (r == -EAGAIN || r == -ENOBUFS) {
 			gso_dev__kick(p->dev);
 			gso_dev__reap(p->dev, 0);

@@ -62,7 +62,7 @@
 #include <unistd.h>
 
 #include <gso/evloop.h>
-#include <gso/pacer.h>
+#include <gso/sched.h>
 #include <gso/dev.h>
 #include <gso/xsk.h>
 
@@ -630,7 +630,7 @@ static int tx_open(struct tx *t, const struct nsbed *bed, int mode)
 		memcpy(f.eth_src, bed->mac[0], 6);
 		inet_pton(AF_INET, bed->ip[0], f.saddr);
 		inet_pton(AF_INET, bed->ip[1], f.daddr);
-		err = gso_tmpl_build(&t->tmpl, &f);
+		err = gso_tmpl__build(&t->tmpl, &f);
 		if (!err)
 			err = gso_xsk__create(&t->dev, bed->ifindex[0], &xo);
 		if (!err) {
@@ -700,7 +700,7 @@ static void *ours_main(void *arg)
 	struct gso_evloop *loop = NULL;
 	struct gso_sched *s = NULL;
 	struct gso_sched_stats ss = { .sz = sizeof(ss) };
-	struct gso_burst burst;
+	struct gso_burst burst = { .sz = sizeof(burst) };
 	struct rusage ru0, ru1;
 	uint64_t t0, t_end, cpu0, now, seq = 0, gap;
 	uint32_t flow, ahead, queued = 0;
@@ -723,7 +723,7 @@ static void *ours_main(void *arg)
 	if (!err)
 		err = gso_evloop__add_fd(loop, g_stop_efd, POLLIN, 1);
 	if (!err)
-		err = gso_sched__create(&so, &s);
+		err = gso_sched__create(&s, &so);
 	if (!err)
 		err = gso_sched__flow_add(s, &po, &flow);
 	if (!err)

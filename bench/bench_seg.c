@@ -304,9 +304,9 @@ int main(int argc, char **argv)
 			 .seq = 1, .ack = 1, .tcp_flags = GSO_TCP_ACK | GSO_TCP_PSH, .window = 502,
 			 .tcp_opts = ts, .tcp_opts_len = 12, .eth_dst = { 2, 0, 0, 0, 0, 2 },
 			 .eth_src = { 2, 0, 0, 0, 0, 1 });
-		err = gso_tmpl_build(&b.t, &f);
+		err = gso_tmpl__build(&b.t, &f);
 		if (err)
-			die("gso_tmpl_build", err);
+			die("gso_tmpl__build", err);
 	}
 	b.mss = (uint32_t)mss;
 	if (payload < 0) {

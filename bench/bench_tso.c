@@ -382,7 +382,7 @@ static int dev_one(void *p, unsigned n)
 		tx[k] = (struct gso_tx){ .tmpl = &d->tmpls[k], .buf = &d->buf[(d->i + k) % NBUF], .len = SUPER,
 					 .mss = MSS };
 		d->tmpls[k] = d->t;
-		gso_tmpl_set_ip_id(&d->tmpls[k], (uint16_t)(d->id + k * SEGS));
+		gso_tmpl__set_ip_id(&d->tmpls[k], (uint16_t)(d->id + k * SEGS));
 	}
 	r = gso_tso__submit(d->dev, &d->flow, tx, n);
 	gso_dev__reap(d->dev, 0);
@@ -453,7 +453,7 @@ static void run_dev(struct run *r)
 	memcpy(f.eth_dst, bed.mac[1], 6);
 	inet_pton(AF_INET, bed.ip[0], f.saddr);
 	inet_pton(AF_INET, bed.ip[1], f.daddr);
-	err = gso_tmpl_build(&d->t, &f);
+	err = gso_tmpl__build(&d->t, &f);
 	for (int i = 0; !err && i < NBUF; i++) {
 		err = gso_dev__buf_alloc(d->dev, SUPER, &d->buf[i]);
 		if (!err)

@@ -169,7 +169,7 @@ int main(int argc, char **argv)
 	memcpy(f.eth_src, "\x02\x00\x00\x00\x00\x01", 6);
 	inet_pton(AF_INET, "198.18.0.1", f.saddr);
 	inet_pton(AF_INET, "198.18.0.2", f.daddr);
-	if (gso_tmpl_build(&t, &f))
+	if (gso_tmpl__build(&t, &f))
 		bench_die(BENCH_EXIT_FAIL, EINVAL, "template");
 	for (int m = 0; m < M_COUNT; m++) {
 		GSO_OPTS(gso_xsk_opts, xo, .mode = GSO_XSK_MODE_COPY, .queue_id = (uint32_t)m, .flags = mode_flags[m]);

@@ -145,9 +145,9 @@ int main(int argc, char **argv)
 		return finish(&p, "gso_route__lookup", err);
 	GSO_OPTS(gso_tmpl_fields, f, .l4 = GSO_L4_UDP, .sport = SPORT, .dport = (uint16_t)port);
 	gso_route__tmpl_fields(&rt, &f); /* MACs, addresses, DF for IPv4 */
-	err = gso_tmpl_build(&t, &f);
+	err = gso_tmpl__build(&t, &f);
 	if (err)
-		return finish(&p, "gso_tmpl_build", err);
+		return finish(&p, "gso_tmpl__build", err);
 	/* Woken late (a busy machine), the engine sends what is overdue, but at most catchup_ns
 	 * worth (1 ms by default, short bursts); the rest of the delay is lost to the rate.
 	 * This program is about the rate, so it allows 5 ms. */

@@ -38,7 +38,7 @@ static void update_rate(struct gso_cc *cc)
 		cc->pacing_rate = cc->max_rate;
 }
 
-int gso_cc__init(void *mem, size_t len, const struct gso_cc_opts *o, struct gso_cc **out)
+int gso_cc__init(struct gso_cc **out, void *mem, size_t len, const struct gso_cc_opts *o)
 {
 	struct gso_cc *cc = mem;
 	uint32_t algo, mss, hdr, init, maxc, ss, ca, shift;
@@ -71,6 +71,7 @@ int gso_cc__init(void *mem, size_t len, const struct gso_cc_opts *o, struct gso_
 	if (cc->cwnd > cc->max_cwnd)
 		cc->cwnd = cc->max_cwnd;
 	cc->ssthresh = UINT32_MAX;
+	cc->rtt.sz = sizeof(cc->rtt);
 	gso_rtt__init(&cc->rtt, GSO_OPTS_GET(o, min_rtt_win_ns, (uint64_t)0));
 	gsoi_cc_cubic_reset(cc);
 	if (algo == GSO_CC_BBR)
@@ -81,7 +82,7 @@ int gso_cc__init(void *mem, size_t len, const struct gso_cc_opts *o, struct gso_
 	return 0;
 }
 
-int gso_cc__create(const struct gso_cc_opts *o, struct gso_cc **out)
+int gso_cc__create(struct gso_cc **out, const struct gso_cc_opts *o)
 {
 	struct gso_cc *cc;
 	int err;
@@ -91,7 +92,7 @@ int gso_cc__create(const struct gso_cc_opts *o, struct gso_cc **out)
 	cc = malloc(sizeof(*cc));
 	if (!cc)
 		return -ENOMEM;
-	err = gso_cc__init(cc, sizeof(*cc), o, out);
+	err = gso_cc__init(out, cc, sizeof(*cc), o);
 	if (err) {
 		free(cc);
 		return err;

@@ -1,13 +1,14 @@
 /* RTT estimator: RFC 6298 smoothing plus a windowed minimum. */
 #include <errno.h>
+#include <stddef.h>
 #include <gso/cc.h>
 
 int gso_rtt__init(struct gso_rtt *r, uint64_t min_win_ns)
 {
-	if (!r)
+	if (!r || r->sz < sizeof(*r))
 		return -EINVAL;
-	memset(r, 0, sizeof(*r));
-	r->min_rtt_win_ns = min_win_ns ? min_win_ns : GSO_RTT_DEF_MIN_WIN_NS;
+	memset(&r->srtt_ns, 0, sizeof(*r) - offsetof(struct gso_rtt, srtt_ns));
+	r->min_rtt_win_ns_ = min_win_ns ? min_win_ns : GSO_RTT_DEF_MIN_WIN_NS;
 	return 0;
 }
 
@@ -29,9 +30,9 @@ int gso_rtt__update(struct gso_rtt *r, uint64_t now_ns, uint64_t sample_ns)
 	/* A path that got longer (route change) must not keep a stale minimum
 	 * forever, but a single queue-inflated sample must not replace it. */
 	if (!r->min_rtt_ns || sample_ns <= r->min_rtt_ns ||
-	    now_ns - r->min_rtt_at_ns > r->min_rtt_win_ns) {
+	    now_ns - r->min_rtt_at_ns_ > r->min_rtt_win_ns_) {
 		r->min_rtt_ns = sample_ns;
-		r->min_rtt_at_ns = now_ns;
+		r->min_rtt_at_ns_ = now_ns;
 	}
 	return 0;
 }

@@ -148,7 +148,7 @@ size_t gso_flowq__mem_size(const struct gso_flowq_opts *o)
 	return sizeof(struct gso_flowq) + (size_t)c.cap * sizeof(struct fq_ent);
 }
 
-int gso_flowq__init(void *mem, size_t len, const struct gso_flowq_opts *o, struct gso_flowq **out)
+int gso_flowq__init(struct gso_flowq **out, void *mem, size_t len, const struct gso_flowq_opts *o)
 {
 	struct gso_flowq *q = mem;
 	struct fq_cfg c;
@@ -180,7 +180,7 @@ int gso_flowq__init(void *mem, size_t len, const struct gso_flowq_opts *o, struc
 	return 0;
 }
 
-int gso_flowq__create(const struct gso_flowq_opts *o, struct gso_flowq **out)
+int gso_flowq__create(struct gso_flowq **out, const struct gso_flowq_opts *o)
 {
 	size_t need = gso_flowq__mem_size(o);
 	void *mem;
@@ -191,7 +191,7 @@ int gso_flowq__create(const struct gso_flowq_opts *o, struct gso_flowq **out)
 	mem = malloc(need);
 	if (!mem)
 		return -ENOMEM;
-	err = gso_flowq__init(mem, need, o, out);
+	err = gso_flowq__init(out, mem, need, o);
 	if (err) {
 		free(mem);
 		return err;
@@ -328,26 +328,30 @@ int gsoi_fq_peek(const struct gso_flowq *q, uint32_t max_segs, struct gso_flowq_
 
 int gso_flowq__peek(const struct gso_flowq *q, uint32_t max_segs, struct gso_flowq_tx *tx)
 {
-	struct gso_flowq_tx t;
+	struct gso_flowq_tx t; /* gsoi_fq_peek() clears it; GSO_OUT_PUT sets sz */
 	uint32_t idx;
 	int r;
 
-	if (!q || !tx || !max_segs)
+	if (!q || !GSO_OUT_VALID(tx) || !max_segs)
 		return -EINVAL;
 	r = gsoi_fq_peek(q, max_segs, &t, &idx);
 	if (r >= 0)
-		*tx = t;
+		GSO_OUT_PUT(tx, t);
 	return r;
 }
 
-int gso_flowq__sent(struct gso_flowq *q, const struct gso_flowq_tx *tx, uint64_t now_ns)
+int gso_flowq__sent(struct gso_flowq *q, const struct gso_flowq_tx *tx_in, uint64_t now_ns)
 {
-	struct gso_flowq_tx p;
+	struct gso_flowq_tx p, tx_l; /* filled by gsoi_fq_peek() / GSO_IN_GET */
+	const struct gso_flowq_tx *tx;
 	struct fq_ent *e;
 	uint32_t i, segs;
 	int r;
 
-	if (!q || !tx || !tx->len || !tx->mss)
+	if (!q || !GSO_OUT_VALID(tx_in))
+		return -EINVAL;
+	tx = GSO_IN_GET(tx_in, tx_l);
+	if (!tx->len || !tx->mss)
 		return -EINVAL;
 	/* Whatever peek allows now for this many segments is what may be recorded. */
 	r = gsoi_fq_peek(q, gso_flowq_segs(tx->len, tx->mss), &p, &i);

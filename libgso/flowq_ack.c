@@ -270,8 +270,9 @@ static void rel_add(struct gso_flowq_rel *rel, unsigned *k, uint64_t handle, uin
 }
 
 int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
-		   struct gso_flowq_ack_res *res, struct gso_flowq_rel *rel, unsigned n_rel)
+		   struct gso_flowq_ack_res *res_out, struct gso_flowq_rel *rel, unsigned n_rel)
 {
+	struct gso_flowq_ack_res res_l, *res = &res_l;
 	struct gso_flowq_ack A;
 	struct ack_ctx c;
 	uint32_t old_una, old_wnd, need = 0, i, pipe, prior_in_flight;
@@ -279,7 +280,7 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 	bool old_known;
 	unsigned k = 0;
 
-	if (!q || !a || !res || (!rel && n_rel) || !GSO_OPTS_VALID(gso_flowq_ack, a))
+	if (!q || !a || !GSO_OUT_VALID(res_out) || (!rel && n_rel) || !GSO_OPTS_VALID(gso_flowq_ack, a))
 		return -EINVAL;
 	memset(&A, 0, sizeof(A));
 	memcpy(&A, a, a->sz < sizeof(A) ? a->sz : sizeof(A));
@@ -297,6 +298,7 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 		q->rs.sz = sizeof(q->rs);
 		q->rs.delivered_total = q->delivered;
 		gsoi_fq_pipe(q, &pipe, &q->rs.prior_in_flight);
+		GSO_OUT_PUT(res_out, res_l);
 		return 0;
 	}
 	for (i = q->head; i != FQ_NIL && fq_before(q->ent[i].seq, A.ack); i = q->ent[i].next) {
@@ -425,6 +427,7 @@ int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 	}
 	res->dupacks = q->dupacks;
 	rate_gen(q, &c, A.now_ns, prior_in_flight);
+	GSO_OUT_PUT(res_out, res_l);
 	return 0;
 }
 

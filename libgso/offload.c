@@ -10,6 +10,7 @@
 #include <gso/csum.h>
 #include <gso/offload.h>
 #include <gso/seg.h>
+#include "opts_internal.h"
 #include "seg_internal.h"
 #include "tmpl_offload_internal.h"
 #include "tmpl_wire_internal.h"
@@ -41,11 +42,11 @@ static bool tmpl_sane(const struct gso_tmpl *t)
 GSO_API int gso_offload_describe(const struct gso_tmpl *t, uint32_t payload_len,
 				 uint32_t mss, uint32_t flags, struct gso_offload_req *r)
 {
-	struct gso_offload_req o;
+	struct gso_offload_req o; /* cleared below, sz set by GSO_OUT_PUT */
 	bool v4, tcp;
 	int n;
 
-	if (!t || !r)
+	if (!t || !GSO_OUT_VALID(r))
 		return -EINVAL;
 	/*
 	 * What software GSO refuses first, with its errno: a device must
@@ -72,22 +73,22 @@ GSO_API int gso_offload_describe(const struct gso_tmpl *t, uint32_t payload_len,
 	o.csum_start = t->l4_off;
 	o.csum_offset = tcp ? GSO_OFFLOAD_CSUM_OFF_TCP : GSO_OFFLOAD_CSUM_OFF_UDP;
 	o.flags = flags | (v4 ? GSO_OFFLOAD_F_IPV4 : 0);
-	if (tcp && (gso_tmpl_tcp_flags(t) & GSO_TCP_CWR))
+	if (tcp && (t->hdr[t->l4_off + TCP_FLAGS_] & GSO_TCP_CWR))
 		o.flags |= GSO_OFFLOAD_F_ECN;
 	o.segs = (uint32_t)n;
 	if (payload_len <= mss)
 		o.type = GSO_OFFLOAD_NONE;
 	else
 		o.type = !tcp ? GSO_OFFLOAD_UDP_L4 : v4 ? GSO_OFFLOAD_TCPV4 : GSO_OFFLOAD_TCPV6;
-	*r = o;
+	GSO_OUT_PUT(r, o);
 	return 0;
 }
 
 bool gsoi_offload_req_valid(const struct gso_offload_req *r, const struct gso_tmpl *t)
 {
-	struct gso_offload_req o;
+	struct gso_offload_req o = { .sz = sizeof(o) };
 
-	if (!r || !t)
+	if (!r || r->sz < GSOI_OFFLOAD_REQ_MIN_SZ || !t)
 		return false;
 	if (gso_offload_describe(t, r->payload_len, r->mss, r->flags & GSO_OFFLOAD_F_IN_MASK, &o))
 		return false;

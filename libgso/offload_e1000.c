@@ -2,8 +2,8 @@
  * Intel 8254x (e1000) transmit descriptors: the TCP/IP context descriptor
  * that programs checksum insertion and TCP segmentation, and the data
  * descriptors that point at the packet's buffers.  16 bytes each,
- * little-endian; layout from Linux e1000_hw.h as summarised in
- * offload-reference section 4.
+ * little-endian; layout from Linux e1000_hw.h (struct e1000_context_desc,
+ * struct e1000_tx_desc).
  *
  *   context: 0 IPCSS | 1 IPCSO | 2-3 IPCSE | 4 TUCSS | 5 TUCSO | 6-7 TUCSE |
  *            8-11 PAYLEN(0..19) DTYP=0(20..23) TUCMD(24..31) | 12 STA |
@@ -188,7 +188,7 @@ GSO_API int gso_offload_e1000_data(const struct gso_offload_req *r, uint64_t add
 	uint32_t n, off = 0;
 	uint8_t dcmd, popts;
 
-	if (!r || !out || len == 0 || max_per_desc > GSO_E1000_MAX_PER_DESC ||
+	if (!r || r->sz < GSOI_OFFLOAD_REQ_MIN_SZ || !out || len == 0 || max_per_desc > GSO_E1000_MAX_PER_DESC ||
 	    r->type > GSO_OFFLOAD_UDP_L4)
 		return -EINVAL;
 	if (buf_wraps(addr, len))

@@ -2,7 +2,8 @@
  * Burst sizing: how many segments one flow may put into its next
  * super-segment.  Linux's tcp_tso_autosize/tcp_tso_segs give the rate-based
  * goal; tcp_cwnd_test's quota, the 2004 window divisor and the peer's window
- * keep a burst from eating the window (design.md invariant 2).
+ * keep a burst from eating the window (a cwnd-limited burst is at most
+ * cwnd / win_divisor segments).
  */
 #include <errno.h>
 #include <gso/pacer.h>
@@ -88,7 +89,7 @@ int gso_burst_size(const struct gso_burst_in *in, const struct gso_burst_opts *o
 	uint32_t mss, hdr_len, cwnd, in_flight, peer_wnd, dev_segs, dev_bytes, segs, quota, cap, in_flags;
 	int err;
 
-	if (!in || !GSO_OPTS_VALID(gso_burst_in, in))
+	if (!in || !GSO_OPTS_VALID(gso_burst_in, in) || (out && !GSO_OUT_VALID(out)))
 		return -EINVAL;
 	err = burst_cfg(o, &c);
 	if (err)
@@ -203,6 +204,6 @@ int gso_burst_size(const struct gso_burst_in *in, const struct gso_burst_opts *o
 	r.bytes = (uint32_t)payload;
 	r.wire_bytes = (uint32_t)(payload + (uint64_t)segs * hdr_len);
 	if (out)
-		*out = r;
+		GSO_OUT_PUT(out, r);
 	return (int)segs;
 }

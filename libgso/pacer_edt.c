@@ -11,15 +11,15 @@ int gso_pacer__init(struct gso_pacer *p, const struct gso_pacer_opts *o)
 {
 	uint32_t unpaced, flags;
 
-	if (!p || !GSO_OPTS_VALID(gso_pacer_opts, o))
+	if (!p || p->sz < sizeof(*p) || !GSO_OPTS_VALID(gso_pacer_opts, o))
 		return -EINVAL;
 	unpaced = GSO_OPTS_GET(o, unpaced_segs, 0u);
 	flags = GSO_OPTS_GET(o, flags, 0u);
 	if (flags & ~GSO_PACER_F_PACE_ALL)
 		return -EINVAL;
-	memset(p, 0, sizeof(*p));
-	p->unpaced_segs = unpaced ? unpaced : GSO_PACER_DEF_UNPACED_SEGS;
-	p->flags = flags;
+	memset(&p->next_ns_, 0, sizeof(*p) - offsetof(struct gso_pacer, next_ns_));
+	p->unpaced_segs_ = unpaced ? unpaced : GSO_PACER_DEF_UNPACED_SEGS;
+	p->flags_ = flags;
 	return 0;
 }
 
@@ -32,18 +32,18 @@ int gso_pacer__stamp(struct gso_pacer *p, uint64_t now_ns, uint64_t rate,
 	if (!p || !departure_ns || !rate || !segs || !wire_bytes)
 		return -EINVAL;
 
-	dep = p->next_ns > now_ns ? p->next_ns : now_ns;
+	dep = p->next_ns_ > now_ns ? p->next_ns_ : now_ns;
 	*departure_ns = dep;
-	first = p->segs_sent == 0;
-	p->segs_sent += segs;
+	first = p->segs_sent_ == 0;
+	p->segs_sent_ += segs;
 	if (rate == GSO_RATE_UNPACED ||
-	    (!(p->flags & GSO_PACER_F_PACE_ALL) && p->segs_sent <= p->unpaced_segs)) {
+	    (!(p->flags_ & GSO_PACER_F_PACE_ALL) && p->segs_sent_ <= p->unpaced_segs_)) {
 		/* An initial window goes out back to back; the clock waits. */
-		p->next_ns = dep;
+		p->next_ns_ = dep;
 		return 0;
 	}
 
-	frac = p->frac_rate == rate ? p->frac : 0;
+	frac = p->frac_rate_ == rate ? p->frac_ : 0;
 	if (frac <= UINT64_MAX - (uint64_t)wire_bytes * 1000000000u) {
 		/* The common case fits 64 bits: no 128-bit division per burst. */
 		uint64_t n64 = (uint64_t)wire_bytes * 1000000000u + frac;
@@ -58,11 +58,11 @@ int gso_pacer__stamp(struct gso_pacer *p, uint64_t now_ns, uint64_t rate,
 	}
 	/* A sender woken late may catch up by half a gap, not more: timer jitter
 	 * must not cost rate, and a long idle must not buy a burst. */
-	credit = first ? 0 : dep - p->next_ns;
+	credit = first ? 0 : dep - p->next_ns_;
 	gap -= credit < gap / 2 ? credit : gap / 2;
-	p->next_ns = dep > UINT64_MAX - gap ? UINT64_MAX : dep + gap;
-	p->frac = frac;
-	p->frac_rate = rate;
+	p->next_ns_ = dep > UINT64_MAX - gap ? UINT64_MAX : dep + gap;
+	p->frac_ = frac;
+	p->frac_rate_ = rate;
 	return 0;
 }
 
@@ -73,26 +73,26 @@ int gso_pacer__refund(struct gso_pacer *p, uint64_t rate, uint32_t wire_bytes, u
 	if (!p || !rate)
 		return -EINVAL;
 	if (rate == GSO_RATE_UNPACED || !wire_bytes ||
-	    (!(p->flags & GSO_PACER_F_PACE_ALL) && p->segs_sent <= p->unpaced_segs))
+	    (!(p->flags_ & GSO_PACER_F_PACE_ALL) && p->segs_sent_ <= p->unpaced_segs_))
 		return 0;
-	if (p->next_ns <= floor_ns)
+	if (p->next_ns_ <= floor_ns)
 		return 0;
 	gap = (uint64_t)wire_bytes * 1000000000u / rate;
-	p->next_ns = p->next_ns - floor_ns > gap ? p->next_ns - gap : floor_ns;
+	p->next_ns_ = p->next_ns_ - floor_ns > gap ? p->next_ns_ - gap : floor_ns;
 	return 0;
 }
 
 uint64_t gso_pacer__next(const struct gso_pacer *p)
 {
-	return p ? p->next_ns : 0;
+	return p ? p->next_ns_ : 0;
 }
 
 void gso_pacer__reset(struct gso_pacer *p)
 {
 	if (!p)
 		return;
-	p->next_ns = 0;
-	p->segs_sent = 0;
-	p->frac = 0;
-	p->frac_rate = 0;
+	p->next_ns_ = 0;
+	p->segs_sent_ = 0;
+	p->frac_ = 0;
+	p->frac_rate_ = 0;
 }

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <gso/pacer.h>
+#include <gso/sched.h>
 #include "opts_internal.h"
 
 #define NIL UINT32_MAX
@@ -122,8 +122,8 @@ size_t gso_sched__mem_size(const struct gso_sched_opts *o)
 	return layout(&c, &a, &b, &h);
 }
 
-int gso_sched__init(void *mem, size_t len, const struct gso_sched_opts *o,
-		    struct gso_sched **out)
+int gso_sched__init(struct gso_sched **out, void *mem, size_t len,
+		    const struct gso_sched_opts *o)
 {
 	struct sched_cfg c;
 	struct gso_sched *s = mem;
@@ -163,13 +163,14 @@ int gso_sched__init(void *mem, size_t len, const struct gso_sched_opts *o,
 	s->old_flows.head = s->old_flows.tail = NIL;
 	{
 		GSO_OPTS(gso_pacer_opts, po, .flags = GSO_PACER_F_PACE_ALL);
+		s->agg.sz = sizeof(s->agg);
 		gso_pacer__init(&s->agg, &po);
 	}
 	*out = s;
 	return 0;
 }
 
-int gso_sched__create(const struct gso_sched_opts *o, struct gso_sched **out)
+int gso_sched__create(struct gso_sched **out, const struct gso_sched_opts *o)
 {
 	size_t need = gso_sched__mem_size(o);
 	void *mem;
@@ -180,7 +181,7 @@ int gso_sched__create(const struct gso_sched_opts *o, struct gso_sched **out)
 	mem = malloc(need);
 	if (!mem)
 		return -ENOMEM;
-	err = gso_sched__init(mem, need, o, out);
+	err = gso_sched__init(out, mem, need, o);
 	if (err) {
 		free(mem);
 		return err;
@@ -310,7 +311,7 @@ static struct sflow *flow_get(struct gso_sched *s, uint32_t id)
 
 int gso_sched__flow_add(struct gso_sched *s, const struct gso_pacer_opts *po, uint32_t *flow)
 {
-	struct gso_pacer p;
+	struct gso_pacer p = { .sz = sizeof(p) };
 	struct sflow *f;
 	uint32_t i;
 	int err;
@@ -505,8 +506,8 @@ static uint64_t earliest(const struct gso_sched *s)
 		t = 0;
 	else
 		t = s->heap_n ? head_dep(s, s->heap[0]) : 0;
-	if (s->max_rate && s->agg.next_ns > t)
-		t = s->agg.next_ns;
+	if (s->max_rate && s->agg.next_ns_ > t)
+		t = s->agg.next_ns_;
 	return t;
 }
 
@@ -515,7 +516,7 @@ int gso_sched__dequeue(struct gso_sched *s, uint64_t now_ns, struct gso_sched_bu
 {
 	if (!s || !out)
 		return -EINVAL;
-	if (s->st.queued && !(s->max_rate && now_ns < s->agg.next_ns)) {
+	if (s->st.queued && !(s->max_rate && now_ns < s->agg.next_ns_)) {
 		unthrottle(s, now_ns);
 		for (;;) {
 			struct slist *l = s->new_flows.head != NIL ? &s->new_flows : &s->old_flows;
@@ -594,10 +595,9 @@ int gso_sched__stats(const struct gso_sched *s, struct gso_sched_stats *st)
 {
 	struct gso_sched_stats full;
 
-	if (!s || !st || st->sz <= sizeof(size_t))
+	if (!s || !GSO_OUT_VALID(st))
 		return -EINVAL;
 	full = s->st;
-	full.sz = st->sz < sizeof(full) ? st->sz : sizeof(full);
-	memcpy(st, &full, full.sz);
+	GSO_OUT_PUT(st, full);
 	return 0;
 }

@@ -185,17 +185,6 @@ void gsoi_seg_plan_fill(struct seg_plan *p, const struct seg_req *r)
 		gsoi_seg_udp_plan(p);
 }
 
-int gsoi_seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
-		       const struct gso_seg_opts *o)
-{
-	struct seg_req r;
-	int n = gsoi_seg_check(&r, t, total, o);
-
-	if (n > 0)
-		gsoi_seg_plan_fill(p, &r);
-	return n;
-}
-
 /* ---- payload extents ---- */
 
 /* A position in the payload: extent index and offset inside it. */

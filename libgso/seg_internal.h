@@ -1,12 +1,12 @@
 /*
- * Segmentation internals (not installed), shared by seg.c, seg_tcp.c,
- * seg_udp.c and by the backends that must emit the same frames without
- * going through gso_segment(): the AF_XDP TX path (writes headers into
- * UMEM chunks itself) and the e1000 device model (segments a payload that
- * arrives through data descriptors).  Their use, per super-segment:
+ * Segmentation internals (not installed), shared by seg.c, seg_tcp.c and
+ * seg_udp.c; offload.c uses gsoi_seg_rules() only.  The plan, per
+ * super-segment, as gso_segment() and gso_segment_ref() use it:
  *
+ *     struct seg_req r;
  *     struct seg_plan p;
- *     int n = gsoi_seg_plan_init(&p, tmpl, payload_len, opts);  // validates
+ *     int n = gsoi_seg_check(&r, tmpl, payload_len, opts);  // validates
+ *     gsoi_seg_plan_fill(&p, &r);                          // if n > 0
  *     for (i = 0; i < n; i++) {
  *         uint32_t sum = seg_hdr_write(&p, i, frame);       // headers, inline
  *         ... place seg_pay_len(&p, i) payload bytes after them; for
@@ -98,13 +98,6 @@ int gsoi_seg_check(struct seg_req *r, const struct gso_tmpl *t, size_t total,
 
 /* Build the plan of a checked request.  `p` keeps a pointer to r->t. */
 void gsoi_seg_plan_fill(struct seg_plan *p, const struct seg_req *r);
-
-/*
- * gsoi_seg_check() + gsoi_seg_plan_fill().  Returns the segment count or -errno;
- * `p` is undefined on error.
- */
-int gsoi_seg_plan_init(struct seg_plan *p, const struct gso_tmpl *t, size_t total,
-		       const struct gso_seg_opts *o);
 
 /* ---- small helpers ---- */
 

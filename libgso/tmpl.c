@@ -142,7 +142,7 @@ static int parse_hdrs(struct gso_tmpl *o, const uint8_t *p, size_t len, size_t *
 	return 0;
 }
 
-GSO_API int gso_tmpl_parse(struct gso_tmpl *t, const void *buf, size_t len)
+GSO_API int gso_tmpl__parse(struct gso_tmpl *t, const void *buf, size_t len)
 {
 	struct gso_tmpl o;
 	size_t ip_len;
@@ -158,7 +158,7 @@ GSO_API int gso_tmpl_parse(struct gso_tmpl *t, const void *buf, size_t len)
 	return 0;
 }
 
-GSO_API int gso_pkt_parse(struct gso_tmpl *t, const void *frame, size_t len,
+GSO_API int gso_tmpl__parse_pkt(struct gso_tmpl *t, const void *frame, size_t len,
 			  size_t *payload_off, size_t *payload_len)
 {
 	struct gso_tmpl o;
@@ -230,7 +230,7 @@ static int fields_check(const struct gso_tmpl_fields *f)
 	return 0;
 }
 
-GSO_API int gso_tmpl_build(struct gso_tmpl *t, const struct gso_tmpl_fields *fp)
+GSO_API int gso_tmpl__build(struct gso_tmpl *t, const struct gso_tmpl_fields *fp)
 {
 	struct gso_tmpl_fields f;
 	struct gso_tmpl o;
@@ -322,12 +322,24 @@ static inline bool is_v4(const struct gso_tmpl *t)
 	return t && t->l3 == GSO_L3_IPV4;
 }
 
-GSO_API uint32_t gso_tmpl_tcp_seq(const struct gso_tmpl *t)
+/* A getter's answer before it reads: -EINVAL (NULL), -ENOENT (absent) or 0. */
+static inline int get_check(const struct gso_tmpl *t, const void *out, bool present)
 {
-	return is_tcp(t) ? get_be32(t->hdr + t->l4_off + TCP_SEQ_) : 0;
+	if (!t || !out)
+		return -EINVAL;
+	return present ? 0 : -ENOENT;
 }
 
-GSO_API int gso_tmpl_set_tcp_seq(struct gso_tmpl *t, uint32_t seq)
+GSO_API int gso_tmpl__tcp_seq(const struct gso_tmpl *t, uint32_t *seq)
+{
+	int err = get_check(t, seq, is_tcp(t));
+
+	if (!err)
+		*seq = get_be32(t->hdr + t->l4_off + TCP_SEQ_);
+	return err;
+}
+
+GSO_API int gso_tmpl__set_tcp_seq(struct gso_tmpl *t, uint32_t seq)
 {
 	if (!is_tcp(t))
 		return -EINVAL;
@@ -335,7 +347,7 @@ GSO_API int gso_tmpl_set_tcp_seq(struct gso_tmpl *t, uint32_t seq)
 	return 0;
 }
 
-GSO_API int gso_tmpl_set_tcp_ack(struct gso_tmpl *t, uint32_t ack, uint16_t window)
+GSO_API int gso_tmpl__set_tcp_ack(struct gso_tmpl *t, uint32_t ack, uint16_t window)
 {
 	if (!is_tcp(t))
 		return -EINVAL;
@@ -344,7 +356,7 @@ GSO_API int gso_tmpl_set_tcp_ack(struct gso_tmpl *t, uint32_t ack, uint16_t wind
 	return 0;
 }
 
-GSO_API int gso_tmpl_set_tcp_flags(struct gso_tmpl *t, uint8_t flags)
+GSO_API int gso_tmpl__set_tcp_flags(struct gso_tmpl *t, uint8_t flags)
 {
 	if (!is_tcp(t) || (flags & TCP_FLAGS_REFUSED))
 		return -EINVAL;
@@ -352,17 +364,25 @@ GSO_API int gso_tmpl_set_tcp_flags(struct gso_tmpl *t, uint8_t flags)
 	return 0;
 }
 
-GSO_API uint8_t gso_tmpl_tcp_flags(const struct gso_tmpl *t)
+GSO_API int gso_tmpl__tcp_flags(const struct gso_tmpl *t, uint8_t *flags)
 {
-	return is_tcp(t) ? t->hdr[t->l4_off + TCP_FLAGS_] : 0;
+	int err = get_check(t, flags, is_tcp(t));
+
+	if (!err)
+		*flags = t->hdr[t->l4_off + TCP_FLAGS_];
+	return err;
 }
 
-GSO_API uint16_t gso_tmpl_ip_id(const struct gso_tmpl *t)
+GSO_API int gso_tmpl__ip_id(const struct gso_tmpl *t, uint16_t *id)
 {
-	return is_v4(t) ? get_be16(t->hdr + t->l3_off + IP4_ID_) : 0;
+	int err = get_check(t, id, is_v4(t));
+
+	if (!err)
+		*id = get_be16(t->hdr + t->l3_off + IP4_ID_);
+	return err;
 }
 
-GSO_API int gso_tmpl_set_ip_id(struct gso_tmpl *t, uint16_t id)
+GSO_API int gso_tmpl__set_ip_id(struct gso_tmpl *t, uint16_t id)
 {
 	if (!is_v4(t))
 		return -EINVAL;
@@ -370,7 +390,11 @@ GSO_API int gso_tmpl_set_ip_id(struct gso_tmpl *t, uint16_t id)
 	return 0;
 }
 
-GSO_API bool gso_tmpl_df(const struct gso_tmpl *t)
+GSO_API int gso_tmpl__df(const struct gso_tmpl *t, bool *df)
 {
-	return is_v4(t) && (get_be16(t->hdr + t->l3_off + IP4_FRAG_) & IP4_DF_);
+	int err = get_check(t, df, is_v4(t));
+
+	if (!err)
+		*df = get_be16(t->hdr + t->l3_off + IP4_FRAG_) & IP4_DF_;
+	return err;
 }

@@ -6,15 +6,24 @@
 #define GSO_TMPL_OFFLOAD_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <gso/offload.h>
 
 /*
+ * The encoders need every field of the request as LIBGSO_0.1 defined it:
+ * a shorter sz is refused.  This minimum stays when fields are added at
+ * the tail; those must be optional (read with GSO_OPTS_GET).
+ */
+#define GSOI_OFFLOAD_REQ_MIN_SZ (offsetof(struct gso_offload_req, flags) + sizeof(uint32_t))
+
+/*
  * True if `r` is exactly what gso_offload_describe() makes of `t` with
  * r's payload length, MSS and input flags.  Encoders call it so that a
  * request edited by hand, or paired with the wrong template, can never
- * produce a descriptor the device would misread.
+ * produce a descriptor the device would misread.  False for a NULL or
+ * a shorter-than-GSOI_OFFLOAD_REQ_MIN_SZ request.
  */
 bool gsoi_offload_req_valid(const struct gso_offload_req *r, const struct gso_tmpl *t);
 

@@ -196,7 +196,7 @@ static int kind_tmpl(unsigned k, struct gso_tmpl *t)
 		f.tcp_flags = GSO_TCP_ACK | (k == K_CWR || k == K_CWR_EVERY ? GSO_TCP_CWR : 0);
 		f.window = 512;
 	}
-	return gso_tmpl_build(t, &f);
+	return gso_tmpl__build(t, &f);
 }
 
 /* Ask `dev` (NULL: failed to open, err) about every kind. */

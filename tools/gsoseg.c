@@ -98,7 +98,9 @@ static int outbuf_reserve(struct outbuf *b, unsigned n, size_t bytes)
 static const char *einval_reason(const struct gso_tmpl *t, size_t pay_len, const struct gso_seg_opts *o,
 				 char *buf, size_t cap)
 {
-	uint8_t fl = t->l4 == GSO_L4_TCP ? gso_tmpl_tcp_flags(t) : 0;
+	uint8_t fl = 0; /* stays 0 for UDP (-ENOENT) */
+
+	gso_tmpl__tcp_flags(t, &fl);
 
 	/* Every segment would carry the flag: several SYNs, or several RSTs. */
 	if ((fl & (GSO_TCP_SYN | GSO_TCP_RST)) && pay_len > o->mss) {
@@ -128,7 +130,7 @@ static int segment_one(const uint8_t *pkt, size_t len, const struct gso_seg_opts
 	int n, err;
 
 	*why = NULL;
-	err = gso_pkt_parse(&t, pkt, len, &pay_off, &pay_len);
+	err = gso_tmpl__parse_pkt(&t, pkt, len, &pay_off, &pay_len);
 	if (err)
 		return err;
 	struct gso_extent ext = { .base = pkt + pay_off, .len = pay_len };

@@ -942,7 +942,7 @@ int gso_engine__create(struct gso_engine **out, struct gso_dev *dev, const struc
 		GSO_OPTS(gso_sched_opts, so, .max_flows = e->max_flows, .max_bursts = e->max_flows,
 			 .mtu = e->caps.max_frame, .quantum = GSO_OPTS_GET(o, quantum, 0u) ?: GSO_ENGINE_DEF_QUANTUM,
 			 .max_rate = GSO_OPTS_GET(o, max_rate, (uint64_t)0), .horizon_ns = 1ull << 62);
-		err = gso_sched__create(&so, &e->sched);
+		err = gso_sched__create(&e->sched, &so);
 		if (err)
 			goto fail;
 	}

@@ -99,7 +99,7 @@ static int d_build(struct eflow *f, const struct gso_sched_burst *b, struct gso_
 		return -ENODATA;
 	r = head(d);
 	if (d->tmpl.l3 == GSO_L3_IPV4)
-		gso_tmpl_set_ip_id(&d->tmpl, d->ip_id);
+		gso_tmpl__set_ip_id(&d->tmpl, d->ip_id);
 	*tx = (struct gso_tx){ .tmpl = &d->tmpl, .data = r->p, .len = r->len, .mss = r->gso_size,
 			       .ipid = GSO_IPID_INC, .flags = (uint8_t)d->tx_flags };
 	return 0;

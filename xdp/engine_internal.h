@@ -22,7 +22,7 @@
 
 #include <gso/engine.h>
 #include <gso/evloop.h>
-#include <gso/pacer.h>
+#include <gso/sched.h>
 #include <gso/dev.h>
 #include <gso/steer.h>
 #include "rtnl_internal.h"

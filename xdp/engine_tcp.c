@@ -3,7 +3,7 @@
  * the application writes, through the engine's device.
  *
  * The parts do the work, this file glues them to the engine:
- *  - gso_tmpl_build() makes every header (SYN with MSS, SACK-permitted,
+ *  - gso_tmpl__build() makes every header (SYN with MSS, SACK-permitted,
  *    timestamps and window scale; data and ACKs with timestamps);
  *  - the application writes straight into device buffers
  *    (gso_stream__reserve), which the flow send queue (gso/flowq.h) holds
@@ -209,7 +209,7 @@ static int refresh_tmpl(struct gso_stream *s, uint64_t now, bool force)
 		f.tcp_opts = opts;
 		f.tcp_opts_len = TCP_TS_OPTS_LEN;
 	}
-	err = gso_tmpl_build(&s->tmpl, &f);
+	err = gso_tmpl__build(&s->tmpl, &f);
 	if (err)
 		return err;
 	s->tmpl_tsval = tv;
@@ -247,12 +247,12 @@ static int send_ctl(struct gso_stream *s, uint8_t flags, uint32_t seq, uint64_t 
 
 	if (err)
 		return err;
-	gso_tmpl_set_tcp_seq(&s->tmpl, seq);
-	gso_tmpl_set_tcp_flags(&s->tmpl, flags);
+	gso_tmpl__set_tcp_seq(&s->tmpl, seq);
+	gso_tmpl__set_tcp_flags(&s->tmpl, flags);
 	if (s->f.route.l3 == GSO_L3_IPV4)
-		gso_tmpl_set_ip_id(&s->tmpl, s->ip_id);
+		gso_tmpl__set_ip_id(&s->tmpl, s->ip_id);
 	err = submit_now(s, &tx);
-	gso_tmpl_set_tcp_flags(&s->tmpl, GSO_TCP_ACK);
+	gso_tmpl__set_tcp_flags(&s->tmpl, GSO_TCP_ACK);
 	if (!err)
 		s->ip_id++;
 	return err;
@@ -272,13 +272,13 @@ static int send_syn(struct gso_stream *s, uint64_t now)
 	GSO_OPTS(gso_tmpl_fields, f, .seq = s->iss, .window = OUR_WIN, .tcp_opts = opts,
 		 .tcp_opts_len = TCP_SYN_OPTS_LEN);
 	base_fields(s, &f);
-	err = gso_tmpl_build(&t, &f);
+	err = gso_tmpl__build(&t, &f);
 	if (err)
 		return err;
 	/* Templates refuse SYN (it never belongs on a super-segment): set it in a raw frame and parse that. */
 	memcpy(frame, t.hdr, t.hdr_len);
 	frame[t.l4_off + 13] = GSO_TCP_SYN;
-	err = gso_tmpl_parse(&syn, frame, t.hdr_len);
+	err = gso_tmpl__parse(&syn, frame, t.hdr_len);
 	if (err)
 		return err;
 	struct gso_tx tx = { .tmpl = &syn, .mss = 536, .flags = (uint8_t)s->tx_flags };
@@ -413,7 +413,7 @@ static void maybe_fin(struct gso_stream *s, const struct gso_flowq_info *fi, uin
 static void s_arm(struct gso_stream *s, uint64_t now)
 {
 	struct gso_flowq_info fi = { .sz = sizeof(fi) };
-	struct gso_burst b;
+	struct gso_burst b = { .sz = sizeof(b) };
 	uint64_t rate;
 	uint32_t cwnd;
 	int segs;
@@ -478,6 +478,7 @@ static int t_build(struct eflow *f, const struct gso_sched_burst *b, struct gso_
 	struct gso_flowq_tx *t = &s->ptx;
 	int err;
 
+	t->sz = sizeof(*t);
 	if (s->state != GSO_STREAM_ESTABLISHED || !s->sized)
 		return -ENODATA;
 	gso_flowq__info(s->fq, &fi);
@@ -513,9 +514,9 @@ static int t_build(struct eflow *f, const struct gso_sched_burst *b, struct gso_
 		fail(s, "building the header", err, now);
 		return -ENODATA;
 	}
-	gso_tmpl_set_tcp_seq(&s->tmpl, t->seq);
+	gso_tmpl__set_tcp_seq(&s->tmpl, t->seq);
 	if (s->f.route.l3 == GSO_L3_IPV4)
-		gso_tmpl_set_ip_id(&s->tmpl, s->ip_id);
+		gso_tmpl__set_ip_id(&s->tmpl, s->ip_id);
 	*tx = (struct gso_tx){ .tmpl = &s->tmpl, .buf = &s->slots[t->handle].buf, .off = t->off, .len = t->len,
 			       .mss = t->mss, .ipid = GSO_IPID_INC, .flags = (uint8_t)s->tx_flags };
 	return 0;
@@ -714,7 +715,7 @@ static void size_stream(struct gso_stream *s, uint64_t now)
 		s->notsent_lowat = 4 * s->st.seg_limit;
 	GSO_OPTS(gso_flowq_opts, fo, .max_entries = FQ_ENTRIES, .max_bytes = s->st.seg_limit, .isn = s->iss + 1,
 		 .flags = s->sack_ok ? 0 : GSO_FLOWQ_F_NO_SACK);
-	err = gso_flowq__create(&fo, &s->fq);
+	err = gso_flowq__create(&s->fq, &fo);
 	if (err) {
 		fail(s, "flow queue", err, now);
 		return;
@@ -722,7 +723,7 @@ static void size_stream(struct gso_stream *s, uint64_t now)
 	gso_flowq__set_wnd(s->fq, s->syn_wnd);
 	GSO_OPTS(gso_cc_opts, co, .algo = s->cc_algo, .mss = mss, .hdr_len = s->st.hdr_len, .max_rate = s->max_rate,
 		 .pacing_shift = s->bo.pacing_shift);
-	err = gso_cc__create(&co, &s->cc);
+	err = gso_cc__create(&s->cc, &co);
 	if (err) {
 		fail(s, "congestion control", err, now);
 		return;
@@ -773,7 +774,7 @@ static void challenge_ack(struct gso_stream *s, uint64_t now)
 static bool process_ack(struct gso_stream *s, const struct tcp_seg *g, uint64_t now)
 {
 	struct gso_flowq_info fi = { .sz = sizeof(fi) };
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	uint32_t ack = g->ack, wnd = (uint32_t)g->win << s->snd_wscale;
 	int err;
 

@@ -118,6 +118,7 @@ int gsoi_tso_choose(const struct tso_limits *l, const struct gso_tx *tx, unsigne
 	if (l->udp_max_segs <= 64)
 		in |= GSO_OFFLOAD_F_UDP_MAX64;
 	/* Refusals here (MSS 0, FIXEDID without DF, too long) are the software path's too. */
+	c->req.sz = sizeof(c->req);
 	err = gso_offload_describe(tx->tmpl, tx->len, tx->mss, in, &c->req);
 	if (err)
 		return err;

@@ -141,6 +141,6 @@ void xskbed_udp_tmpl(const struct nsbed *b, uint16_t sport, uint16_t dport, stru
 	memcpy(f.eth_src, b->mac[0], 6);
 	inet_pton(AF_INET, XSKBED_IP0, f.saddr);
 	inet_pton(AF_INET, XSKBED_IP1, f.daddr);
-	if (gso_tmpl_build(t, &f))
+	if (gso_tmpl__build(t, &f))
 		bench_die(BENCH_EXIT_FAIL, EINVAL, "template");
 }

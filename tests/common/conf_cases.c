@@ -498,15 +498,15 @@ long conf_vnet_packet(const struct conf_case *c, const uint8_t *frame, size_t le
 		      const char **step, size_t *hdr_diff)
 {
 	uint8_t *hdrs = out + GSO_VNET_HDR_LEN;
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	struct gso_vnet_hdr vh;
 	struct gso_tmpl t;
 	size_t poff, plen, i;
 	int err;
 
 	*hdr_diff = SIZE_MAX;
-	*step = "gso_pkt_parse";
-	err = gso_pkt_parse(&t, frame, len, &poff, &plen);
+	*step = "gso_tmpl__parse_pkt";
+	err = gso_tmpl__parse_pkt(&t, frame, len, &poff, &plen);
 	if (err)
 		return err;
 	*step = "gso_offload_describe";

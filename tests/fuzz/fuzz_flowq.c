@@ -86,7 +86,7 @@ static void do_append(struct life *l, struct in *in)
 
 static void do_send(struct life *l, struct in *in)
 {
-	struct gso_flowq_tx tx;
+	struct gso_flowq_tx tx = { .sz = sizeof(tx) };
 	uint32_t segs = 1 + take8(in) % 64;
 	int r;
 
@@ -118,7 +118,7 @@ static void check_rel(struct life *l, const struct gso_flowq_rel *rel, unsigned 
 static void do_ack(struct life *l, struct in *in)
 {
 	struct gso_flowq_info before, after;
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	struct gso_rate_sample rs = { .sz = sizeof(rs) }, rs_before = { .sz = sizeof(rs_before) };
 	uint8_t f = take8(in);
 	int r;
@@ -212,9 +212,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 .flags = (f >> 2) & (GSO_FLOWQ_F_NO_SACK | GSO_FLOWQ_F_NO_RACK),
 		 .max_bytes = (f & 0x10) ? 1 + take32(&in) % 65535 : 0);
 	GSO_OPTS(gso_cc_opts, co, .algo = GSO_CC_BBR, .mss = l.mss, .hdr_len = 66, .seed = 1);
-	if (gso_flowq__create(&fo, &l.q))
+	if (gso_flowq__create(&l.q, &fo))
 		return 0;
-	check(!gso_cc__create(&co, &l.cc));
+	check(!gso_cc__create(&l.cc, &co));
 	steps(&l, &in);
 	n = gso_flowq__flush(l.q, flushed, ENTRIES + 1);
 	check(n >= 0);

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target for the segmenter: a random super-segment (a frame for
- * gso_pkt_parse, headers for gso_tmpl_parse, fields for gso_tmpl_build,
+ * gso_tmpl__parse_pkt, headers for gso_tmpl__parse, fields for gso_tmpl__build,
  * or raw template-struct bytes) cut into random extents, a random MSS and
  * options, and output buffers sized exactly -- or one of them too small.
  *
@@ -66,7 +66,7 @@ static bool get_tmpl(struct gso_tmpl *t, struct in *in, uint8_t how, const uint8
 		len = take16(in);
 		if (len > in->n)
 			len = in->n;
-		if (gso_pkt_parse(t, in->p, len, &off, &plen))
+		if (gso_tmpl__parse_pkt(t, in->p, len, &off, &plen))
 			return false;
 		*pay = in->p + off;
 		*pay_len = plen;
@@ -77,7 +77,7 @@ static bool get_tmpl(struct gso_tmpl *t, struct in *in, uint8_t how, const uint8
 		len = take8(in);
 		if (len > in->n)
 			len = in->n;
-		if (gso_tmpl_parse(t, in->p, len))
+		if (gso_tmpl__parse(t, in->p, len))
 			return false;
 		in->p += len;
 		in->n -= len;
@@ -118,7 +118,7 @@ static bool get_tmpl(struct gso_tmpl *t, struct in *in, uint8_t how, const uint8
 			f.ip_opts = opts;
 			f.ip_opts_len = (uint8_t)(4 * ((b >> 5) % 11));
 		}
-		return gso_tmpl_build(t, &f) == 0;
+		return gso_tmpl__build(t, &f) == 0;
 	}
 	default: /* raw struct bytes: the segmenter must refuse garbage */
 		memset(t, 0, sizeof(*t));
@@ -208,7 +208,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * (GSO_BY_FRAGS, offsets no device can be told: -EINVAL).
 	 */
 	if (o.csum <= GSO_CSUM_PARTIAL && !o.max_segs) {
-		struct gso_offload_req r;
+		struct gso_offload_req r = { .sz = sizeof(r) };
 		int d = gso_offload_describe(&t, (uint32_t)total, mss, o.ipid ? GSO_OFFLOAD_F_FIXEDID : 0, &r);
 
 		if (n < 0)

@@ -1,5 +1,5 @@
 /*
- * Fuzz the header parsers (gso_tmpl_parse, gso_pkt_parse) over raw bytes.
+ * Fuzz the header parsers (gso_tmpl__parse, gso_tmpl__parse_pkt) over raw bytes.
  * Never crashes; on success the recorded offsets are consistent with each
  * other and with `len`, the template holds exactly the frame's header
  * bytes, and a failed call leaves the template untouched.  Accepted
@@ -39,7 +39,7 @@ static void check_tmpl(const struct gso_tmpl *t, const uint8_t *data, size_t len
 
 static void exercise_offload(const struct gso_tmpl *t, const uint8_t *data, size_t len)
 {
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	uint32_t payload = 0, mss = 1;
 	uint8_t hdr[GSO_MAX_HDR_LEN + 1];
 
@@ -101,7 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&poison, 0xa5, sizeof(poison));
 	t = poison;
-	if (gso_tmpl_parse(&t, data, size) == 0) {
+	if (gso_tmpl__parse(&t, data, size) == 0) {
 		check_tmpl(&t, data, size);
 		exercise_offload(&t, data, size);
 	} else {
@@ -109,13 +109,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	t = poison;
-	if (gso_pkt_parse(&t, data, size, &off, &plen) == 0) {
+	if (gso_tmpl__parse_pkt(&t, data, size, &off, &plen) == 0) {
 		check_tmpl(&t, data, size);
 		CHECK(off == t.hdr_len && off + plen <= size);
 		CHECK(plen + t.hdr_len - t.l3_off <= GSO_MAX_IP_LEN);
 		/* the packet parser is stricter than the template parser */
 		struct gso_tmpl t2;
-		CHECK(gso_tmpl_parse(&t2, data, size) == 0);
+		CHECK(gso_tmpl__parse(&t2, data, size) == 0);
 		CHECK(memcmp(&t2, &t, sizeof(t)) == 0);
 	} else {
 		CHECK(memcmp(&t, &poison, sizeof(t)) == 0);

@@ -42,7 +42,7 @@ static struct gso_tmpl tmpl(uint8_t l4)
 	memcpy(f.eth_src, tb.mac[0], 6);
 	memcpy(f.saddr, "\x0a\x4d\x00\x01", 4);
 	memcpy(f.daddr, "\x0a\x4d\x00\x02", 4);
-	cr_assert_eq(gso_tmpl_build(&t, &f), 0);
+	cr_assert_eq(gso_tmpl__build(&t, &f), 0);
 	return t;
 }
 

@@ -160,7 +160,7 @@ static void build(struct gso_tmpl *t, const struct ecase *c, uint16_t sport)
 		f.window = 1000;
 		f.tcp_flags = GSO_TCP_ACK | c->tflags;
 	}
-	cr_assert_eq(gso_tmpl_build(t, &f), 0);
+	cr_assert_eq(gso_tmpl__build(t, &f), 0);
 }
 
 static void send_on(struct gso_dev *d, const struct gso_tmpl *t, const uint8_t *pay, uint32_t len,

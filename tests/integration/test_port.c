@@ -186,7 +186,7 @@ static void open_and_queue(struct gso_engine *e, void *arg)
 	GSO_OPTS(gso_tmpl_fields, tf, .l4 = GSO_L4_UDP, .sport = 30000, .dport = 9);
 	struct gso_tmpl tm;
 
-	if (gso_route__tmpl_fields(&g->rt, &tf) || gso_tmpl_build(&tm, &tf))
+	if (gso_route__tmpl_fields(&g->rt, &tf) || gso_tmpl__build(&tm, &tf))
 		return;
 	GSO_OPTS(gso_dgram_opts, o, .tmpl = &tm, .rate = 1000000, .route = &g->rt);
 	if (gso_dgram__open(e, &o, &g->d))

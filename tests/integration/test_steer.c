@@ -146,7 +146,7 @@ ParameterizedTest(bool *v6p, steer, tcp_acks)
 	cr_assert_eq(gso_dev__buf_alloc(xt_g.dev, ROUNDS * LEN, &buf), 0);
 	gso_test_fill_random(buf.data, ROUNDS * LEN, &rng);
 	for (uint32_t k = 0; k < ROUNDS; k++) {
-		cr_assert_eq(gso_tmpl_set_tcp_seq(&xt_g.tmpl, snd_nxt + k * LEN), 0);
+		cr_assert_eq(gso_tmpl__set_tcp_seq(&xt_g.tmpl, snd_nxt + k * LEN), 0);
 		struct gso_tx tx = { .tmpl = &xt_g.tmpl, .buf = &buf, .off = k * LEN, .len = LEN, .mss = 1400 };
 		cr_assert_eq(gso_dev__submit(xt_g.dev, &tx, 1), 1);
 		xt_tcp_recv_all(got, LEN);

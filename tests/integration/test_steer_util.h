@@ -169,7 +169,7 @@ static inline unsigned rx_collect(struct gso_rx_pkt *out, unsigned want, int ms)
 /* Parse a received frame: L4 and ports, payload. */
 static inline void frame_fields(const struct gso_rx_pkt *p, struct gso_tmpl *t, uint16_t *sport, uint16_t *dport)
 {
-	cr_assert_eq(gso_tmpl_parse(t, p->data, p->len), 0, "received frame of %u bytes is not TCP/UDP over IP",
+	cr_assert_eq(gso_tmpl__parse(t, p->data, p->len), 0, "received frame of %u bytes is not TCP/UDP over IP",
 		     p->len);
 	*sport = (uint16_t)(p->data[t->l4_off] << 8 | p->data[t->l4_off + 1]);
 	*dport = (uint16_t)(p->data[t->l4_off + 2] << 8 | p->data[t->l4_off + 3]);

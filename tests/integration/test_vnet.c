@@ -139,8 +139,8 @@ static void make_tmpl(struct gso_tmpl *t, const struct vcase *c, uint16_t sport)
 		f.tcp_opts = opts;
 		f.tcp_opts_len = c->topt;
 	}
-	err = gso_tmpl_build(t, &f);
-	cr_assert_eq(err, 0, "%s: gso_tmpl_build: %s", c->what, strerror(-err));
+	err = gso_tmpl__build(t, &f);
+	cr_assert_eq(err, 0, "%s: gso_tmpl__build: %s", c->what, strerror(-err));
 }
 
 /* Our frame of case sport?  IPv4/IPv6 from our source address, L4 source port sport. */
@@ -326,7 +326,7 @@ Test(vnet, tso_on_super_segment_crosses_whole, .fini = fini, .timeout = 60)
 	setup("tso on gso on tx on", NULL);
 	for (unsigned i = 0; i < n; i++) {
 		const struct vcase *c = &cases[i];
-		struct gso_offload_req r;
+		struct gso_offload_req r = { .sz = sizeof(r) };
 		struct gso_vnet_hdr vh;
 		struct gso_tmpl t;
 		struct gso_tx tx = { 0 };
@@ -410,7 +410,7 @@ Test(vnet, kernel_refusals_caught_first_same_errno, .fini = fini, .timeout = 60)
 		struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
 					  .sll_ifindex = tb.ifindex[0], .sll_halen = 6 };
 		uint8_t *frame = buf + GSO_VNET_HDR_LEN;
-		struct gso_offload_req r;
+		struct gso_offload_req r = { .sz = sizeof(r) };
 		struct gso_vnet_hdr vh;
 		struct gso_tmpl t;
 		size_t flen;
@@ -521,7 +521,7 @@ Test(vnet, ring_reuse_delivers_intact_udp, .fini = fini, .timeout = 60)
 		memcpy(f.eth_src, tb.mac[0], 6);
 		inet_pton(AF_INET, "10.77.0.1", f.saddr);
 		inet_pton(AF_INET, "10.77.0.2", f.daddr);
-		cr_assert_eq(gso_tmpl_build(&t, &f), 0);
+		cr_assert_eq(gso_tmpl__build(&t, &f), 0);
 	}
 	for (int s = 0; s < SUPERS; s++) {
 		struct gso_tx tx = { .tmpl = &t, .data = pay, .len = sizeof(pay), .mss = DLEN };
@@ -533,7 +533,7 @@ Test(vnet, ring_reuse_delivers_intact_udp, .fini = fini, .timeout = 60)
 			pay[d * DLEN] = (uint8_t)s;
 			pay[d * DLEN + 1] = (uint8_t)d;
 		}
-		gso_tmpl_set_ip_id(&t, (uint16_t)(s * PER));
+		gso_tmpl__set_ip_id(&t, (uint16_t)(s * PER));
 		do {
 			r = gso_dev__submit(dev, &tx, 1);
 			if (r == -EAGAIN)

@@ -99,8 +99,8 @@ static void peer_tmpl(struct gso_tmpl *t, int l3, int l4, uint16_t sport, uint16
 		f.tcp_flags = GSO_TCP_ACK;
 		f.window = 64000;
 	}
-	err = gso_tmpl_build(t, &f);
-	cr_assert_eq(err, 0, "gso_tmpl_build: %s", strerror(-err));
+	err = gso_tmpl__build(t, &f);
+	cr_assert_eq(err, 0, "gso_tmpl__build: %s", strerror(-err));
 }
 
 static void pattern(uint8_t *p, size_t n, unsigned seed)
@@ -251,7 +251,7 @@ Test(vnet_tap, tcp_super_segment_reaches_accepted_socket, .fini = fini, .timeout
 	cr_assert_geq(sock, 0, "accept: %s", strerror(errno));
 
 	pattern(pay, LEN, 3);
-	cr_assert_eq(gso_tmpl_set_tcp_flags(&t, GSO_TCP_ACK | GSO_TCP_PSH), 0);
+	cr_assert_eq(gso_tmpl__set_tcp_flags(&t, GSO_TCP_ACK | GSO_TCP_PSH), 0);
 	tx.data = pay;
 	tx.len = LEN;
 	r = gso_dev__submit(dev, &tx, 1);

@@ -327,11 +327,11 @@ Test(xsk_caps, tso_choice)
 	GSO_OPTS(gso_tmpl_fields, f);
 
 	f.l3 = GSO_L3_IPV4, f.l4 = GSO_L4_TCP, f.df = true, f.tcp_flags = GSO_TCP_ACK;
-	cr_assert_eq(gso_tmpl_build(&t4, &f), 0);
+	cr_assert_eq(gso_tmpl__build(&t4, &f), 0);
 	f.tcp_flags = GSO_TCP_ACK | GSO_TCP_CWR;
-	cr_assert_eq(gso_tmpl_build(&tc, &f), 0);
+	cr_assert_eq(gso_tmpl__build(&tc, &f), 0);
 	f.l3 = GSO_L3_IPV6, f.df = false, f.tcp_flags = GSO_TCP_ACK;
-	cr_assert_eq(gso_tmpl_build(&t6, &f), 0);
+	cr_assert_eq(gso_tmpl__build(&t6, &f), 0);
 
 	GSO_OPTS(gso_e1000_opts, eo);
 	eo.flags = GSO_E1000_F_NO_THREAD;

@@ -85,7 +85,7 @@ ParameterizedTest(struct bad_case *c, xsk_faults, invalid_never_reaches_ring)
 	case B_UDP_SEGS: tx.buf = NULL; tx.data = data; tx.len = 129 * 100 + 1; tx.mss = 100; break;
 	case B_IPID:
 		nodf = xt_g.tmpl;
-		cr_assert_eq(gso_tmpl_set_ip_id(&nodf, 7), 0);
+		cr_assert_eq(gso_tmpl__set_ip_id(&nodf, 7), 0);
 		nodf.hdr[nodf.l3_off + 6] = 0; /* clear DF */
 		tx.tmpl = &nodf;
 		tx.ipid = GSO_IPID_FIXED;

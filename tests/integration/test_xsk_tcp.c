@@ -56,7 +56,7 @@ ParameterizedTest(struct tcp_case *c, xsk_tcp, stream)
 
 	/* Three super-segments in a row, each read before the next (stays inside b's window). */
 	for (uint32_t k = 0; k < 3; k++) {
-		cr_assert_eq(gso_tmpl_set_tcp_seq(&xt_g.tmpl, snd_nxt + k * c->len), 0);
+		cr_assert_eq(gso_tmpl__set_tcp_seq(&xt_g.tmpl, snd_nxt + k * c->len), 0);
 		struct gso_tx tx = { .tmpl = &xt_g.tmpl, .buf = &buf, .off = k * c->len, .len = c->len, .mss = c->mss };
 		int r = gso_dev__submit(xt_g.dev, &tx, 1);
 		cr_assert_eq(r, 1, "super-segment %u: %d (%s)", k, r, strerror(-r));

@@ -142,7 +142,7 @@ static inline void xt_tmpl(bool v6, uint8_t l4, uint32_t seq, uint32_t ack, uint
 		inet_pton(AF_INET, "10.77.0.1", f.saddr);
 		inet_pton(AF_INET, "10.77.0.2", f.daddr);
 	}
-	cr_assert_eq(gso_tmpl_build(&xt_g.tmpl, &f), 0);
+	cr_assert_eq(gso_tmpl__build(&xt_g.tmpl, &f), 0);
 }
 
 /* Open the AF_XDP device on side a (copy mode unless the options say otherwise). */
@@ -199,7 +199,7 @@ static inline ssize_t xt_cap_next(uint8_t *buf, size_t cap, uint8_t l4)
 			continue;
 		}
 		struct gso_tmpl t;
-		if (gso_tmpl_parse(&t, buf, (size_t)n) || t.l4 != l4)
+		if (gso_tmpl__parse(&t, buf, (size_t)n) || t.l4 != l4)
 			continue;
 		uint16_t dport = (uint16_t)(buf[t.l4_off + 2] << 8 | buf[t.l4_off + 3]);
 		if (dport == XT_PORT_RX)
@@ -213,7 +213,7 @@ static inline bool xt_l4_csum_ok(const uint8_t *f, size_t len)
 	struct gso_tmpl t;
 	uint32_t l4len, sum;
 
-	if (gso_tmpl_parse(&t, f, len))
+	if (gso_tmpl__parse(&t, f, len))
 		return false;
 	if (t.l3 == GSO_L3_IPV4)
 		l4len = (uint32_t)(f[t.l3_off + 2] << 8 | f[t.l3_off + 3]) - (t.l4_off - t.l3_off);

@@ -24,7 +24,7 @@ int main(void)
 	memcpy(f.saddr, (uint8_t[]){10, 0, 0, 1}, 4);
 	memcpy(f.daddr, (uint8_t[]){10, 0, 0, 2}, 4);
 	struct gso_tmpl t;
-	int err = gso_tmpl_build(&t, &f);                 /* 0 or -errno, nothing half-done */
+	int err = gso_tmpl__build(&t, &f);                 /* 0 or -errno, nothing half-done */
 
 	/* A 64 KiB super-segment, cut into MSS-sized frames with checksums. */
 	struct gso_extent payload = { .base = data, .len = 65000 };
@@ -37,7 +37,7 @@ int main(void)
 	/* --- README example ends --- */
 
 	if (err || n != 45) {
-		fprintf(stderr, "api_example: gso_tmpl_build %d, gso_segment %d (want 0, 45)\n", err, n);
+		fprintf(stderr, "api_example: gso_tmpl__build %d, gso_segment %d (want 0, 45)\n", err, n);
 		return 1;
 	}
 	size_t total = 0;

@@ -56,7 +56,7 @@ __attribute__((noinline)) static int declare_and_count(uint16_t sport, uint32_t 
 		 nonzero(&o, KNOWN_END(gso_seg_opts, gso_seg_opts__last_field), sizeof(o));
 	f.saddr[0] = 10, f.saddr[3] = 1;
 	f.daddr[0] = 10, f.daddr[3] = 2;
-	err = gso_tmpl_build(&t, &f);
+	err = gso_tmpl__build(&t, &f);
 	if (err)
 		return err;
 	ext.base = payload_bytes;

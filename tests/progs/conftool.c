@@ -222,7 +222,7 @@ static int cmd_expect(const struct conftool_sel *sel, const struct conf_set *cs,
 		size_t l4, poff, plen, len = conf_build_frame(c, sel->src_mac, frame, &l4), per, at = 0;
 		GSO_OPTS(gso_seg_opts, o, .mss = c->mss, .csum = GSO_CSUM_FULL, .ipid = GSO_IPID_INC);
 		struct gso_tmpl t;
-		int n = gso_pkt_parse(&t, frame, len, &poff, &plen);
+		int n = gso_tmpl__parse_pkt(&t, frame, len, &poff, &plen);
 		struct gso_extent ext = { .base = frame + poff, .len = plen };
 		struct gso_super s = { .tmpl = &t, .ext = &ext, .n_ext = 1 };
 

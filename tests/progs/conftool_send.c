@@ -134,8 +134,8 @@ static int send_case(struct sender *s, const struct conf_case *c, const uint8_t 
 			usleep(1000);
 		}
 	}
-	*step = "gso_pkt_parse";
-	r = gso_pkt_parse(&t, frame, len, &poff, &plen);
+	*step = "gso_tmpl__parse_pkt";
+	r = gso_tmpl__parse_pkt(&t, frame, len, &poff, &plen);
 	if (r)
 		return r;
 	struct gso_tx tx = { .tmpl = &t, .data = frame + poff, .len = (uint32_t)plen, .mss = c->mss };

@@ -348,8 +348,8 @@ static void try_send(struct fs_sim *s, struct fs_flow *f)
 	for (;;) {
 		struct gso_flowq_info fi = { .sz = sizeof(fi) };
 		struct gso_cc_state cs = { .sz = sizeof(cs) };
-		struct gso_flowq_tx tx;
-		struct gso_burst b;
+		struct gso_flowq_tx tx = { .sz = sizeof(tx) };
+		struct gso_burst b = { .sz = sizeof(b) };
 		uint64_t next = gso_pacer__next(&f->pacer), dep;
 		uint32_t cwnd;
 		int segs, r;
@@ -408,7 +408,7 @@ static void try_send(struct fs_sim *s, struct fs_flow *f)
 
 static void rx_ack(struct fs_sim *s, struct fs_flow *f, const struct ack_msg *m)
 {
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	struct gso_flowq_info after = { .sz = sizeof(after) };
 	struct gso_rate_sample rs = { .sz = sizeof(rs) };
 	int err;
@@ -482,8 +482,9 @@ static int flow_init(struct fs_sim *s, struct fs_flow *f, unsigned i)
 	f->rng = calloc(MAX_RANGES, sizeof(*f->rng));
 	if (!f->rel || !f->rng)
 		return -ENOMEM;
-	if (gso_flowq__create(&fo, &f->q) || gso_cc__create(&co, &f->cc))
+	if (gso_flowq__create(&f->q, &fo) || gso_cc__create(&f->cc, &co))
 		return -EINVAL;
+	f->pacer.sz = sizeof(f->pacer);
 	gso_pacer__init(&f->pacer, NULL);
 	push(s, f->fp->start_ns, EV_TX, i, ++f->tx_gen);
 	if (f->fp->app_rate)

@@ -199,7 +199,7 @@ static void try_send(struct sim *s)
 	do {
 		for (;;) {
 			struct gso_cc_state st = { .sz = sizeof(st) };
-			struct gso_burst b;
+			struct gso_burst b = { .sz = sizeof(b) };
 			uint64_t room;
 			int n;
 
@@ -301,12 +301,12 @@ int ls_run(const struct ls_params *p, struct ls_result *r)
 	s.retx = calloc(RING, 1);
 	GSO_OPTS(gso_cc_opts, co, .algo = p->cc_algo, .mss = p->mss, .hdr_len = p->hdr_len,
 		 .max_rate = p->max_rate);
-	if (!s.qdep || !s.sent_at || !s.retx || gso_cc__create(&co, &s.cc))
+	if (!s.qdep || !s.sent_at || !s.retx || gso_cc__create(&s.cc, &co))
 		goto out;
 	if (p->mode == LS_SCHED) {
 		GSO_OPTS(gso_sched_opts, so, .max_flows = 1, .max_bursts = 8,
 			 .mtu = p->mss + p->hdr_len);
-		if (gso_sched__create(&so, &s.sched) || gso_sched__flow_add(s.sched, NULL, &s.flow))
+		if (gso_sched__create(&s.sched, &so) || gso_sched__flow_add(s.sched, NULL, &s.flow))
 			goto out;
 	}
 

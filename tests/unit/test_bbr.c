@@ -346,7 +346,7 @@ static struct gso_cc *bbr_new(uint64_t max_rate)
 	struct gso_cc *cc = NULL;
 
 	GSO_OPTS(gso_cc_opts, o, .algo = GSO_CC_BBR, .mss = MSS, .hdr_len = HDR, .max_rate = max_rate, .seed = 7);
-	cr_assert_eq(gso_cc__create(&o, &cc), 0);
+	cr_assert_eq(gso_cc__create(&cc, &o), 0);
 	return cc;
 }
 
@@ -382,7 +382,7 @@ Test(bbr_cc, options_and_info)
 	uint64_t want;
 
 	GSO_OPTS(gso_cc_opts, shift, .algo = GSO_CC_BBR, .mss = MSS, .pacing_shift = 32);
-	cr_expect_eq(gso_cc__create(&shift, &cc), -EINVAL);
+	cr_expect_eq(gso_cc__create(&cc, &shift), -EINVAL);
 	cc = bbr_new(0);
 	cr_assert_eq(gso_cc__bbr_info(cc, &bi), 0);
 	cr_expect_eq(bi.mode, GSO_BBR_STARTUP);
@@ -405,7 +405,7 @@ Test(bbr_cc, options_and_info)
 	gso_cc__destroy(cc);
 
 	GSO_OPTS(gso_cc_opts, cu, .mss = MSS);
-	cr_assert_eq(gso_cc__create(&cu, &cc), 0);
+	cr_assert_eq(gso_cc__create(&cc, &cu), 0);
 	bi.sz = sizeof(bi);
 	cr_expect_eq(gso_cc__bbr_info(cc, &bi), -EOPNOTSUPP);
 	cr_expect_eq(gso_cc__min_burst_segs(cc), 0, "CUBIC: the pacer's default");

@@ -18,7 +18,7 @@
 
 Test(rtt, rfc6298)
 {
-	struct gso_rtt r;
+	struct gso_rtt r = { .sz = sizeof(r) };
 
 	cr_assert_eq(gso_rtt__init(&r, 0), 0);
 	cr_expect_eq(gso_rtt__rto(&r), GSO_RTT_INIT_RTO_NS);
@@ -42,11 +42,15 @@ Test(rtt, rfc6298)
 	cr_expect_eq(gso_rtt__update(&r, 0, 0), -EINVAL);
 	cr_expect_eq(gso_rtt__update(NULL, 0, 1), -EINVAL);
 	cr_expect_eq(gso_rtt__init(NULL, 0), -EINVAL);
+	r.sz = 0;
+	cr_expect_eq(gso_rtt__init(&r, 0), -EINVAL, "sz 0");
+	r.sz = sizeof(r) - 1;
+	cr_expect_eq(gso_rtt__init(&r, 0), -EINVAL, "sz too small");
 }
 
 Test(rtt, min_window_expires)
 {
-	struct gso_rtt r;
+	struct gso_rtt r = { .sz = sizeof(r) };
 
 	cr_assert_eq(gso_rtt__init(&r, 10 * SEC), 0);
 	cr_assert_eq(gso_rtt__update(&r, 1 * SEC, 10 * MS), 0);
@@ -64,7 +68,7 @@ static struct gso_cc *mkcc(uint32_t algo, uint32_t hdr, uint64_t max_rate)
 	GSO_OPTS(gso_cc_opts, o, .algo = algo, .mss = 1448, .hdr_len = hdr, .max_rate = max_rate);
 	struct gso_cc *cc = NULL;
 
-	cr_assert_eq(gso_cc__create(&o, &cc), 0);
+	cr_assert_eq(gso_cc__create(&cc, &o), 0);
 	return cc;
 }
 
@@ -97,27 +101,27 @@ Test(cc, validates)
 	} t;
 
 	GSO_OPTS(gso_cc_opts, nomss);
-	cr_expect_eq(gso_cc__create(&nomss, &cc), -EINVAL);
-	cr_expect_eq(gso_cc__create(NULL, &cc), -EINVAL);
+	cr_expect_eq(gso_cc__create(&cc, &nomss), -EINVAL);
+	cr_expect_eq(gso_cc__create(&cc, NULL), -EINVAL);
 	GSO_OPTS(gso_cc_opts, bigmss, .mss = 65536);
-	cr_expect_eq(gso_cc__create(&bigmss, &cc), -EINVAL);
+	cr_expect_eq(gso_cc__create(&cc, &bigmss), -EINVAL);
 	GSO_OPTS(gso_cc_opts, algo, .mss = 1448, .algo = 3);
-	cr_expect_eq(gso_cc__create(&algo, &cc), -EINVAL);
+	cr_expect_eq(gso_cc__create(&cc, &algo), -EINVAL);
 	GSO_OPTS(gso_cc_opts, hdr, .mss = 1448, .hdr_len = 256);
-	cr_expect_eq(gso_cc__create(&hdr, &cc), -EINVAL);
+	cr_expect_eq(gso_cc__create(&cc, &hdr), -EINVAL);
 	GSO_OPTS(gso_cc_opts, ratio, .mss = 1448, .ss_ratio = 10001);
-	cr_expect_eq(gso_cc__create(&ratio, &cc), -EINVAL);
+	cr_expect_eq(gso_cc__create(&cc, &ratio), -EINVAL);
 	memset(&t, 0, sizeof(t));
 	t.o.sz = sizeof(t);
 	t.o.mss = 1448;
 	t.tail[5] = 1;
-	cr_expect_eq(gso_cc__create(&t.o, &cc), -EINVAL);
+	cr_expect_eq(gso_cc__create(&cc, &t.o), -EINVAL);
 	cr_expect_eq(cc, (void *)1, "nothing written on error");
 
 	GSO_OPTS(gso_cc_opts, o, .mss = 1448);
 	cr_assert_leq(gso_cc__mem_size(), sizeof(mem));
-	cr_expect_eq(gso_cc__init(mem, gso_cc__mem_size() - 1, &o, &cc), -ENOSPC);
-	cr_assert_eq(gso_cc__init(mem, sizeof(mem), &o, &cc), 0);
+	cr_expect_eq(gso_cc__init(&cc, mem, gso_cc__mem_size() - 1, &o), -ENOSPC);
+	cr_assert_eq(gso_cc__init(&cc, mem, sizeof(mem), &o), 0);
 	GSO_OPTS(gso_cc_ack, badflag, .acked_segs = 1, .flags = 4);
 	cr_expect_eq(gso_cc__on_ack(cc, &badflag), -EINVAL);
 	cr_expect_eq(gso_cc__on_ack(cc, NULL), -EINVAL);
@@ -218,7 +222,7 @@ Test(cc, pacing_rate_formula)
 
 	/* ratios are settings */
 	GSO_OPTS(gso_cc_opts, o, .mss = 1000, .ss_ratio = 100, .ca_ratio = 100, .init_cwnd = 4);
-	cr_assert_eq(gso_cc__create(&o, &cc), 0);
+	cr_assert_eq(gso_cc__create(&cc, &o), 0);
 	ack(cc, 10 * MS, 0, 1 * MS, 0, 0);
 	cr_expect_eq(gso_cc__pacing_rate(cc), 4000000u);
 	gso_cc__destroy(cc);

@@ -625,3 +625,12 @@ Test(csum_select, first_use_from_many_threads)
 	}
 	cr_assert_neq(gso_csum_current(), GSO_CSUM_IMPL_AUTO);
 }
+
+/* A value without a name gives NULL (callers print their own fallback). */
+Test(csum, impl_name_unknown)
+{
+	cr_expect_null(gso_csum_impl_name(GSO_CSUM_IMPL_COUNT));
+	cr_expect_null(gso_csum_impl_name((enum gso_csum_impl)-1));
+	cr_expect_null(gso_csum_impl_name((enum gso_csum_impl)1000));
+	cr_expect_str_eq(gso_csum_impl_name(GSO_CSUM_IMPL_AUTO), "auto");
+}

@@ -62,7 +62,7 @@ static void tcp4(struct gso_tmpl *t)
 	memset(f.eth_src, 4, 6);
 	memset(f.saddr, 10, 4);
 	memset(f.daddr, 11, 4);
-	cr_assert_eq(gso_tmpl_build(t, &f), 0);
+	cr_assert_eq(gso_tmpl__build(t, &f), 0);
 }
 
 /*

@@ -95,7 +95,7 @@ static void tmpl(struct gso_tmpl *t, int l3, int l4, uint8_t tflags, bool df)
 		f.window = 100;
 		f.tcp_flags = GSO_TCP_ACK | tflags;
 	}
-	cr_assert_eq(gso_tmpl_build(t, &f), 0);
+	cr_assert_eq(gso_tmpl__build(t, &f), 0);
 }
 
 /* Wait (threaded device) until `n` frames were recorded. */
@@ -478,7 +478,7 @@ Test(e1000_dev, thread_sends_everything_and_counts_its_cpu, .fini = fini, .timeo
 		struct gso_tx tx = txd(&t, pay, 60000, 1448);
 		int r;
 
-		gso_tmpl_set_tcp_seq(&t, 1000u + 60000u * (uint32_t)i);
+		gso_tmpl__set_tcp_seq(&t, 1000u + 60000u * (uint32_t)i);
 		while ((r = gso_dev__submit(dev, &tx, 1)) == -EAGAIN)
 			usleep(100);
 		cr_assert_eq(r, 1, "submit %d: %d", i, r);

@@ -173,18 +173,19 @@ static void queue_super(const struct gso_tmpl *tin, const uint8_t *pay, uint32_t
 			const struct split *sp, bool keep_cwr)
 {
 	struct gso_e1000_data dd[64];
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	struct gso_e1000_ctx c;
 	struct gso_tmpl t = *tin;
 	uint8_t hdr[GSO_MAX_HDR_LEN + 1];
 	uint64_t ha;
 	uint32_t off = 0, maxp = sp->max_per_desc ? sp->max_per_desc : 4096;
 	uint64_t rng = sp->random_cuts;
-	bool cwr = t.l4 == GSO_L4_TCP && (gso_tmpl_tcp_flags(&t) & GSO_TCP_CWR);
+	uint8_t fl = 0;
+	bool cwr = !gso_tmpl__tcp_flags(&t, &fl) && (fl & GSO_TCP_CWR);
 	int n;
 
 	if (cwr && keep_cwr)
-		cr_assert_eq(gso_tmpl_set_tcp_flags(&t, gso_tmpl_tcp_flags(&t) & ~GSO_TCP_CWR), 0);
+		cr_assert_eq(gso_tmpl__set_tcp_flags(&t, fl & ~GSO_TCP_CWR), 0);
 	cr_assert_eq(gso_offload_describe(&t, len, mss, 0, &r), 0);
 	cr_assert_eq(gso_offload_e1000(&r, &t, &c, hdr, sizeof(hdr)), 0);
 	if (cwr && keep_cwr)
@@ -368,7 +369,7 @@ static void build_tmpl(struct gso_tmpl *t, const struct tcase *c, uint16_t id)
 		f.tcp_opts = to;
 		f.tcp_opts_len = c->topt;
 	}
-	cr_assert_eq(gso_tmpl_build(t, &f), 0, "%s: template", c->what);
+	cr_assert_eq(gso_tmpl__build(t, &f), 0, "%s: template", c->what);
 }
 
 /* Make frame 0's L4 checksum compute to 0 by adding its checksum into a payload word. */
@@ -518,7 +519,7 @@ Test(e1000_engine, tso_context_survives_checksum_context, .fini = fini)
 	static uint8_t pay[6000];
 	struct tcase c = T4("x", 1000, sizeof(pay), 0, 0, { 0 });
 	struct gso_e1000_data dd[8];
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	struct gso_e1000_ctx ctx, cs = { .tucss = 34, .tucso = 50, .tucmd = GSO_E1000_CMD_DEXT };
 	struct gso_tmpl t;
 	uint8_t hdr[256];
@@ -631,7 +632,7 @@ ParameterizedTest(struct bad_case *b, e1000_engine, bad_packets_dropped, .fini =
 {
 	static uint8_t pay[4000];
 	struct tcase good = T4("good after bad", 1448, 4000, 0, 0, { 0 });
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	struct gso_e1000_ctx c;
 	struct gso_tmpl t;
 	uint8_t hdr[256], legacy[16] = { 0 };

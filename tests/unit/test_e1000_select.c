@@ -150,7 +150,7 @@ ParameterizedTest(struct sc *c, e1000_select, choose)
 		f.tcp_opts = opts;
 		f.tcp_opts_len = c->topt;
 	}
-	cr_assert_eq(gso_tmpl_build(&t, &f), 0, "%s: template", c->what);
+	cr_assert_eq(gso_tmpl__build(&t, &f), 0, "%s: template", c->what);
 	limits(c->lim, &l);
 	tx.tmpl = &t;
 	tx.len = c->len;

@@ -226,7 +226,7 @@ static struct gso_tmpl udp_tmpl(uint16_t sport, uint16_t ip_id)
 	memcpy(tf.eth_src, "\x02\0\0\0\0\1", 6);
 	memcpy(tf.saddr, "\x0a\0\0\1", 4);
 	memcpy(tf.daddr, "\x0a\0\0\2", 4);
-	cr_assert_eq(gso_tmpl_build(&t, &tf), 0);
+	cr_assert_eq(gso_tmpl__build(&t, &tf), 0);
 	return t;
 }
 
@@ -577,7 +577,7 @@ Test(engine, bad_input)
 			 .tcp_flags = GSO_TCP_ACK);
 		struct gso_tmpl tt;
 
-		cr_assert_eq(gso_tmpl_build(&tt, &tf), 0);
+		cr_assert_eq(gso_tmpl__build(&tt, &tf), 0);
 		o.tmpl = &tt;
 		gso_dgram__close(d2);
 		cr_assert_eq(gso_dgram__open(e, &o, &x), -EINVAL, "a TCP template");

@@ -21,7 +21,7 @@ static struct gso_flowq *mkq(uint32_t isn, uint32_t cap, uint32_t max_bytes, uin
 		 .flags = flags);
 	struct gso_flowq *q = NULL;
 
-	cr_assert_eq(gso_flowq__create(&o, &q), 0);
+	cr_assert_eq(gso_flowq__create(&q, &o), 0);
 	return q;
 }
 
@@ -46,7 +46,7 @@ static int unchanged(const struct gso_flowq *q, const struct gso_flowq_info *bef
 /* Send everything sendable, at most `segs` per range; returns ranges sent. */
 static int send_all(struct gso_flowq *q, uint32_t segs, uint64_t now)
 {
-	struct gso_flowq_tx tx;
+	struct gso_flowq_tx tx = { .sz = sizeof(tx) };
 	int n = 0;
 
 	while (gso_flowq__peek(q, segs, &tx) == 1) {
@@ -92,7 +92,7 @@ Test(flowq, options)
 			 .dupthresh = rows[r].dupthresh, .flags = rows[r].flags);
 		struct gso_flowq *q = NULL;
 
-		cr_expect_eq(gso_flowq__create(&o, &q), rows[r].err, "%s", rows[r].name);
+		cr_expect_eq(gso_flowq__create(&q, &o), rows[r].err, "%s", rows[r].name);
 		cr_expect_eq(gso_flowq__mem_size(&o) == 0, rows[r].err != 0, "%s", rows[r].name);
 		if (!rows[r].err)
 			CHECK(q, "%s", rows[r].name);
@@ -105,21 +105,21 @@ Test(flowq, options)
 	big.o.sz = sizeof(big);
 	big.extra = 1;
 	struct gso_flowq *q = NULL;
-	cr_expect_eq(gso_flowq__create(&big.o, &q), -EINVAL);
+	cr_expect_eq(gso_flowq__create(&q, &big.o), -EINVAL);
 	big.extra = 0;
-	cr_expect_eq(gso_flowq__create(&big.o, &q), 0);
+	cr_expect_eq(gso_flowq__create(&q, &big.o), 0);
 	gso_flowq__destroy(q);
 	struct gso_flowq_opts tiny = { .sz = 1 };
-	cr_expect_eq(gso_flowq__create(&tiny, &q), -EINVAL);
+	cr_expect_eq(gso_flowq__create(&q, &tiny), -EINVAL);
 
 	size_t need = gso_flowq__mem_size(NULL);
 	cr_assert_gt(need, 0);
 	static uint64_t mem[(1u << 20) / 8];
 	cr_assert_leq(need, sizeof(mem));
-	cr_expect_eq(gso_flowq__init((char *)mem + 4, need, NULL, &q), -EINVAL);
-	cr_expect_eq(gso_flowq__init(mem, need - 1, NULL, &q), -ENOSPC);
-	cr_expect_eq(gso_flowq__init(mem, need, NULL, NULL), -EINVAL);
-	cr_expect_eq(gso_flowq__init(mem, need, NULL, &q), 0);
+	cr_expect_eq(gso_flowq__init(&q, (char *)mem + 4, need, NULL), -EINVAL);
+	cr_expect_eq(gso_flowq__init(&q, mem, need - 1, NULL), -ENOSPC);
+	cr_expect_eq(gso_flowq__init(NULL, mem, need, NULL), -EINVAL);
+	cr_expect_eq(gso_flowq__init(&q, mem, need, NULL), 0);
 	CHECK(q, "init");
 	gso_flowq__destroy(q); /* caller memory: no-op */
 	gso_flowq__destroy(NULL);
@@ -230,7 +230,7 @@ Test(flowq, partial_ack)
 	};
 	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
 		struct gso_flowq *q = mkq(isn, 0, 0, 0);
-		struct gso_flowq_ack_res res;
+		struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 		struct gso_flowq_rel rel[REL_MAX];
 
 		cr_assert_eq(gso_flowq__append(q, 9, 100, len, mss), 0);
@@ -261,7 +261,7 @@ Test(flowq, partial_ack)
 		/* What is left is re-segmented from the trimmed head: offset moves, MSS stays. */
 		if (rows[r].left_segs) {
 			cr_assert_eq(gso_flowq__timeout(q), (int)rows[r].left_segs, "%s", rows[r].name);
-			struct gso_flowq_tx tx;
+			struct gso_flowq_tx tx = { .sz = sizeof(tx) };
 			cr_assert_eq(gso_flowq__peek(q, 64, &tx), 1);
 			cr_expect_eq(tx.off, 100 + rows[r].acked, "%s", rows[r].name);
 			cr_expect_eq(tx.seq, isn + rows[r].acked, "%s", rows[r].name);
@@ -280,7 +280,7 @@ Test(flowq, partial_ack_steps_sum)
 	const uint32_t mss = 1000;
 	uint32_t steps[] = { 1, 999, 1, 1500, 499, 3000, 2999, 1, 1000 }; /* sum 10000 */
 	struct gso_flowq *q = mkq(0, 0, 0, 0);
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	struct gso_flowq_rel rel[REL_MAX];
 	uint32_t seq = 0, segs = 0;
 
@@ -306,7 +306,7 @@ Test(flowq, ack_several)
 {
 	/* Buffer 1: two entries (limit 4000), buffer 2: one, buffer 3: one. */
 	struct gso_flowq *q = mkq(500, 0, 4000, 0);
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	struct gso_flowq_rel rel[REL_MAX];
 
 	cr_assert_eq(gso_flowq__append(q, 1, 0, 8000, 1000), 0);
@@ -359,7 +359,7 @@ Test(flowq, ack_several)
 Test(flowq, dup_and_old_acks)
 {
 	struct gso_flowq *q = mkq(100, 0, 0, 0);
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	struct gso_flowq_rel rel[REL_MAX];
 
 	cr_assert_eq(gso_flowq__append(q, 1, 0, 10000, 1000), 0);
@@ -412,7 +412,7 @@ Test(flowq, dup_and_old_acks)
 	cr_expect_eq(st.in_flight, 7);
 	cr_expect_eq(st.in_recovery, 1);
 	cr_expect_eq(st.recovery_end, 10100);
-	struct gso_flowq_tx tx;
+	struct gso_flowq_tx tx = { .sz = sizeof(tx) };
 	cr_assert_eq(gso_flowq__peek(q, 10, &tx), 1);
 	cr_expect_eq(tx.seq, 2100);
 	cr_expect_eq(tx.len, 1000);
@@ -466,7 +466,7 @@ Test(flowq, sack_blocks)
 	};
 	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
 		struct gso_flowq *q = mkq(0, 0, 0, 0);
-		struct gso_flowq_ack_res res;
+		struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 		struct gso_flowq_rel rel[REL_MAX];
 
 		cr_assert_eq(gso_flowq__append(q, 1, 0, 10000, 1000), 0);
@@ -510,9 +510,9 @@ Test(flowq, retransmit_ranges)
 	 * everything else SACKed: holes are lost, retransmitted oldest first in
 	 * bursts of at most 2 segments, from the buffer bytes held, then new data. */
 	struct gso_flowq *q = mkq(0, 0, 10000, 0);
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	struct gso_flowq_rel rel[REL_MAX];
-	struct gso_flowq_tx tx;
+	struct gso_flowq_tx tx = { .sz = sizeof(tx) };
 
 	cr_assert_eq(gso_flowq__append(q, 1, 0, 10000, 1000), 0);
 	cr_assert_eq(gso_flowq__append(q, 2, 0, 10000, 1000), 0);
@@ -567,9 +567,9 @@ Test(flowq, newreno)
 	/* No SACK: the third duplicate ACK loses the head segment, each partial
 	 * ACK in recovery the next one (RFC 6582), the full ACK ends recovery. */
 	struct gso_flowq *q = mkq(0, 0, 0, GSO_FLOWQ_F_NO_SACK);
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	struct gso_flowq_rel rel[REL_MAX];
-	struct gso_flowq_tx tx;
+	struct gso_flowq_tx tx = { .sz = sizeof(tx) };
 
 	cr_assert_eq(gso_flowq__append(q, 1, 0, 8000, 1000), 0);
 	gso_flowq__set_wnd(q, WND);
@@ -611,9 +611,9 @@ Test(flowq, newreno)
 Test(flowq, timeout)
 {
 	struct gso_flowq *q = mkq(0, 0, 0, 0);
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	struct gso_flowq_rel rel[REL_MAX];
-	struct gso_flowq_tx tx;
+	struct gso_flowq_tx tx = { .sz = sizeof(tx) };
 
 	cr_assert_eq(gso_flowq__append(q, 1, 0, 6000, 1000), 0);
 	cr_assert_eq(gso_flowq__append(q, 2, 0, 4000, 1000), 0);
@@ -657,9 +657,9 @@ Test(flowq, timeout)
 static void rack_scenario(uint32_t flags, bool expect_rack)
 {
 	struct gso_flowq *q = mkq(0, 0, 0, flags);
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	struct gso_flowq_rel rel[REL_MAX];
-	struct gso_flowq_tx tx;
+	struct gso_flowq_tx tx = { .sz = sizeof(tx) };
 
 	cr_assert_eq(gso_flowq__append(q, 1, 0, 10000, 1000), 0);
 	gso_flowq__set_wnd(q, WND);
@@ -720,9 +720,9 @@ Test(flowq, rack_off)
 Test(flowq, counts_follow_append_and_trim)
 {
 	struct gso_flowq *q = mkq(0, 0, 0, 0);
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	struct gso_flowq_rel rel[REL_MAX];
-	struct gso_flowq_tx tx;
+	struct gso_flowq_tx tx = { .sz = sizeof(tx) };
 
 	/* 5000 unsent (5 segs); send 2 segs: the tail remainder (3000) stays unsent. */
 	cr_assert_eq(gso_flowq__append(q, 1, 0, 5000, 1000), 0);
@@ -761,9 +761,9 @@ Test(flowq, wraparound)
 {
 	const uint32_t isn = 0xffffffffu - 2500; /* segment 2 crosses 2^32 */
 	struct gso_flowq *q = mkq(isn, 0, 0, 0);
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	struct gso_flowq_rel rel[REL_MAX];
-	struct gso_flowq_tx tx;
+	struct gso_flowq_tx tx = { .sz = sizeof(tx) };
 
 	cr_assert_eq(gso_flowq__append(q, 1, 0, 10000, 1000), 0);
 	gso_flowq__set_wnd(q, WND);
@@ -795,9 +795,9 @@ Test(flowq, wraparound)
 Test(flowq, window)
 {
 	struct gso_flowq *q = mkq(0, 0, 0, 0);
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	struct gso_flowq_rel rel[REL_MAX];
-	struct gso_flowq_tx tx;
+	struct gso_flowq_tx tx = { .sz = sizeof(tx) };
 
 	cr_assert_eq(gso_flowq__append(q, 1, 0, 20 * 1448, 1448), 0);
 	/* Unknown window: not limiting. */
@@ -812,7 +812,7 @@ Test(flowq, window)
 	cr_assert_eq(gso_flowq__peek(q, 10, &tx), 0);
 	cr_expect_eq(tx.why, GSO_FLOWQ_WHY_SWS);
 	/* A longer range than peek allows is refused at commit. */
-	struct gso_flowq_tx bad = { .handle = 1, .off = 3 * 1448, .len = 1448, .seq = 3 * 1448, .mss = 1448 };
+	struct gso_flowq_tx bad = { .sz = sizeof(bad), .handle = 1, .off = 3 * 1448, .len = 1448, .seq = 3 * 1448, .mss = 1448 };
 	cr_expect_eq(gso_flowq__sent(q, &bad, 2), -EINVAL);
 	CHECK(q, "refused");
 	/* Window shrinks to exactly what is out: zero window. */
@@ -855,9 +855,9 @@ Test(flowq, slots)
 	/* 32 entries, 16 filled by appends (2 segments each); sending 1 segment
 	 * of each splits it, using the other 16; then splits are impossible. */
 	struct gso_flowq *q = mkq(0, 32, 2000, 0);
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	struct gso_flowq_rel rel[REL_MAX];
-	struct gso_flowq_tx tx;
+	struct gso_flowq_tx tx = { .sz = sizeof(tx) };
 
 	cr_assert_eq(gso_flowq__append(q, 1, 0, 32000, 1000), 0);
 	gso_flowq__set_wnd(q, WND);
@@ -924,7 +924,7 @@ Test(flowq, slots)
 Test(flowq, sent_validation_and_flush)
 {
 	struct gso_flowq *q = mkq(0, 0, 0, 0);
-	struct gso_flowq_tx tx, bad;
+	struct gso_flowq_tx tx = { .sz = sizeof(tx) }, bad = { .sz = sizeof(bad) };
 	struct gso_flowq_rel rel[REL_MAX];
 
 	cr_assert_eq(gso_flowq__append(q, 1, 10, 3000, 1000), 0);
@@ -993,7 +993,7 @@ Test(flowq, random_model)
 	uint64_t rng = 0x5eed;
 	const uint32_t isn = 0xfffe0000u;
 	struct gso_flowq *q = mkq(isn, 256, 8000, 0);
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	static struct gso_flowq_rel rel[257];
 	uint32_t appended = 0, rcv_nxt = 0, upto[256] = { 0 };
 	bool done[256] = { 0 };
@@ -1027,7 +1027,7 @@ Test(flowq, random_model)
 			}
 		}
 		/* A burst: each segment of it is delivered with probability 9/10. */
-		struct gso_flowq_tx tx;
+		struct gso_flowq_tx tx = { .sz = sizeof(tx) };
 		if (gso_flowq__peek(q, 1 + (uint32_t)(r >> 40) % 8, &tx) == 1) {
 			cr_assert_eq(gso_flowq__sent(q, &tx, now), 0);
 			for (uint32_t o = 0; o < tx.len; o += tx.mss) {
@@ -1093,11 +1093,11 @@ Test(flowq, random_model)
 Test(flowq, shorthands_match_info)
 {
 	struct gso_flowq *q;
-	struct gso_flowq_tx tx;
+	struct gso_flowq_tx tx = { .sz = sizeof(tx) };
 	struct gso_flowq_info fi = { .sz = sizeof(fi) };
 	GSO_OPTS(gso_flowq_opts, o, .isn = 0xfffffff0u);
 
-	cr_assert_eq(gso_flowq__create(&o, &q), 0);
+	cr_assert_eq(gso_flowq__create(&q, &o), 0);
 	cr_assert_eq(gso_flowq__append(q, 1, 0, 10000, 1000), 0);
 	cr_assert_eq(gso_flowq__peek(q, 4, &tx), 1);
 	cr_assert_eq(gso_flowq__sent(q, &tx, 1), 0);

@@ -127,7 +127,7 @@ static void run(const char *name, uint32_t flags, const struct step *st)
 	struct gso_rate_sample last;
 	uint32_t off = 0;
 
-	cr_assert_eq(gso_flowq__create(&o, &q), 0);
+	cr_assert_eq(gso_flowq__create(&q, &o), 0);
 	cr_assert_eq(gso_flowq__set_wnd(q, WND), 0);
 	last = sample(q);
 	cr_expect_eq(last.delivered, 0, "%s: sample before any ACK", name);
@@ -136,9 +136,9 @@ static void run(const char *name, uint32_t flags, const struct step *st)
 	for (size_t k = 0; st[k].op != OP_END; k++) {
 		const struct step *s = &st[k];
 		struct gso_flowq_info before = info(q), after;
-		struct gso_flowq_ack_res res;
+		struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 		struct gso_flowq_rel rel[REL_MAX];
-		struct gso_flowq_tx tx;
+		struct gso_flowq_tx tx = { .sz = sizeof(tx) };
 		struct gso_rate_sample got;
 		int r;
 
@@ -553,16 +553,16 @@ Test(flowq_rate, sample_size_and_bad_args)
 	GSO_OPTS(gso_flowq_opts, o);
 	GSO_OPTS(gso_flowq_ack, a, .ack = 1000, .wnd = WND, .now_ns = US(10000));
 	struct gso_flowq *q = NULL;
-	struct gso_flowq_ack_res res;
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	struct gso_flowq_rel rel[REL_MAX];
-	struct gso_flowq_tx tx;
+	struct gso_flowq_tx tx = { .sz = sizeof(tx) };
 	struct {
 		struct gso_rate_sample rs;
 		uint64_t tail;
 	} big;
 	struct gso_rate_sample full, rs;
 
-	cr_assert_eq(gso_flowq__create(&o, &q), 0);
+	cr_assert_eq(gso_flowq__create(&q, &o), 0);
 	cr_assert_eq(gso_flowq__append(q, 1, 0, 1000, MSS), 0);
 	cr_assert_eq(gso_flowq__peek(q, 1, &tx), 1);
 	cr_assert_eq(gso_flowq__sent(q, &tx, 0), 0);

@@ -112,7 +112,7 @@ static void mk_tmpl(struct gso_tmpl *t, const struct tcase *c)
 		f.tcp_opts = c->tcp_opts ? ts_opts : NULL;
 		f.tcp_opts_len = c->tcp_opts ? 12 : 0;
 	}
-	cr_assert_eq(gso_tmpl_build(t, &f), 0, "%s", c->name);
+	cr_assert_eq(gso_tmpl__build(t, &f), 0, "%s", c->name);
 }
 
 static const struct tcase tcases[] = {
@@ -139,7 +139,7 @@ static void fill_payload(uint64_t seed)
 Test(offload, describe_fields)
 {
 	struct gso_tmpl t;
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 
 	mk_tmpl(&t, &tcases[1]); /* v4 tcp ts vlan: 18 + 20 + 32 */
 	cr_assert_eq(gso_offload_describe(&t, 4000, 1448, 0, &r), 0);
@@ -174,7 +174,7 @@ Test(offload, describe_fields)
 Test(offload, describe_not_gso)
 {
 	struct gso_tmpl t;
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 
 	for (size_t i = 0; i < N_TC; i++) {
 		mk_tmpl(&t, &tcases[i]);
@@ -235,7 +235,7 @@ static const struct rej accepts[] = {
 static void describe_rejects_one(const struct rej *c)
 {
 	struct gso_tmpl t;
-	struct gso_offload_req r, before;
+	struct gso_offload_req r = { .sz = sizeof(r) }, before = { .sz = sizeof(before) };
 
 	mk_tmpl(&t, &tcases[c->tc]);
 	memset(&r, 0x5a, sizeof(r));
@@ -253,7 +253,7 @@ Test(offload, describe_rejects)
 static void describe_accepts_one(const struct rej *c)
 {
 	struct gso_tmpl t;
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 
 	mk_tmpl(&t, &tcases[c->tc]);
 	cr_assert_eq(gso_offload_describe(&t, c->payload, c->mss, c->flags, &r), 0, "%s", c->name);
@@ -270,7 +270,7 @@ Test(offload, describe_accepts)
 Test(offload, describe_bad_args)
 {
 	struct gso_tmpl t;
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 
 	mk_tmpl(&t, &tcases[0]);
 	cr_assert_eq(gso_offload_describe(NULL, 10, 10, 0, &r), -EINVAL);
@@ -297,7 +297,7 @@ Test(offload, describe_bad_args)
 Test(offload, vnet_known_answer)
 {
 	struct gso_tmpl t;
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	struct gso_vnet_hdr h;
 	uint8_t hdr[256], out[12];
 
@@ -380,7 +380,7 @@ Test(offload, vnet_seed_finishes)
 		mk_tmpl(&t, &tcases[i]);
 		before = t;
 		for (size_t k = 0; k < sizeof(pays) / sizeof(pays[0]); k++) {
-			struct gso_offload_req r;
+			struct gso_offload_req r = { .sz = sizeof(r) };
 			struct gso_vnet_hdr h;
 			uint32_t pay = pays[k];
 			int v4 = t.l3 == 4;
@@ -397,7 +397,7 @@ Test(offload, vnet_seed_finishes)
 			/* lengths of the whole super-packet */
 			size_t off = 0, plen = 0;
 			struct gso_tmpl p;
-			cr_assert_eq(gso_pkt_parse(&p, frame, len, &off, &plen), 0, "%s", tcases[i].name);
+			cr_assert_eq(gso_tmpl__parse_pkt(&p, frame, len, &off, &plen), 0, "%s", tcases[i].name);
 			cr_assert_eq(plen, pay);
 			if (v4)
 				cr_assert_eq(ref_fold(ref_sum(frame + t.l3_off, r.l3_len, 0)), 0xffff,
@@ -468,7 +468,7 @@ Test(offload, vnet_check)
 Test(offload, vnet_rejects)
 {
 	struct gso_tmpl t, other;
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	struct gso_vnet_hdr h, before;
 	uint8_t hdr[256], hdr_before[256];
 
@@ -509,7 +509,7 @@ Test(offload, vnet_rejects)
 Test(offload, e1000_ctx_known_answer)
 {
 	struct gso_tmpl t;
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	struct gso_e1000_ctx c;
 	uint8_t hdr[256], out[16];
 
@@ -548,7 +548,7 @@ Test(offload, e1000_ctx_known_answer)
 Test(offload, e1000_data_known_answer)
 {
 	struct gso_tmpl t;
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	struct gso_e1000_data d[8];
 	uint8_t out[16];
 
@@ -577,7 +577,7 @@ Test(offload, e1000_data_known_answer)
 Test(offload, e1000_data_split)
 {
 	struct gso_tmpl t;
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	struct gso_e1000_data d[20], before[20];
 	static const struct { uint32_t len, max; int n; } cases[] = {
 		{ 1, 0, 1 }, { 4095, 0, 1 }, { 4096, 0, 1 }, { 4097, 0, 2 }, { 8192, 0, 2 },
@@ -633,7 +633,7 @@ Test(offload, e1000_data_refuses_wrapping_buffer)
 		{ UINT64_MAX - 99, 9000, -EOVERFLOW },
 		{ 1ull << 63, 65535, 16 },
 	};
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	struct gso_tmpl t;
 	struct gso_e1000_data d[20], before[20];
 	uint8_t out[GSO_E1000_DESC_LEN];
@@ -774,7 +774,7 @@ Test(offload, e1000_seed_emulated)
 
 		mk_tmpl(&t, tc);
 		for (size_t k = 0; k < sizeof(pays) / sizeof(pays[0]); k++) {
-			struct gso_offload_req r;
+			struct gso_offload_req r = { .sz = sizeof(r) };
 			struct gso_e1000_ctx c;
 			struct gso_e1000_data d[20];
 			uint32_t pay = pays[k];
@@ -801,7 +801,7 @@ Test(offload, e1000_seed_emulated)
 				/* every emitted frame parses as a consistent packet */
 				struct gso_tmpl p;
 				size_t plen;
-				cr_assert_eq(gso_pkt_parse(&p, f, len, NULL, &plen), 0);
+				cr_assert_eq(gso_tmpl__parse_pkt(&p, f, len, NULL, &plen), 0);
 				cr_assert_eq(plen, i + 1 < r.segs ? 1448u : pay - i * 1448u);
 			}
 		}
@@ -811,7 +811,7 @@ Test(offload, e1000_seed_emulated)
 Test(offload, e1000_rejects)
 {
 	struct gso_tmpl t;
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	struct gso_e1000_ctx c, before;
 	uint8_t hdr[256];
 
@@ -850,7 +850,7 @@ Test(offload, e1000_csum_only_seed)
 	fill_payload(5);
 	for (size_t i = 0; i < N_TC; i++) {
 		struct gso_tmpl t;
-		struct gso_offload_req r;
+		struct gso_offload_req r = { .sz = sizeof(r) };
 		struct gso_e1000_ctx c;
 		int v4;
 
@@ -878,7 +878,7 @@ Test(offload, e1000_csum_only_seed)
 Test(offload, xsk_known_answer)
 {
 	struct gso_tmpl t;
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	struct gso_xsk_txmd m;
 	uint8_t hdr[256], out[24];
 
@@ -921,7 +921,7 @@ Test(offload, xsk_roundtrip_and_rejects)
 	cr_assert_eq(gso_xsk_txmd_encode(&m, out), -EINVAL, "reserved non-zero");
 
 	struct gso_tmpl t;
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	uint8_t hdr[256];
 	mk_tmpl(&t, &tcases[0]);
 	cr_assert_eq(gso_offload_describe(&t, 1449, 1448, 0, &r), 0);
@@ -935,7 +935,7 @@ Test(offload, xsk_seed_finishes)
 	fill_payload(3);
 	for (size_t i = 0; i < N_TC; i++) {
 		struct gso_tmpl t;
-		struct gso_offload_req r;
+		struct gso_offload_req r = { .sz = sizeof(r) };
 		struct gso_xsk_txmd m;
 		int v4;
 
@@ -962,7 +962,7 @@ Test(offload, seed_frame)
 	fill_payload(13);
 	for (size_t i = 0; i < N_TC; i++) {
 		struct gso_tmpl t;
-		struct gso_offload_req r;
+		struct gso_offload_req r = { .sz = sizeof(r) };
 		struct gso_vnet_hdr h;
 		uint16_t cs = 0, co = 0;
 		int v4;
@@ -997,7 +997,7 @@ Test(offload, seed_frame)
 Test(offload, seed_frame_rejects)
 {
 	struct gso_tmpl t, t6;
-	struct gso_offload_req r;
+	struct gso_offload_req r = { .sz = sizeof(r) };
 	struct gso_vnet_hdr h;
 	uint8_t f[200], before[200];
 
@@ -1035,7 +1035,7 @@ Test(offload, vnet_encoder_output_accepted)
 		mk_tmpl(&t, &tcases[i]);
 		for (uint32_t mss = 1; mss < 65535; mss = mss * 3 + 7) {
 			for (uint32_t pay = 0; pay < 65536; pay = pay * 5 + 3) {
-				struct gso_offload_req r;
+				struct gso_offload_req r = { .sz = sizeof(r) };
 				struct gso_vnet_hdr h;
 				int e = gso_offload_describe(&t, pay, mss, 0, &r);
 
@@ -1073,7 +1073,7 @@ Test(offload, e1000_matches_software_gso)
 
 		mk_tmpl(&t, tc);
 		for (size_t k = 0; k < sizeof(pays) / sizeof(pays[0]); k++) {
-			struct gso_offload_req r;
+			struct gso_offload_req r = { .sz = sizeof(r) };
 			struct gso_e1000_ctx c;
 			struct gso_frame fr[64];
 			uint32_t pay = pays[k];

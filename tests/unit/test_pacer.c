@@ -154,7 +154,7 @@ static void burst_table_row(const struct bcase *c)
 	GSO_OPTS(gso_burst_in, in);
 	GSO_OPTS(gso_burst_opts, o, .pacing_shift = c->shift, .min_segs = c->min_segs,
 		 .win_divisor = c->divisor, .rtt_log = c->rtt_log, .flags = c->flags);
-	struct gso_burst out;
+	struct gso_burst out = { .sz = sizeof(out) };
 
 	fill_in(c, &in);
 	int n = gso_burst_size(&in, &o, &out);
@@ -182,7 +182,7 @@ Test(burst, seed_2004_64k_cwnd44)
 {
 	GSO_OPTS(gso_burst_in, in, .rate = 100000000, .queued = 65536, .mss = 1448,
 		 .hdr_len = 66, .cwnd = 44, .peer_wnd = BIG);
-	struct gso_burst b;
+	struct gso_burst b = { .sz = sizeof(b) };
 	uint32_t sent = 0, bursts = 0;
 
 	/* Drain the 64 KiB as the window allows, acking nothing: every burst is
@@ -219,7 +219,7 @@ Test(burst, seed_2015_shift7_8x)
 			 .hdr_len = 66, .cwnd = 1000, .peer_wnd = BIG, .dev_max_bytes = 524280);
 		GSO_OPTS(gso_burst_opts, o7, .pacing_shift = 7);
 		GSO_OPTS(gso_burst_opts, o10, .pacing_shift = 10);
-		struct gso_burst b7, b10;
+		struct gso_burst b7 = { .sz = sizeof(b7) }, b10 = { .sz = sizeof(b10) };
 
 		cr_assert_gt(gso_burst_size(&in, &o10, &b10), 0);
 		cr_assert_gt(gso_burst_size(&in, &o7, &b7), 0);
@@ -237,7 +237,7 @@ Test(burst, seed_2018_goal_ignores_gso_max_segs)
 	for (uint64_t rate = MBIT(1); rate <= MBIT(100000); rate *= 3) {
 		GSO_OPTS(gso_burst_in, in, .rate = rate, .queued = BIG, .mss = 1448, .hdr_len = 66,
 			 .cwnd = 400, .peer_wnd = BIG, .min_rtt_ns = 300000);
-		struct gso_burst a, b;
+		struct gso_burst a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
 
 		in.dev_max_segs = 0;
 		cr_assert_geq(gso_burst_size(&in, NULL, &a), 0);
@@ -258,7 +258,7 @@ Test(burst, random_invariants)
 		uint64_t r = gso_test_rand(&st);
 		GSO_OPTS(gso_burst_in, in);
 		GSO_OPTS(gso_burst_opts, o);
-		struct gso_burst b;
+		struct gso_burst b = { .sz = sizeof(b) };
 
 		in.rate = (gso_test_rand(&st) >> (r & 63)) | 1;
 		in.mss = 1 + (uint32_t)(gso_test_rand(&st) % 9000);
@@ -302,7 +302,7 @@ Test(burst, random_invariants)
 		if (room && in.queued && (in.peer_wnd >= in.mss || in.peer_wnd >= in.queued))
 			cr_assert_gt(b.segs, 0u, "case %d", i);
 		/* the goal does not depend on the device's segment limit */
-		struct gso_burst b2;
+		struct gso_burst b2 = { .sz = sizeof(b2) };
 		in.dev_max_segs = 3;
 		cr_assert_geq(gso_burst_size(&in, &o, &b2), 0);
 		cr_assert_eq(b2.goal_segs, b.goal_segs, "case %d", i);
@@ -352,7 +352,7 @@ static void burst_rejects_row(const struct bad *c)
 		struct gso_burst_opts o;
 		uint8_t tail[8];
 	} bo;
-	struct gso_burst out, ref;
+	struct gso_burst out = { .sz = sizeof(out) }, ref = { .sz = sizeof(ref) };
 
 	memset(&bi, 0, sizeof(bi));
 	memset(&bo, 0, sizeof(bo));
@@ -403,7 +403,7 @@ Test(burst, short_struct)
 {
 	GSO_OPTS(gso_burst_in, in, .rate = MBIT(100), .queued = BIG, .mss = 1448, .hdr_len = 66,
 		 .cwnd = 200, .peer_wnd = BIG, .min_rtt_ns = 100000);
-	struct gso_burst b;
+	struct gso_burst b = { .sz = sizeof(b) };
 
 	in.sz = offsetof(struct gso_burst_in, min_rtt_ns); /* no min_rtt: no bonus */
 	cr_expect_eq(gso_burst_size(&in, NULL, &b), 8);
@@ -449,7 +449,7 @@ static void burst_defer_row(const struct dcase *c)
 		 .last_send_ns = c->last_send, .oldest_unacked_ns = c->oldest,
 		 .srtt_ns = c->srtt, .flags = c->in_flags);
 	GSO_OPTS(gso_burst_opts, o, .flags = c->enable ? GSO_BURST_F_DEFER : 0);
-	struct gso_burst b;
+	struct gso_burst b = { .sz = sizeof(b) };
 
 	int n = gso_burst_size(&in, &o, &b);
 	cr_expect_eq(n, c->segs, "%s: %d", c->name, n);
@@ -482,7 +482,7 @@ Test(burst, defer)
 static struct gso_pacer mkpacer(uint32_t unpaced, uint32_t flags)
 {
 	GSO_OPTS(gso_pacer_opts, o, .unpaced_segs = unpaced, .flags = flags);
-	struct gso_pacer p;
+	struct gso_pacer p = { .sz = sizeof(p) };
 
 	cr_assert_eq(gso_pacer__init(&p, &o), 0);
 	return p;
@@ -596,6 +596,15 @@ Test(edt, rejects_and_writes_nothing)
 	cr_expect_eq(gso_pacer__init(&p, &bad), -EINVAL);
 	cr_expect_eq(gso_pacer__init(NULL, NULL), -EINVAL);
 	cr_expect_eq(gso_pacer__init(&p, NULL), 0);
+	/* sz is the caller's: 0 or short is refused, nothing written */
+	ref = p;
+	p.sz = 0;
+	ref.sz = 0;
+	cr_expect_eq(gso_pacer__init(&p, NULL), -EINVAL);
+	p.sz = sizeof(p) - 1;
+	ref.sz = sizeof(p) - 1;
+	cr_expect_eq(gso_pacer__init(&p, NULL), -EINVAL);
+	cr_expect_eq(memcmp(&p, &ref, sizeof(p)), 0);
 }
 
 /* A huge gap saturates instead of wrapping around. */
@@ -674,7 +683,7 @@ Test(burst, bytes_in_flight)
 			GSO_OPTS(gso_burst_in, seg, .rate = 100000000, .queued = BIG, .mss = 1448,
 				 .hdr_len = 66, .cwnd = cw[i], .in_flight = fl, .peer_wnd = BIG);
 			struct gso_burst_in byt = seg;
-			struct gso_burst a, b;
+			struct gso_burst a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
 
 			byt.flags = GSO_BURST_IN_BYTES;
 			byt.cwnd = cw[i] * 1448 + 1447; /* a partial segment of window is no room */

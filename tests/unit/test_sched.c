@@ -27,7 +27,7 @@ static struct gso_sched *mk(uint32_t flows, uint32_t bursts, uint64_t max_rate,
 		 .max_rate = max_rate, .horizon_ns = horizon);
 	struct gso_sched *s = NULL;
 
-	cr_assert_eq(gso_sched__create(&o, &s), 0);
+	cr_assert_eq(gso_sched__create(&s, &o), 0);
 	cr_assert_not_null(s);
 	return s;
 }
@@ -66,20 +66,20 @@ Test(sched, create_validates)
 	static uint64_t mem[4096];
 
 	GSO_OPTS(gso_sched_opts, none);
-	cr_expect_eq(gso_sched__create(&none, &s), -EINVAL, "max_flows required");
-	cr_expect_eq(gso_sched__create(NULL, &s), -EINVAL);
+	cr_expect_eq(gso_sched__create(&s, &none), -EINVAL, "max_flows required");
+	cr_expect_eq(gso_sched__create(&s, NULL), -EINVAL);
 	GSO_OPTS(gso_sched_opts, nob, .max_flows = 4);
-	cr_expect_eq(gso_sched__create(&nob, &s), -EINVAL, "max_bursts required");
+	cr_expect_eq(gso_sched__create(&s, &nob), -EINVAL, "max_bursts required");
 	GSO_OPTS(gso_sched_opts, huge, .max_flows = (1u << 24) + 1, .max_bursts = 4);
-	cr_expect_eq(gso_sched__create(&huge, &s), -EINVAL);
+	cr_expect_eq(gso_sched__create(&s, &huge), -EINVAL);
 	GSO_OPTS(gso_sched_opts, flags, .max_flows = 4, .max_bursts = 4, .flags = 1);
-	cr_expect_eq(gso_sched__create(&flags, &s), -EINVAL);
+	cr_expect_eq(gso_sched__create(&s, &flags), -EINVAL);
 	memset(&t, 0, sizeof(t));
 	t.o.sz = sizeof(t);
 	t.o.max_flows = 4;
 	t.o.max_bursts = 4;
 	t.tail[2] = 1;
-	cr_expect_eq(gso_sched__create(&t.o, &s), -EINVAL, "unknown tail");
+	cr_expect_eq(gso_sched__create(&s, &t.o), -EINVAL, "unknown tail");
 	cr_expect_eq(gso_sched__mem_size(&t.o), 0u);
 	t.tail[2] = 0;
 	cr_expect_gt(gso_sched__mem_size(&t.o), 0u);
@@ -90,10 +90,10 @@ Test(sched, create_validates)
 	size_t need = gso_sched__mem_size(&o);
 	cr_assert_gt(need, 0u);
 	cr_assert_leq(need, sizeof(mem));
-	cr_expect_eq(gso_sched__init(mem, need - 1, &o, &s), -ENOSPC);
-	cr_expect_eq(gso_sched__init((char *)mem + 4, need, &o, &s), -EINVAL, "misaligned");
-	cr_expect_eq(gso_sched__init(NULL, need, &o, &s), -EINVAL);
-	cr_assert_eq(gso_sched__init(mem, need, &o, &s), 0);
+	cr_expect_eq(gso_sched__init(&s, mem, need - 1, &o), -ENOSPC);
+	cr_expect_eq(gso_sched__init(&s, (char *)mem + 4, need, &o), -EINVAL, "misaligned");
+	cr_expect_eq(gso_sched__init(&s, NULL, need, &o), -EINVAL);
+	cr_assert_eq(gso_sched__init(&s, mem, need, &o), 0);
 	uint32_t id;
 	cr_expect_eq(gso_sched__flow_add(s, NULL, &id), 0);
 	gso_sched__destroy(s); /* caller memory: nothing freed */

@@ -187,7 +187,7 @@ static void mk_tmpl(struct gso_tmpl *t, int pid, uint8_t flags, bool df, uint16_
 		f.ip_opts = ip_opts40;
 		f.ip_opts_len = 40;
 	}
-	cr_assert_eq(gso_tmpl_build(t, &f), 0, "template %s", pname[pid]);
+	cr_assert_eq(gso_tmpl__build(t, &f), 0, "template %s", pname[pid]);
 }
 
 /* ---- running both forms and comparing with the reference ---- */
@@ -643,7 +643,7 @@ Test(seg_flags, urg_pointer_copied)
 	th[13] = GSO_TCP_ACK | GSO_TCP_URG | GSO_TCP_PSH;
 	wr16(th + 14, 4096);
 	wr16(th + 18, 0x0123);
-	cr_assert_eq(gso_tmpl_parse(&t, h, sizeof(h)), 0);
+	cr_assert_eq(gso_tmpl__parse(&t, h, sizeof(h)), 0);
 
 	struct ext_set x;
 	fill_payload(77);

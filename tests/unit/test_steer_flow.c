@@ -47,7 +47,7 @@ ParameterizedTest(struct reply_case *c, steer_flow, reply_of)
 	cr_assert_eq(inet_pton(fam, c->dst, tf.daddr), 1);
 	memcpy(s, tf.saddr, alen);
 	memcpy(d, tf.daddr, alen);
-	cr_assert_eq(gso_tmpl_build(&t, &tf), 0, "%s", c->name);
+	cr_assert_eq(gso_tmpl__build(&t, &tf), 0, "%s", c->name);
 	memset(&f, 0xee, sizeof(f));
 	f.sz = sizeof(f);
 	cr_assert_eq(gso_flow__reply_of(&f, &t), 0);
@@ -70,7 +70,7 @@ Test(steer_flow, bad_arguments)
 	struct gso_flow f, before;
 
 	GSO_OPTS(gso_tmpl_fields, tf, .l3 = GSO_L3_IPV4, .l4 = GSO_L4_UDP, .sport = 1, .dport = 2);
-	cr_assert_eq(gso_tmpl_build(&t, &tf), 0);
+	cr_assert_eq(gso_tmpl__build(&t, &tf), 0);
 	memset(&f, 0x5a, sizeof(f));
 	f.sz = sizeof(f);
 	before = f;

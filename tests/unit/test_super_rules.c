@@ -25,7 +25,7 @@ static uint8_t payload[70000];
 
 enum edit {
 	E_NONE,
-	E_SYN,     /* SYN (the builder refuses it; gso_tmpl_parse would not) */
+	E_SYN,     /* SYN (the builder refuses it; gso_tmpl__parse would not) */
 	E_SYNACK,
 	E_RST,
 	E_RSTACK,
@@ -89,7 +89,7 @@ static void build(struct gso_tmpl *t, const struct tdef *d)
 		f.window = 100;
 		f.tcp_flags = GSO_TCP_ACK | (d->cwr ? GSO_TCP_CWR : 0);
 	}
-	cr_assert_eq(gso_tmpl_build(t, &f), 0, "%s", d->name);
+	cr_assert_eq(gso_tmpl__build(t, &f), 0, "%s", d->name);
 	h = t->hdr;
 	switch (d->edit) {
 	case E_SYN: h[t->l4_off + 13] = GSO_TCP_SYN; break;
@@ -180,7 +180,7 @@ Test(super_rules, software_and_offload_agree)
 		build(&twin, &clean);
 		for (unsigned k = 0; k < N_S; k++) {
 			const struct sdef *s = &sdefs[k];
-			struct gso_offload_req r, before;
+			struct gso_offload_req r = { .sz = sizeof(r) }, before = { .sz = sizeof(before) };
 			int n = seg_count(&t, s), err[3];
 
 			memset(&r, 0x5a, sizeof(r));
@@ -230,7 +230,7 @@ Test(super_rules, multi_segment_syn_and_rst_refused_everywhere)
 		struct tdef d = { "tcp4", GSO_L3_IPV4, GSO_L4_TCP, false, true, false, bad[b] };
 		struct tdef clean = d;
 		struct gso_tmpl t, twin;
-		struct gso_offload_req r;
+		struct gso_offload_req r = { .sz = sizeof(r) };
 		const struct sdef seven = { 10000, 1448, GSO_IPID_INC }, one = { 1448, 1448, GSO_IPID_INC };
 		int err[3];
 

@@ -2,7 +2,7 @@
  * Header templates: parsing (good frames, every truncation, malformed and
  * unsupported headers), whole-packet length checks, building from fields
  * and the accessors.  Frames are assembled here byte by byte, independently
- * of gso_tmpl_build(), so that the two check each other.
+ * of gso_tmpl__build(), so that the two check each other.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -134,15 +134,15 @@ Test(tmpl, parse_good)
 		size_t off = 0, plen = 0;
 
 		poison(&t);
-		cr_assert_eq(gso_tmpl_parse(&t, frame, b.len), 0, "case %zu", i);
+		cr_assert_eq(gso_tmpl__parse(&t, frame, b.len), 0, "case %zu", i);
 		check_tmpl(&t, &good[i], &b);
 		/* header-only buffer is enough for the template parser */
 		poison(&t);
-		cr_assert_eq(gso_tmpl_parse(&t, frame, b.hdr_len), 0, "case %zu", i);
+		cr_assert_eq(gso_tmpl__parse(&t, frame, b.hdr_len), 0, "case %zu", i);
 		check_tmpl(&t, &good[i], &b);
 
 		poison(&t);
-		cr_assert_eq(gso_pkt_parse(&t, frame, b.len, &off, &plen), 0, "case %zu", i);
+		cr_assert_eq(gso_tmpl__parse_pkt(&t, frame, b.len, &off, &plen), 0, "case %zu", i);
 		check_tmpl(&t, &good[i], &b);
 		cr_assert_eq(off, b.hdr_len);
 		cr_assert_eq(plen, good[i].payload);
@@ -162,10 +162,10 @@ Test(tmpl, truncated_every_byte)
 
 			memcpy(cut, frame, len);
 			poison(&t);
-			r = gso_tmpl_parse(&t, cut, len);
+			r = gso_tmpl__parse(&t, cut, len);
 			cr_assert(r == -ENODATA || r == -EBADMSG, "case %zu len %zu: %d", i, len, r);
 			cr_assert(poisoned(&t), "case %zu len %zu: template written", i, len);
-			r = gso_pkt_parse(&t, cut, len, NULL, NULL);
+			r = gso_tmpl__parse_pkt(&t, cut, len, NULL, NULL);
 			cr_assert(r == -ENODATA || r == -EBADMSG, "case %zu len %zu: %d", i, len, r);
 			cr_assert(poisoned(&t));
 			free(cut);
@@ -181,8 +181,8 @@ struct mut {
 	struct spec s;
 	uint8_t base, off, mask, val;   /* byte = (byte & ~mask) | val */
 	uint8_t base2, off2, mask2, val2;
-	int err;        /* expected from gso_tmpl_parse */
-	int pkt_err;    /* expected from gso_pkt_parse */
+	int err;        /* expected from gso_tmpl__parse */
+	int pkt_err;    /* expected from gso_tmpl__parse_pkt */
 };
 
 #define V4TCP { 0, 4, 6, 0, 12, 100 }
@@ -255,11 +255,11 @@ static void mutations_one(const struct mut *m)
 	if (m->mask2)
 		apply(frame, &b, m->base2, m->off2, m->mask2, m->val2);
 	poison(&t);
-	r = gso_tmpl_parse(&t, frame, b.len);
+	r = gso_tmpl__parse(&t, frame, b.len);
 	cr_assert_eq(r, m->err, "%s: tmpl_parse %d, want %d", m->name, r, m->err);
 	cr_assert(r == 0 || poisoned(&t), "%s: template written on error", m->name);
 	poison(&t);
-	r = gso_pkt_parse(&t, frame, b.len, &off, &plen);
+	r = gso_tmpl__parse_pkt(&t, frame, b.len, &off, &plen);
 	cr_assert_eq(r, m->pkt_err, "%s: pkt_parse %d, want %d", m->name, r, m->pkt_err);
 	if (r) {
 		cr_assert(poisoned(&t), "%s: template written on error", m->name);
@@ -278,10 +278,10 @@ Test(tmpl, null_args)
 	struct gso_tmpl t;
 
 	mk(frame, &good[0]);
-	cr_assert_eq(gso_tmpl_parse(NULL, frame, 100), -EINVAL);
-	cr_assert_eq(gso_tmpl_parse(&t, NULL, 100), -EINVAL);
-	cr_assert_eq(gso_pkt_parse(NULL, frame, 100, NULL, NULL), -EINVAL);
-	cr_assert_eq(gso_pkt_parse(&t, NULL, 100, NULL, NULL), -EINVAL);
+	cr_assert_eq(gso_tmpl__parse(NULL, frame, 100), -EINVAL);
+	cr_assert_eq(gso_tmpl__parse(&t, NULL, 100), -EINVAL);
+	cr_assert_eq(gso_tmpl__parse_pkt(NULL, frame, 100, NULL, NULL), -EINVAL);
+	cr_assert_eq(gso_tmpl__parse_pkt(&t, NULL, 100, NULL, NULL), -EINVAL);
 }
 
 /* Short frames padded to the Ethernet minimum are fine; longer slack is not. */
@@ -293,21 +293,21 @@ Test(tmpl, pkt_padding)
 	size_t plen = 0;
 
 	memset(frame + b.len, 0, 64);
-	cr_assert_eq(gso_pkt_parse(&t, frame, 60, NULL, &plen), 0);
+	cr_assert_eq(gso_tmpl__parse_pkt(&t, frame, 60, NULL, &plen), 0);
 	cr_assert_eq(plen, 2);
-	cr_assert_eq(gso_pkt_parse(&t, frame, 61, NULL, &plen), -EBADMSG);
+	cr_assert_eq(gso_tmpl__parse_pkt(&t, frame, 61, NULL, &plen), -EBADMSG);
 
 	s.vlan = 1;
 	b = mk(frame, &s);
 	memset(frame + b.len, 0, 64);
-	cr_assert_eq(gso_pkt_parse(&t, frame, 64, NULL, &plen), 0);
-	cr_assert_eq(gso_pkt_parse(&t, frame, 65, NULL, &plen), -EBADMSG);
+	cr_assert_eq(gso_tmpl__parse_pkt(&t, frame, 64, NULL, &plen), 0);
+	cr_assert_eq(gso_tmpl__parse_pkt(&t, frame, 65, NULL, &plen), -EBADMSG);
 
 	/* a full-size datagram with one trailing byte */
 	s = (struct spec){ 0, 4, 6, 0, 0, 1000 };
 	b = mk(frame, &s);
-	cr_assert_eq(gso_pkt_parse(&t, frame, b.len + 1, NULL, NULL), -EBADMSG);
-	cr_assert_eq(gso_pkt_parse(&t, frame, b.len, NULL, NULL), 0);
+	cr_assert_eq(gso_tmpl__parse_pkt(&t, frame, b.len + 1, NULL, NULL), -EBADMSG);
+	cr_assert_eq(gso_tmpl__parse_pkt(&t, frame, b.len, NULL, NULL), 0);
 }
 
 Test(tmpl, pkt_max_datagram)
@@ -319,16 +319,16 @@ Test(tmpl, pkt_max_datagram)
 
 	s.payload = 65535 - 40;
 	b = mk(frame, &s);
-	cr_assert_eq(gso_pkt_parse(&t, frame, b.len, NULL, &plen), 0);
+	cr_assert_eq(gso_tmpl__parse_pkt(&t, frame, b.len, NULL, &plen), 0);
 	cr_assert_eq(plen, 65495);
 
 	s = (struct spec){ 0, 6, 17, 0, 0, 65535 - 48 };
 	b = mk(frame, &s);
-	cr_assert_eq(gso_pkt_parse(&t, frame, b.len, NULL, &plen), 0);
+	cr_assert_eq(gso_tmpl__parse_pkt(&t, frame, b.len, NULL, &plen), 0);
 	cr_assert_eq(plen, 65535 - 48);
 	s.payload++;
 	b = mk(frame, &s);
-	cr_assert_eq(gso_pkt_parse(&t, frame, b.len, NULL, &plen), -EMSGSIZE);
+	cr_assert_eq(gso_tmpl__parse_pkt(&t, frame, b.len, NULL, &plen), -EMSGSIZE);
 }
 
 /* ---- build ---- */
@@ -392,12 +392,12 @@ Test(tmpl, build_matches_parse)
 		s.payload = 0;
 		fields_for(&f, &s, &ob);
 		poison(&a);
-		cr_assert_eq(gso_tmpl_build(&a, &f), 0, "case %zu", i);
+		cr_assert_eq(gso_tmpl__build(&a, &f), 0, "case %zu", i);
 		struct built b = mk(frame, &s);
 		cr_assert_eq(a.hdr_len, b.hdr_len, "case %zu", i);
 		/* mk() puts NOPs where build copies caller options; same bytes */
 		cr_assert_arr_eq(a.hdr, frame, b.hdr_len, "case %zu: bytes differ", i);
-		cr_assert_eq(gso_tmpl_parse(&p, a.hdr, a.hdr_len), 0, "case %zu", i);
+		cr_assert_eq(gso_tmpl__parse(&p, a.hdr, a.hdr_len), 0, "case %zu", i);
 		cr_assert_arr_eq(&p, &a, sizeof(p), "case %zu: parse(build) != build", i);
 	}
 }
@@ -468,7 +468,7 @@ static void build_rejects_one(const struct bad_field *c)
 	fields_for(&f, &c->s, &ob);
 	bad_apply(&f, c->kind);
 	poison(&t);
-	cr_assert_eq(gso_tmpl_build(&t, &f), -EINVAL, "%s", c->name);
+	cr_assert_eq(gso_tmpl__build(&t, &f), -EINVAL, "%s", c->name);
 	cr_assert(poisoned(&t), "%s: template written", c->name);
 }
 
@@ -493,21 +493,21 @@ Test(tmpl, build_opts_size)
 	fields_for(&big.f, &s, &ob);
 	memset(big.tail, 0, sizeof(big.tail));
 	big.f.sz = sizeof(big);
-	cr_assert_eq(gso_tmpl_build(&t, &big.f), 0);
+	cr_assert_eq(gso_tmpl__build(&t, &big.f), 0);
 	big.tail[3] = 1;
-	cr_assert_eq(gso_tmpl_build(&t, &big.f), -EINVAL);
-	cr_assert_eq(gso_tmpl_build(NULL, &big.f), -EINVAL);
-	cr_assert_eq(gso_tmpl_build(&t, NULL), -EINVAL);
+	cr_assert_eq(gso_tmpl__build(&t, &big.f), -EINVAL);
+	cr_assert_eq(gso_tmpl__build(NULL, &big.f), -EINVAL);
+	cr_assert_eq(gso_tmpl__build(&t, NULL), -EINVAL);
 
 	/* sz stopping before l3: l3 reads as 0, which is not a valid value */
 	fields_for(&big.f, &s, &ob);
 	big.f.sz = offsetof(struct gso_tmpl_fields, l3);
-	cr_assert_eq(gso_tmpl_build(&t, &big.f), -EINVAL);
+	cr_assert_eq(gso_tmpl__build(&t, &big.f), -EINVAL);
 	/* sz stopping before tcp options: defaults for the rest */
 	s = (struct spec)V4TCP;
 	fields_for(&big.f, &s, &ob);
 	big.f.sz = offsetof(struct gso_tmpl_fields, tcp_opts);
-	cr_assert_eq(gso_tmpl_build(&t, &big.f), 0);
+	cr_assert_eq(gso_tmpl__build(&t, &big.f), 0);
 	cr_assert_eq(t.l4_len, 20);
 }
 
@@ -515,21 +515,56 @@ Test(tmpl, build_defaults)
 {
 	struct gso_tmpl_fields f = { .sz = sizeof(f), .l3 = GSO_L3_IPV6, .l4 = GSO_L4_UDP };
 	struct gso_tmpl t;
+	bool df = true;
 
-	cr_assert_eq(gso_tmpl_build(&t, &f), 0);
+	cr_assert_eq(gso_tmpl__build(&t, &f), 0);
 	cr_assert_eq(t.hdr[t.l3_off + 7], 64, "default hop limit");
 	cr_assert_eq(t.hdr[t.l3_off + 5], 8, "payload length covers the UDP header");
 	cr_assert_eq(t.hdr[t.l4_off + 5], 8, "UDP length");
 	f.l3 = GSO_L3_IPV4;
 	f.ttl = 7;
-	cr_assert_eq(gso_tmpl_build(&t, &f), 0);
+	cr_assert_eq(gso_tmpl__build(&t, &f), 0);
 	cr_assert_eq(t.hdr[t.l3_off + 8], 7);
 	cr_assert_eq(t.hdr[t.l3_off + 3], 28, "tot_len header-only");
-	cr_assert_not(gso_tmpl_df(&t));
+	cr_assert_eq(gso_tmpl__df(&t, &df), 0);
+	cr_assert_not(df);
 	cr_assert_eq(t.hdr[t.l3_off + 10] | t.hdr[t.l3_off + 11], 0, "IP checksum left 0");
 }
 
 /* ---- accessors ---- */
+
+/* The getters' value, for a field the template has (asserted). */
+static uint32_t seq_of(const struct gso_tmpl *t)
+{
+	uint32_t v = 0;
+
+	cr_assert_eq(gso_tmpl__tcp_seq(t, &v), 0);
+	return v;
+}
+
+static uint8_t flags_of(const struct gso_tmpl *t)
+{
+	uint8_t v = 0;
+
+	cr_assert_eq(gso_tmpl__tcp_flags(t, &v), 0);
+	return v;
+}
+
+static uint16_t ip_id_of(const struct gso_tmpl *t)
+{
+	uint16_t v = 0;
+
+	cr_assert_eq(gso_tmpl__ip_id(t, &v), 0);
+	return v;
+}
+
+static bool df_of(const struct gso_tmpl *t)
+{
+	bool v = false;
+
+	cr_assert_eq(gso_tmpl__df(t, &v), 0);
+	return v;
+}
 
 Test(tmpl, accessors_tcp)
 {
@@ -537,35 +572,40 @@ Test(tmpl, accessors_tcp)
 	struct built b = mk(frame, &s);
 	struct gso_tmpl t, before;
 
-	cr_assert_eq(gso_tmpl_parse(&t, frame, b.len), 0);
-	cr_assert_eq(gso_tmpl_tcp_seq(&t), 0x11223344u);
-	cr_assert_eq(gso_tmpl_tcp_flags(&t), GSO_TCP_PSH | GSO_TCP_ACK);
-	cr_assert_eq(gso_tmpl_ip_id(&t), 0x1234);
-	cr_assert(gso_tmpl_df(&t));
+	cr_assert_eq(gso_tmpl__parse(&t, frame, b.len), 0);
+	cr_assert_eq(seq_of(&t), 0x11223344u);
+	cr_assert_eq(flags_of(&t), GSO_TCP_PSH | GSO_TCP_ACK);
+	cr_assert_eq(ip_id_of(&t), 0x1234);
+	cr_assert(df_of(&t));
 
-	cr_assert_eq(gso_tmpl_set_tcp_seq(&t, 0xfffffffeu), 0);
-	cr_assert_eq(gso_tmpl_tcp_seq(&t), 0xfffffffeu);
+	cr_assert_eq(gso_tmpl__set_tcp_seq(&t, 0xfffffffeu), 0);
+	cr_assert_eq(seq_of(&t), 0xfffffffeu);
 	cr_assert_arr_eq(t.hdr + b.l4_off + 4, "\xff\xff\xff\xfe", 4);
-	cr_assert_eq(gso_tmpl_set_tcp_ack(&t, 0x01020304u, 0xabcd), 0);
+	cr_assert_eq(gso_tmpl__set_tcp_ack(&t, 0x01020304u, 0xabcd), 0);
 	cr_assert_arr_eq(t.hdr + b.l4_off + 8, "\x01\x02\x03\x04", 4);
 	cr_assert_arr_eq(t.hdr + b.l4_off + 14, "\xab\xcd", 2);
-	cr_assert_eq(gso_tmpl_set_tcp_flags(&t, GSO_TCP_ACK | GSO_TCP_FIN | GSO_TCP_CWR | GSO_TCP_ECE), 0);
-	cr_assert_eq(gso_tmpl_tcp_flags(&t), 0xd1);
-	cr_assert_eq(gso_tmpl_set_ip_id(&t, 0xbeef), 0);
-	cr_assert_eq(gso_tmpl_ip_id(&t), 0xbeef);
+	cr_assert_eq(gso_tmpl__set_tcp_flags(&t, GSO_TCP_ACK | GSO_TCP_FIN | GSO_TCP_CWR | GSO_TCP_ECE), 0);
+	cr_assert_eq(flags_of(&t), 0xd1);
+	cr_assert_eq(gso_tmpl__set_ip_id(&t, 0xbeef), 0);
+	cr_assert_eq(ip_id_of(&t), 0xbeef);
 	cr_assert_arr_eq(t.hdr + b.l3_off + 4, "\xbe\xef", 2);
 
 	before = t;
 	for (unsigned bad = GSO_TCP_SYN; bad <= GSO_TCP_URG; bad <<= 1) {
 		if (!(bad & (GSO_TCP_SYN | GSO_TCP_RST | GSO_TCP_URG)))
 			continue;
-		cr_assert_eq(gso_tmpl_set_tcp_flags(&t, (uint8_t)(GSO_TCP_ACK | bad)), -EINVAL);
+		cr_assert_eq(gso_tmpl__set_tcp_flags(&t, (uint8_t)(GSO_TCP_ACK | bad)), -EINVAL);
 	}
 	cr_assert_arr_eq(&t, &before, sizeof(t));
-	cr_assert_eq(gso_tmpl_set_tcp_seq(NULL, 1), -EINVAL);
-	cr_assert_eq(gso_tmpl_set_ip_id(NULL, 1), -EINVAL);
-	cr_assert_eq(gso_tmpl_tcp_seq(NULL), 0);
-	cr_assert_not(gso_tmpl_df(NULL));
+	cr_assert_eq(gso_tmpl__set_tcp_seq(NULL, 1), -EINVAL);
+	cr_assert_eq(gso_tmpl__set_ip_id(NULL, 1), -EINVAL);
+	uint32_t seq;
+	bool df;
+
+	cr_assert_eq(gso_tmpl__tcp_seq(NULL, &seq), -EINVAL);
+	cr_assert_eq(gso_tmpl__tcp_seq(&t, NULL), -EINVAL);
+	cr_assert_eq(gso_tmpl__df(NULL, &df), -EINVAL);
+	cr_assert_eq(gso_tmpl__df(&t, NULL), -EINVAL);
 }
 
 Test(tmpl, accessors_wrong_protocol)
@@ -574,15 +614,22 @@ Test(tmpl, accessors_wrong_protocol)
 	struct built b = mk(frame, &s);
 	struct gso_tmpl t, before;
 
-	cr_assert_eq(gso_tmpl_parse(&t, frame, b.len), 0);
+	cr_assert_eq(gso_tmpl__parse(&t, frame, b.len), 0);
 	before = t;
-	cr_assert_eq(gso_tmpl_tcp_seq(&t), 0);
-	cr_assert_eq(gso_tmpl_tcp_flags(&t), 0);
-	cr_assert_eq(gso_tmpl_ip_id(&t), 0);
-	cr_assert_not(gso_tmpl_df(&t));
-	cr_assert_eq(gso_tmpl_set_tcp_seq(&t, 1), -EINVAL);
-	cr_assert_eq(gso_tmpl_set_tcp_ack(&t, 1, 1), -EINVAL);
-	cr_assert_eq(gso_tmpl_set_tcp_flags(&t, GSO_TCP_ACK), -EINVAL);
-	cr_assert_eq(gso_tmpl_set_ip_id(&t, 1), -EINVAL);
+	/* A UDP/IPv6 template has neither TCP nor IPv4 fields: -ENOENT, *out untouched. */
+	uint32_t seq = 7;
+	uint8_t fl = 7;
+	uint16_t id = 7;
+	bool df = true;
+
+	cr_assert_eq(gso_tmpl__tcp_seq(&t, &seq), -ENOENT);
+	cr_assert_eq(gso_tmpl__tcp_flags(&t, &fl), -ENOENT);
+	cr_assert_eq(gso_tmpl__ip_id(&t, &id), -ENOENT);
+	cr_assert_eq(gso_tmpl__df(&t, &df), -ENOENT);
+	cr_assert(seq == 7 && fl == 7 && id == 7 && df);
+	cr_assert_eq(gso_tmpl__set_tcp_seq(&t, 1), -EINVAL);
+	cr_assert_eq(gso_tmpl__set_tcp_ack(&t, 1, 1), -EINVAL);
+	cr_assert_eq(gso_tmpl__set_tcp_flags(&t, GSO_TCP_ACK), -EINVAL);
+	cr_assert_eq(gso_tmpl__set_ip_id(&t, 1), -EINVAL);
 	cr_assert_arr_eq(&t, &before, sizeof(t));
 }

@@ -196,7 +196,7 @@ int gen_next(struct gen *g, uint8_t *frame, size_t cap)
 		f.tcp_opts_len = tcp_options(g, topts);
 		f.tcp_opts = topts;
 	}
-	err = gso_tmpl_build(&t, &f);
+	err = gso_tmpl__build(&t, &f);
 	if (err)
 		return err;
 

@@ -238,8 +238,11 @@ static int queue_offload(struct e1000_dev *x, const struct gso_tx *tx, const str
 		 * frame; the user allowed that, so encode without it and put
 		 * it back into the header copy (the seed does not cover flags).
 		 */
+		uint8_t fl = 0;
+
 		plain = *t;
-		gso_tmpl_set_tcp_flags(&plain, gso_tmpl_tcp_flags(t) & (uint8_t)~GSO_TCP_CWR);
+		gso_tmpl__tcp_flags(t, &fl);
+		gso_tmpl__set_tcp_flags(&plain, fl & (uint8_t)~GSO_TCP_CWR);
 		err = gso_offload_describe(&plain, tx->len, tx->mss, 0, &r);
 		if (err)
 			return err;

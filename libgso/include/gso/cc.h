@@ -35,23 +35,30 @@ extern "C" {
 /* ---- RTT estimator (RFC 6298, plus a windowed minimum) ------------------ */
 
 /*
- * Exposed so that it can be embedded; read the fields, change them only
- * through the functions.  All times in ns; 0 = no sample yet.
+ * Exposed so that it can be embedded; read the public fields, change them
+ * only through the functions.  All times in ns; 0 = no sample yet.  The
+ * caller sets sz before gso_rtt__init():
+ *   struct gso_rtt r = { .sz = sizeof(r) };
  */
 struct gso_rtt {
+	size_t sz;
 	uint64_t srtt_ns;      /* smoothed RTT: 7/8 old + 1/8 sample */
 	uint64_t rttvar_ns;    /* mean deviation: 3/4 old + 1/4 |srtt - sample| */
-	uint64_t min_rtt_ns;   /* smallest sample in the last min_rtt_win_ns */
+	uint64_t min_rtt_ns;   /* smallest sample in the last min-RTT window */
 	uint64_t latest_ns;    /* last sample */
-	uint64_t min_rtt_at_ns;  /* private: when min_rtt_ns was taken */
-	uint64_t min_rtt_win_ns; /* private: window of the minimum */
+	/* private: the library's own; do not read or write */
+	uint64_t min_rtt_at_ns_;  /* when min_rtt_ns was taken */
+	uint64_t min_rtt_win_ns_; /* window of the minimum */
 };
 
 #define GSO_RTT_DEF_MIN_WIN_NS 300000000000ull /* tcp_min_rtt_wlen: 300 s */
 #define GSO_RTT_MIN_RTO_NS 200000000ull        /* TCP_RTO_MIN: 200 ms */
 #define GSO_RTT_INIT_RTO_NS 1000000000ull      /* RFC 6298 initial RTO: 1 s */
 
-/* Initialise; min_win_ns 0 = GSO_RTT_DEF_MIN_WIN_NS.  -EINVAL on NULL. */
+/*
+ * Initialise; min_win_ns 0 = GSO_RTT_DEF_MIN_WIN_NS.  -EINVAL on NULL or
+ * r->sz smaller than this struct.  Only sz is kept from before.
+ */
 GSO_API int gso_rtt__init(struct gso_rtt *r, uint64_t min_win_ns);
 
 /*
@@ -213,10 +220,10 @@ GSO_API size_t gso_cc__mem_size(void);
  * (mss).  Returns 0 and *out, -EINVAL (NULL, bad sz/tail, mss 0 or >
  * 65535, unknown algo, a value out of range) or -ENOSPC (len too small).
  */
-GSO_API int gso_cc__init(void *mem, size_t len, const struct gso_cc_opts *o, struct gso_cc **out);
+GSO_API int gso_cc__init(struct gso_cc **out, void *mem, size_t len, const struct gso_cc_opts *o);
 
 /* Same in one allocation made here; -ENOMEM if it fails. */
-GSO_API int gso_cc__create(const struct gso_cc_opts *o, struct gso_cc **out);
+GSO_API int gso_cc__create(struct gso_cc **out, const struct gso_cc_opts *o);
 
 /* Free one from gso_cc__create() (no-op for gso_cc__init() memory, and NULL). */
 GSO_API void gso_cc__destroy(struct gso_cc *cc);

@@ -126,11 +126,11 @@ GSO_API size_t gso_flowq__mem_size(const struct gso_flowq_opts *o);
  * *out, -EINVAL (NULL mem/out, bad sz or non-zero unknown tail, a value
  * out of range, unknown flag, misaligned mem) or -ENOSPC (len too small).
  */
-GSO_API int gso_flowq__init(void *mem, size_t len, const struct gso_flowq_opts *o,
-			    struct gso_flowq **out);
+GSO_API int gso_flowq__init(struct gso_flowq **out, void *mem, size_t len,
+			    const struct gso_flowq_opts *o);
 
 /* Same in one allocation made here.  Returns 0 and *out, -EINVAL as above, -ENOMEM. */
-GSO_API int gso_flowq__create(const struct gso_flowq_opts *o, struct gso_flowq **out);
+GSO_API int gso_flowq__create(struct gso_flowq **out, const struct gso_flowq_opts *o);
 
 /*
  * Free a queue from gso_flowq__create() (no-op for gso_flowq__init()
@@ -173,8 +173,14 @@ enum gso_flowq_why {
 	GSO_FLOWQ_WHY_SLOTS,     /* the range needs a split and no entry is free: wait for ACKs */
 };
 
-/* The next range to send: one super-segment. */
+/*
+ * The next range to send: one super-segment.  The caller sets sz
+ * (GSO_OPTS or .sz = sizeof); gso_flowq__peek() fills it up to sz and
+ * sets sz to the bytes written; gso_flowq__sent() reads it back, fields
+ * past sz as 0.
+ */
 struct gso_flowq_tx {
+	size_t sz;
 	uint64_t handle; /* buffer holding the payload */
 	uint32_t off;    /* payload offset in that buffer */
 	uint32_t len;    /* payload bytes (0 with nothing to send) */
@@ -183,7 +189,9 @@ struct gso_flowq_tx {
 	uint32_t segs;   /* gso_flowq_segs(len, mss) */
 	uint32_t flags;  /* GSO_FLOWQ_TX_* */
 	uint32_t why;    /* enum gso_flowq_why */
+	size_t :0;
 };
+#define gso_flowq_tx__last_field why
 
 /*
  * Name the next range to send, of at most `max_segs` segments (the burst
@@ -194,7 +202,8 @@ struct gso_flowq_tx {
  * most max_bytes.  Nothing changes: send it, then gso_flowq__sent().
  *
  * Returns 1 and fills *tx; 0 when nothing can be sent now (tx->len 0,
- * tx->why says why); -EINVAL (NULL, max_segs 0); -EUCLEAN (the counters
+ * tx->why says why); -EINVAL (NULL, max_segs 0, tx->sz not larger than
+ * sizeof(size_t)); -EUCLEAN (the counters
  * and the entries disagree: a bug, see gso_flowq__check()).
  */
 GSO_API int gso_flowq__peek(const struct gso_flowq *q, uint32_t max_segs, struct gso_flowq_tx *tx);
@@ -203,7 +212,8 @@ GSO_API int gso_flowq__peek(const struct gso_flowq *q, uint32_t max_segs, struct
  * Record that `tx` (from gso_flowq__peek(), possibly with a smaller len)
  * was handed to the device at `now_ns`.  The entry is split where the
  * range ends; new data advances snd_nxt; a retransmission goes back in
- * flight.  Returns 0, or -EINVAL (NULL, len 0, or tx is not what
+ * flight.  Returns 0, or -EINVAL (NULL, tx->sz not larger than
+ * sizeof(size_t), len 0, or tx is not what
  * gso_flowq__peek() would allow now: other seq/handle/off/mss/kind, or
  * longer), -ENOSPC (a split is needed and no entry is free; peek says
  * GSO_FLOWQ_WHY_SLOTS first), -EUCLEAN as gso_flowq__peek().
@@ -244,7 +254,9 @@ struct gso_flowq_ack {
 #define GSO_FLOWQ_RES_RECOVERED   (1u << 4) /* loss recovery ended: snd_una reached its end */
 #define GSO_FLOWQ_RES_WND_SHRUNK  (1u << 5) /* the window's right edge moved left (RFC 7323 says it should not) */
 
+/* The result of gso_flowq__ack().  The caller sets sz (GSO_OPTS or .sz = sizeof). */
 struct gso_flowq_ack_res {
+	size_t sz;
 	uint32_t flags;          /* GSO_FLOWQ_RES_* */
 	uint32_t acked_bytes;    /* snd_una advance */
 	uint32_t acked_segs;     /* segments the cumulative ACK completed, previously
@@ -260,9 +272,14 @@ struct gso_flowq_ack_res {
 	uint32_t dsack;          /* SACK blocks at or below the cumulative ACK (D-SACK) */
 	uint32_t sack_unsplit;   /* SACK edges not applied: no free entry for the split */
 	uint32_t n_rel;          /* release records written */
+	size_t :0;
 };
+#define gso_flowq_ack_res__last_field n_rel
 
-/* A buffer whose head bytes the peer has acknowledged. */
+/*
+ * A buffer whose head bytes the peer has acknowledged.  An element of the
+ * caller's rel[] array: no sz field; growing it needs a new symbol version.
+ */
 struct gso_flowq_rel {
 	uint64_t handle;
 	uint32_t upto; /* every byte of the buffer before this offset is acknowledged

@@ -9,7 +9,9 @@
  *  - Functions return 0 (or a count) on success and a negative errno on
  *    failure.  A failed call writes nothing to its outputs.
  *  - Options structs start with `size_t sz` and are declared with
- *    GSO_OPTS(type, name, ...); zero always means "the default".
+ *    GSO_OPTS(type, name, ...); zero always means "the default".  Results
+ *    and per-call descriptors the caller allocates start with `size_t sz`
+ *    too, set by the caller; the library fills them up to sz.
  *  - The headers are ISO C11 and C++11; GSO_OPTS in C++ needs C++20
  *    (<gso/common.h> says why and how).
  *  - The library never allocates on the data path, never prints, never exits.
@@ -39,6 +41,7 @@
 #include <gso/seg.h>
 #include <gso/offload.h>
 #include <gso/pacer.h>
+#include <gso/sched.h>
 #include <gso/cc.h>
 #include <gso/flowq.h>
 

@@ -58,8 +58,13 @@ enum gso_offload_type {
 #define GSO_OFFLOAD_CSUM_OFF_TCP 16u
 #define GSO_OFFLOAD_CSUM_OFF_UDP 6u
 
-/* One super-segment's offload request.  Filled by gso_offload_describe(). */
+/*
+ * One super-segment's offload request.  The caller sets sz (GSO_OPTS or
+ * .sz = sizeof); gso_offload_describe() fills it up to sz and sets sz to
+ * the bytes written; the encoders read it back, fields past sz as 0.
+ */
 struct gso_offload_req {
+	size_t sz;
 	uint32_t payload_len; /* L4 payload bytes of the whole super-segment */
 	uint32_t segs;        /* segments the device will emit (1 for NONE) */
 	uint16_t mss;         /* payload bytes per segment (Linux gso_size), as passed */
@@ -71,7 +76,9 @@ struct gso_offload_req {
 	uint8_t l4_len;       /* TCP header with options, or 8 */
 	uint8_t type;         /* enum gso_offload_type */
 	uint32_t flags;       /* GSO_OFFLOAD_F_* */
+	size_t :0;
 };
+#define gso_offload_req__last_field flags
 
 /*
  * Describe the super-segment made of template `t` and `payload_len` bytes
@@ -90,7 +97,8 @@ struct gso_offload_req {
  * handed one; the encoders below re-check through this function.
  *
  * Returns 0, or
- *   -EINVAL    `t`/`r` NULL, unknown flag; mss 0 or >= 0xffff (0xffff is
+ *   -EINVAL    `t`/`r` NULL, r->sz not larger than sizeof(size_t),
+ *              unknown flag; mss 0 or >= 0xffff (0xffff is
  *              the kernel's GSO_BY_FRAGS) -- the errno Linux gives for the
  *              same virtio_net_hdr; FIXEDID on IPv4 without DF (Linux fails
  *              segmentation); a template gso_segment() refuses (damaged,
@@ -169,7 +177,8 @@ GSO_API int gso_vnet_hdr_check(const struct gso_vnet_hdr *h, size_t frame_len);
  * requires it for UDP_L4, and a single packet gets checksum offload); the
  * ECN bit is set for a TCP GSO request whose template carries CWR.
  *
- * Returns 0, or -EINVAL (NULL, `r` not describing `t`), -ENOTSUP (FIXEDID:
+ * Returns 0, or -EINVAL (NULL, `r` not describing `t` or
+ * with an sz shorter than the request gso_offload_describe() writes), -ENOTSUP (FIXEDID:
  * virtio_net_hdr cannot ask for fixed IDs), -ENOBUFS (hdr_cap < r->hdr_len).
  */
 GSO_API int gso_offload_vnet(const struct gso_offload_req *r, const struct gso_tmpl *t,
@@ -256,7 +265,8 @@ GSO_API int gso_e1000_data_decode(const void *in, struct gso_e1000_data *d);
  * every frame where Linux GSO keeps it on the first only; Linux never hands
  * e1000 such a packet (no NETIF_F_TSO_ECN).  Whether that is acceptable is
  * the caller's policy.
- * Returns 0, or -EINVAL (NULL, `r` not describing `t`), -ENOTSUP (TCPV6 or
+ * Returns 0, or -EINVAL (NULL, `r` not describing `t` or
+ * with an sz shorter than the request gso_offload_describe() writes), -ENOTSUP (TCPV6 or
  * UDP over IPv6: the e1000 does IPv4 TSO only; FIXEDID: it always
  * increments the ID), -ENOBUFS (hdr_cap < r->hdr_len).
  */
@@ -270,7 +280,8 @@ GSO_API int gso_offload_e1000(const struct gso_offload_req *r, const struct gso_
  * pass that here to match it).  Every piece gets DEXT|IFCS (|TSE with TSO)
  * and POPTS TXSM (|IXSM for IPv4 TSO); if `eop`, the last piece also gets
  * EOP|RS (this buffer ends the packet).  Returns the number of descriptors
- * written to `out`, or -EINVAL (NULL, len 0, max_per_desc over 4096),
+ * written to `out`, or -EINVAL (NULL, r->sz shorter than the request
+ * gso_offload_describe() writes, len 0, max_per_desc over 4096),
  * -EOVERFLOW (addr + len runs past 2^64: the pieces' addresses would wrap
  * to 0; a buffer ending at 2^64 is fine), -ENOSPC (n_out too small).
  * Nothing is written on error.
@@ -313,7 +324,8 @@ GSO_API int gso_xsk_txmd_decode(const void *in, struct gso_xsk_txmd *m);
  * LAUNCH_TIME when launch_time_ns != 0), `hdr_out` the headers prepared as
  * for virtio_net_hdr (seed including the L4 length).  AF_XDP cannot
  * segment, so only NONE requests are accepted.
- * Returns 0, or -EINVAL (NULL, `r` not describing `t`), -ENOTSUP (a GSO
+ * Returns 0, or -EINVAL (NULL, `r` not describing `t` or
+ * with an sz shorter than the request gso_offload_describe() writes), -ENOTSUP (a GSO
  * type: segment in software first), -ENOBUFS (hdr_cap < r->hdr_len).
  */
 GSO_API int gso_offload_xsk(const struct gso_offload_req *r, const struct gso_tmpl *t,

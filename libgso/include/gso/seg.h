@@ -27,8 +27,8 @@
  * always goes out as 0xffff.  Frames are not padded to the Ethernet
  * minimum (the device does that).
  *
- * Template (s->tmpl): one made by gso_tmpl_parse/gso_pkt_parse/
- * gso_tmpl_build.  Its length and checksum fields are ignored (rewritten
+ * Template (s->tmpl): one made by gso_tmpl__parse/gso_tmpl__parse_pkt/
+ * gso_tmpl__build.  Its length and checksum fields are ignored (rewritten
  * per segment), everything else is copied.  Its structure is checked
  * again (offsets against the header bytes, IP version/protocol, IHL/doff,
  * no IPv4 fragment) so that a damaged struct gives -EINVAL, never a bad
@@ -63,7 +63,11 @@ enum gso_ipid_mode {
 	GSO_IPID_FIXED = 1, /* same ID on every segment; needs DF (else -EINVAL); no effect on IPv6 */
 };
 
-/* A contiguous piece of payload.  The library only reads it. */
+/*
+ * A contiguous piece of payload.  The library only reads it.  An element
+ * of a per-super-segment array: no sz field; growing it needs a new
+ * symbol version (as for gso_frame and gso_seg_ref).
+ */
 struct gso_extent {
 	const void *base; /* may be NULL only when len is 0 */
 	size_t len;       /* 0 is allowed (the extent is skipped) */
@@ -106,7 +110,7 @@ struct gso_seg_opts {
  */
 GSO_API int gso_seg_count(const struct gso_super *s, const struct gso_seg_opts *o);
 
-/* Output form (a): complete frames in caller buffers. */
+/* Output form (a): complete frames in caller buffers (one per segment: no sz field). */
 struct gso_frame {
 	void *buf;            /* in: where the frame is written */
 	uint32_t cap;         /* in: bytes available at buf */
@@ -130,7 +134,7 @@ struct gso_frame {
 GSO_API int gso_segment(const struct gso_super *s, const struct gso_seg_opts *o,
 			struct gso_frame *out, unsigned n_out);
 
-/* Output form (b): a header frame plus a reference into the payload. */
+/* Output form (b): a header frame plus a reference into the payload (one per segment: no sz field). */
 struct gso_seg_ref {
 	void *hdr;            /* in: buffer for this segment's headers */
 	uint16_t hdr_cap;     /* in: bytes available at hdr */

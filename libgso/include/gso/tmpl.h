@@ -1,8 +1,8 @@
 /*
  * libgso header templates: the L2+L3+L4 headers of one flow's super-segment.
  *
- * A template is parsed from a frame (gso_tmpl_parse, gso_pkt_parse) or
- * built from fields (gso_tmpl_build).  It records where each header is and
+ * A template is parsed from a frame (gso_tmpl__parse, gso_tmpl__parse_pkt) or
+ * built from fields (gso_tmpl__build).  It records where each header is and
  * what it is; the segmenter and the offload encoders copy it and rewrite the
  * per-segment fields.  The struct is exposed because it sits on the hot
  * path; treat its fields as read-only and change a template only through
@@ -34,6 +34,11 @@ enum gso_l4 { GSO_L4_TCP = 6, GSO_L4_UDP = 17 };
 #define GSO_TCP_ECE 0x40
 #define GSO_TCP_CWR 0x80
 
+/*
+ * A fixed-size value type: the library writes all of it, callers copy it
+ * by assignment.  It has no sz field; growing it needs a new symbol
+ * version.
+ */
 struct gso_tmpl {
 	uint8_t hdr[GSO_MAX_HDR_LEN + 1]; /* the headers, as they go on the wire */
 	uint16_t hdr_len;   /* L2 + L3 + L4 header bytes */
@@ -53,7 +58,7 @@ struct gso_tmpl {
  * since the segmenter rewrites them.  IPv4 and TCP options must be well
  * formed (each option's length inside the option area), because every
  * segment copies them verbatim.  TCP flags are not judged here (a template
- * may describe a single SYN); gso_tmpl_set_tcp_flags() and the segmenter do.
+ * may describe a single SYN); gso_tmpl__set_tcp_flags() and the segmenter do.
  * The IPv4 header checksum and the L4 checksum are not checked.
  *
  * `t` and `buf` are the caller's; `buf` is only read.  Returns:
@@ -71,7 +76,7 @@ struct gso_tmpl {
  *                     with the protocols supported today)
  * On error `t` is untouched.
  */
-GSO_API int gso_tmpl_parse(struct gso_tmpl *t, const void *buf, size_t len);
+GSO_API int gso_tmpl__parse(struct gso_tmpl *t, const void *buf, size_t len);
 
 /*
  * Parse a whole super-packet frame, as a Linux GSO skb would look on the
@@ -84,17 +89,17 @@ GSO_API int gso_tmpl_parse(struct gso_tmpl *t, const void *buf, size_t len);
  * (= t->hdr_len) and its length (L4 payload per the IP length, padding
  * excluded).  The L4 checksum field is not checked.
  *
- * Returns 0, the errors of gso_tmpl_parse(), and:
+ * Returns 0, the errors of gso_tmpl__parse(), and:
  *   -EMSGSIZE  IP datagram longer than GSO_MAX_IP_LEN (IPv6 payload length
  *              over 65495)
  *   -EBADMSG   IP length longer than the frame, frame longer than the IP
  *              length (beyond padding), UDP length != IP payload length
  * On error nothing is written.
  */
-GSO_API int gso_pkt_parse(struct gso_tmpl *t, const void *frame, size_t len,
+GSO_API int gso_tmpl__parse_pkt(struct gso_tmpl *t, const void *frame, size_t len,
 			  size_t *payload_off, size_t *payload_len);
 
-/* Fields for gso_tmpl_build().  Zero means the default given. */
+/* Fields for gso_tmpl__build().  Zero means the default given. */
 struct gso_tmpl_fields {
 	size_t sz;
 	uint8_t eth_dst[6], eth_src[6];
@@ -132,24 +137,29 @@ struct gso_tmpl_fields {
  * IPv4, seq/ack/tcp_flags/window/tcp_opts with UDP).  On error `t` is
  * untouched.
  */
-GSO_API int gso_tmpl_build(struct gso_tmpl *t, const struct gso_tmpl_fields *f);
+GSO_API int gso_tmpl__build(struct gso_tmpl *t, const struct gso_tmpl_fields *f);
 
 /*
  * Accessors for the fields the transport changes between super-segments.
- * Values are in host order.  Getters return 0 (false) when the template
- * has no such field (TCP fields of a UDP template, IPv4 fields of an IPv6
- * one).  Setters return 0, or -EINVAL when `t` is NULL or has no such
- * field; gso_tmpl_set_tcp_flags() also refuses SYN, RST and URG (-EINVAL),
- * which must never be on a super-segment.  Setters leave checksums alone.
+ * Values are in host order.
+ *
+ * Getters return 0 and write *out, or -ENOENT and write nothing when the
+ * template has no such field (TCP fields of a UDP template, IPv4 fields of
+ * an IPv6 one), or -EINVAL when `t` or the out pointer is NULL.
+ *
+ * Setters return 0, or -EINVAL when `t` is NULL or has no such field;
+ * gso_tmpl__set_tcp_flags() also refuses SYN, RST and URG (-EINVAL), which
+ * must never be on a super-segment.  Setters leave checksums alone.
  */
-GSO_API uint32_t gso_tmpl_tcp_seq(const struct gso_tmpl *t);
-GSO_API int gso_tmpl_set_tcp_seq(struct gso_tmpl *t, uint32_t seq);
-GSO_API int gso_tmpl_set_tcp_ack(struct gso_tmpl *t, uint32_t ack, uint16_t window);
-GSO_API int gso_tmpl_set_tcp_flags(struct gso_tmpl *t, uint8_t flags);
-GSO_API uint8_t gso_tmpl_tcp_flags(const struct gso_tmpl *t);
-GSO_API uint16_t gso_tmpl_ip_id(const struct gso_tmpl *t);  /* 0 for IPv6 */
-GSO_API int gso_tmpl_set_ip_id(struct gso_tmpl *t, uint16_t id);
-GSO_API bool gso_tmpl_df(const struct gso_tmpl *t);         /* false for IPv6 */
+GSO_API int gso_tmpl__tcp_seq(const struct gso_tmpl *t, uint32_t *seq);
+GSO_API int gso_tmpl__tcp_flags(const struct gso_tmpl *t, uint8_t *flags);
+GSO_API int gso_tmpl__ip_id(const struct gso_tmpl *t, uint16_t *id);
+GSO_API int gso_tmpl__df(const struct gso_tmpl *t, bool *df);
+
+GSO_API int gso_tmpl__set_tcp_seq(struct gso_tmpl *t, uint32_t seq);
+GSO_API int gso_tmpl__set_tcp_ack(struct gso_tmpl *t, uint32_t ack, uint16_t window);
+GSO_API int gso_tmpl__set_tcp_flags(struct gso_tmpl *t, uint8_t flags);
+GSO_API int gso_tmpl__set_ip_id(struct gso_tmpl *t, uint16_t id);
 
 #ifdef __cplusplus
 }
