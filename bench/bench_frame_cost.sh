@@ -171,7 +171,7 @@ cg_split() {
 		obj = ""; if (match(rest, / \[[^]]*\]$/)) { obj = substr(rest, RSTART + 2, RLENGTH - 3); rest = substr(rest, 1, RSTART - 1) }
 		c = index(rest, ":"); file = substr(rest, 1, c - 1); fn = substr(rest, c + 1)
 		cat = ""
-		if (file ~ /bench\/common\/stream\.c$/) cat = "gen"
+		if (file ~ /bench\/testbed\/common\/stream\.c$/) cat = "gen"
 		else if (file ~ /(^|\/)libgso\//) cat = "libgso"
 		else if (file ~ /(^|\/)xdp\//) cat = "xdp"
 		else if (file ~ /(^|\/)bench\//) cat = "bench"
