@@ -665,7 +665,6 @@ int gso_cc__bbr_info(const struct gso_cc *cc, struct gso_cc_bbr_info *bi)
 	f.target_cwnd = b->target_cwnd;
 	f.prior_cwnd = b->prior_cwnd;
 	f.min_rtt_stamp_ns = b->min_rtt_stamp_ns;
-	f.sz = bi->sz < sizeof(f) ? bi->sz : sizeof(f);
-	memcpy(bi, &f, f.sz);
+	GSO_OUT_PUT(bi, f);
 	return 0;
 }

@@ -479,8 +479,7 @@ int gso_flowq__info(const struct gso_flowq *q, struct gso_flowq_info *st)
 	f.delivered_bytes = q->delivered;
 	f.delivery_rate = q->delivery_rate;
 	f.app_limited = q->app_limited != 0;
-	f.sz = st->sz < sizeof(f) ? st->sz : sizeof(f);
-	memcpy(st, &f, f.sz);
+	GSO_OUT_PUT(st, f);
 	return 0;
 }
 

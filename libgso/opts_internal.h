@@ -1,5 +1,6 @@
 /*
- * Options-struct handling shared by libgso's sources (not installed).
+ * Options- and result-struct handling shared by the sources of libgso and
+ * libgso-xdp (not installed).
  *
  * A caller built against an older header passes a smaller struct (sz), one
  * built against a newer header a larger one.  Fields past the caller's sz

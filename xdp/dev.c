@@ -1,21 +1,16 @@
 /* The public device calls: checks, then the backend's ops; buffers over dev_mem. */
 #include "dev_internal.h"
+#include "opts_internal.h"
 
 #include <errno.h>
 #include <string.h>
 
 
-/* Output structs: sz must at least reach past the sz field. */
-static bool out_sz_ok(size_t sz)
-{
-	return sz > sizeof(size_t);
-}
-
 int gso_dev__caps(const struct gso_dev *dev, struct gso_dev_caps *caps)
 {
 	struct gso_dev_caps full;
 
-	if (!dev || !caps || !out_sz_ok(caps->sz))
+	if (!dev || !GSO_OUT_VALID(caps))
 		return -EINVAL;
 	memset(&full, 0, sizeof(full));
 	dev->ops->caps(dev, &full);
@@ -29,8 +24,7 @@ int gso_dev__caps(const struct gso_dev *dev, struct gso_dev_caps *caps)
 		full.buf_headroom = dev->mem->headroom;
 		full.buf_max = dev->mem->ua.nbuf ? dev->mem->ua.nbuf * dev->mem->chunk_size - dev->mem->headroom : 0;
 	}
-	full.sz = caps->sz < sizeof(full) ? caps->sz : sizeof(full);
-	memcpy(caps, &full, full.sz);
+	GSO_OUT_PUT(caps, full);
 	return 0;
 }
 
@@ -201,7 +195,7 @@ int gso_dev__plan(struct gso_dev *dev, const struct gso_tx *tx, struct gso_tx_pl
 	struct gso_tx_plan full;
 	int err;
 
-	if (!dev || !tx || !plan || plan->sz <= sizeof(size_t))
+	if (!dev || !tx || !GSO_OUT_VALID(plan))
 		return -EINVAL;
 	if (dev->closed)
 		return -ESHUTDOWN;
@@ -209,8 +203,7 @@ int gso_dev__plan(struct gso_dev *dev, const struct gso_tx *tx, struct gso_tx_pl
 	err = dev->ops->plan(dev, tx, &full);
 	if (err)
 		return err;
-	full.sz = plan->sz < sizeof(full) ? plan->sz : sizeof(full);
-	memcpy(plan, &full, full.sz);
+	GSO_OUT_PUT(plan, full);
 	return 0;
 }
 
@@ -245,7 +238,7 @@ int gso_dev__stats(struct gso_dev *dev, struct gso_dev_stats *st)
 {
 	struct gso_dev_stats full;
 
-	if (!dev || !st || !out_sz_ok(st->sz))
+	if (!dev || !GSO_OUT_VALID(st))
 		return -EINVAL;
 	memset(&full, 0, sizeof(full));
 	dev->ops->stats(dev, &full);
@@ -258,8 +251,7 @@ int gso_dev__stats(struct gso_dev *dev, struct gso_dev_stats *st)
 		full.chunks_inflight = ua_count(a, UA_INFLIGHT);
 		full.chunks_held = ua_count(a, UA_HELD);
 	}
-	full.sz = st->sz < sizeof(full) ? st->sz : sizeof(full);
-	memcpy(st, &full, full.sz);
+	GSO_OUT_PUT(st, full);
 	return 0;
 }
 

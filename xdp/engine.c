@@ -836,15 +836,14 @@ int gso_engine__stats(const struct gso_engine *e, struct gso_engine_stats *st)
 {
 	struct gso_engine_stats full;
 
-	if (!e || !st || st->sz <= sizeof(size_t))
+	if (!e || !GSO_OUT_VALID(st))
 		return -EINVAL;
 	full = e->st;
 	full.flows = e->max_flows - e->nfree;
 	full.queued = e->queued;
 	full.link_usable = e->usable;
 	full.dead = e->dead;
-	full.sz = st->sz < sizeof(full) ? st->sz : sizeof(full);
-	memcpy(st, &full, full.sz);
+	GSO_OUT_PUT(st, full);
 	return 0;
 }
 

@@ -293,7 +293,7 @@ int gso_dgram__info(const struct gso_dgram *d, struct gso_dgram_info *info)
 {
 	struct gso_dgram_info full;
 
-	if (!d || !info || info->sz <= sizeof(size_t))
+	if (!d || !GSO_OUT_VALID(info))
 		return -EINVAL;
 	memset(&full, 0, sizeof(full));
 	full.queued = d->qlen;
@@ -306,7 +306,6 @@ int gso_dgram__info(const struct gso_dgram *d, struct gso_dgram_info *info)
 	full.sent_frames = d->sent_frames;
 	full.sent_bytes = d->sent_bytes;
 	full.dropped = d->dropped;
-	full.sz = info->sz < sizeof(full) ? info->sz : sizeof(full);
-	memcpy(info, &full, full.sz);
+	GSO_OUT_PUT(info, full);
 	return 0;
 }

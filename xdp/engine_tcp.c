@@ -1412,7 +1412,7 @@ int gso_stream__info(const struct gso_stream *s, struct gso_stream_info *info)
 	struct gso_stream_info full;
 	struct gso_cc_state cs = { .sz = sizeof(cs) };
 
-	if (!s || !info || info->sz <= sizeof(size_t))
+	if (!s || !GSO_OUT_VALID(info))
 		return -EINVAL;
 	full = s->st;
 	full.state = s->state;
@@ -1441,7 +1441,6 @@ int gso_stream__info(const struct gso_stream *s, struct gso_stream_info *info)
 	}
 	full.offloaded = s->tso.offloaded;
 	full.software = s->tso.software + s->tso.single;
-	full.sz = info->sz < sizeof(full) ? info->sz : sizeof(full);
-	memcpy(info, &full, full.sz);
+	GSO_OUT_PUT(info, full);
 	return 0;
 }

@@ -6,6 +6,7 @@
  * per (network namespace, interface, probe flags) and cached.
  */
 #include "link_internal.h"
+#include "opts_internal.h"
 #include "xsk_internal.h"
 
 #include <errno.h>
@@ -212,7 +213,7 @@ int gso_ifcaps__probe(int ifindex, unsigned flags, struct gso_ifcaps *caps)
 	uint64_t ns;
 	char ifname[IF_NAMESIZE];
 
-	if (ifindex <= 0 || !caps || caps->sz <= sizeof(size_t) || (flags & ~known))
+	if (ifindex <= 0 || !GSO_OUT_VALID(caps) || (flags & ~known))
 		return -EINVAL;
 	if (!if_indextoname((unsigned)ifindex, ifname))
 		return -ENODEV;
@@ -236,7 +237,6 @@ int gso_ifcaps__probe(int ifindex, unsigned flags, struct gso_ifcaps *caps)
 		hit->caps = full;
 	}
 	pthread_mutex_unlock(&cache_lock);
-	full.sz = caps->sz < sizeof(full) ? caps->sz : sizeof(full);
-	memcpy(caps, &full, full.sz);
+	GSO_OUT_PUT(caps, full);
 	return 0;
 }

@@ -414,7 +414,7 @@ int gso_port__stats(const struct gso_port *p, uint32_t q, struct gso_port_stats 
 {
 	struct gso_port_stats full;
 
-	if (!p || !st || st->sz <= sizeof(size_t))
+	if (!p || !GSO_OUT_VALID(st))
 		return -EINVAL;
 	if (q != GSO_PORT_ALL && q >= p->n)
 		return -ENXIO;
@@ -422,7 +422,6 @@ int gso_port__stats(const struct gso_port *p, uint32_t q, struct gso_port_stats 
 	for (uint32_t i = 0; i < p->n; i++)
 		if (q == GSO_PORT_ALL || q == i)
 			add_q(p, &p->qs[i], &full);
-	full.sz = st->sz < sizeof(full) ? st->sz : sizeof(full);
-	memcpy(st, &full, full.sz);
+	GSO_OUT_PUT(st, full);
 	return 0;
 }

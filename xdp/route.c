@@ -33,6 +33,7 @@
 #include <linux/rtnetlink.h>
 
 #include "link_internal.h"
+#include "opts_internal.h"
 #include "rtnl_internal.h"
 
 /* How often the neighbour entry is asked for again while waiting. */
@@ -513,7 +514,7 @@ int gso_route__lookup(int l3, const uint8_t *dst, int ifindex, int timeout_ms,
 	size_t alen;
 	int family, err;
 
-	if (!dst || !out || out->sz <= sizeof(size_t) || ifindex < 0)
+	if (!dst || !GSO_OUT_VALID(out) || ifindex < 0)
 		return -EINVAL;
 	if (l3 == GSO_L3_IPV4) {
 		family = AF_INET;
@@ -580,8 +581,7 @@ int gso_route__lookup(int l3, const uint8_t *dst, int ifindex, int timeout_ms,
 			r.flags |= GSO_ROUTE_F_RESOLVED;
 	}
 
-	r.sz = out->sz < sizeof(r) ? out->sz : sizeof(r);
-	memcpy(out, &r, r.sz);
+	GSO_OUT_PUT(out, r);
 out:
 	close(s.fd);
 	return err;

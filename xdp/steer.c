@@ -264,7 +264,7 @@ int gso_steer__stats(struct gso_steer *st, struct gso_steer_stats *out)
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t *v;
 
-	if (!st || !out || out->sz <= sizeof(size_t))
+	if (!st || !GSO_OUT_VALID(out))
 		return -EINVAL;
 	if (ncpu <= 0)
 		return ncpu < 0 ? ncpu : -EINVAL;
@@ -299,8 +299,7 @@ int gso_steer__stats(struct gso_steer *st, struct gso_steer_stats *out)
 		full.devs += st->devs[q] != NULL;
 	full.xdp_mode = st->mode == XDP_MODE_SKB ? GSO_STEER_XDP_SKB : GSO_STEER_XDP_NATIVE;
 	full.multiprog = st->multiprog;
-	full.sz = out->sz < sizeof(full) ? out->sz : sizeof(full);
-	memcpy(out, &full, full.sz);
+	GSO_OUT_PUT(out, full);
 	return 0;
 }
 

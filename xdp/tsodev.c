@@ -4,6 +4,7 @@
  * the per-flow and per-device counters of every fallback.
  */
 #include "tsodev_internal.h"
+#include "opts_internal.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -274,7 +275,7 @@ int gso_tso__stats(struct gso_dev *dev, struct gso_tso_stats *st)
 	struct tso_dev *t = gsoi_tso_of(dev);
 	struct gso_tso_stats full;
 
-	if (!t || !st || st->sz <= sizeof(size_t))
+	if (!t || !GSO_OUT_VALID(st))
 		return -EINVAL;
 	full = t->st;
 	full.mode = t->mode;
@@ -284,8 +285,7 @@ int gso_tso__stats(struct gso_dev *dev, struct gso_tso_stats *st)
 	full.lim_udp_segs = t->lim.udp_max_segs;
 	full.lim_max_frame = t->lim.max_frame;
 	full.cwr_every_seg = t->lim.cwr_every_seg;
-	full.sz = st->sz < sizeof(full) ? st->sz : sizeof(full);
-	memcpy(st, &full, full.sz);
+	GSO_OUT_PUT(st, full);
 	return 0;
 }
 

@@ -572,7 +572,7 @@ int gso_e1000__stats(struct gso_dev *d, struct gso_e1000_stats *st)
 	struct gso_e1000_stats f;
 	const struct e1000_counters *c;
 
-	if (!d || d->ops != &e1000_ops || !st || st->sz <= sizeof(size_t))
+	if (!d || d->ops != &e1000_ops || !GSO_OUT_VALID(st))
 		return -EINVAL;
 	x = to_x(d);
 	c = &x->eng.cnt;
@@ -604,8 +604,7 @@ int gso_e1000__stats(struct gso_dev *d, struct gso_e1000_stats *st)
 	}
 	f.dev_busy_ns = atomic_load_explicit(&x->busy_ns, memory_order_relaxed);
 	f.inflight_descs = x->next - x->clean;
-	f.sz = st->sz < sizeof(f) ? st->sz : sizeof(f);
-	memcpy(st, &f, f.sz);
+	GSO_OUT_PUT(st, f);
 	return 0;
 }
 
