@@ -20,15 +20,24 @@ const char *gso_test_build_path(const char *rel)
 	return path;
 }
 
-void gso_test_require_root(void)
+void gso_test_skip(const char *fmt, ...)
 {
 	const char *ci = getenv("CI");
+	char why[512];
+	va_list ap;
 
-	if (geteuid() == 0)
-		return;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
 	if (ci && !strcmp(ci, "true"))
-		cr_assert_fail("this integration test needs root, and CI=true makes a skip a failure");
-	cr_skip_test("needs root (network namespaces, veth, AF_PACKET); run as root to include it");
+		cr_assert_fail("%s; CI=true makes a skip a failure", why);
+	cr_skip_test("%s", why);
+}
+
+void gso_test_require_root(void)
+{
+	if (geteuid() != 0)
+		gso_test_skip("needs root (network namespaces, veth, AF_PACKET); run as root to include it");
 }
 
 static int run_cmd(const char *cmd)

@@ -12,8 +12,14 @@
 const char *gso_test_build_path(const char *rel);
 
 /*
- * Integration tests need root.  As non-root they skip with a message; with
- * CI=true in the environment a skip is a failure.  Call first in the test.
+ * Skip the running test, saying why; with CI=true in the environment a
+ * skip is a failure instead (CI must run everything).  Does not return.
+ */
+void gso_test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Integration tests need root.  As non-root they skip with a message
+ * (gso_test_skip: a failure under CI=true).  Call first in the test.
  */
 void gso_test_require_root(void);
 

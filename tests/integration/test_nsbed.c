@@ -102,7 +102,7 @@ Test(nsbed, anonymous_bed_works_without_names)
 		.no_ipv6 = true,
 		.static_neigh = true,
 		.queues = 2,
-		.setup = { "touch /dev/null", NULL },
+		.setup = { "ip link set gva mtu 1400", NULL },
 		.anonymous = true,
 	};
 	struct nsbed b;
@@ -115,6 +115,8 @@ Test(nsbed, anonymous_bed_works_without_names)
 	cr_assert_eq(nsbed_sh(&b, 1, "ip -4 addr show dev gvb | grep -q '%s/24'", b.ip[1]), 0);
 	cr_assert_eq(nsbed_sh(&b, 1, "test \"$(cat /proc/sys/net/ipv6/conf/all/disable_ipv6)\" = 1"), 0);
 	cr_assert_eq(nsbed_sh(&b, 1, "ip -d link show gvb | grep -q 'numtxqueues 2 numrxqueues 2'"), 0);
+	/* The setup command ran, in side 0. */
+	cr_assert_eq(nsbed_sh(&b, 0, "ip link show gva | grep -q 'mtu 1400 '"), 0);
 	nsbed_destroy(&b);
 	cr_assert_eq(nsbed_sh(&b, 0, "true"), -EBADF);
 }

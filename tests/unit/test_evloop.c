@@ -40,8 +40,8 @@ static struct gso_evloop *mk(uint32_t backend, uint32_t flags, uint32_t spin_ns,
 	int err = gso_evloop__create(&l, &o);
 
 	if (backend == GSO_EVLOOP_URING && (err == -EPERM || err == -ENOSYS || err == -EOPNOTSUPP))
-		cr_skip_test("io_uring is not available here (%s); the epoll cases cover the loop",
-			     strerror(-err));
+		gso_test_skip("io_uring is not available here (%s); the epoll cases cover the loop",
+			      strerror(-err));
 	cr_assert_eq(err, 0, "create(%s): %s", gso_evloop_backend_name(backend), strerror(-err));
 	cr_assert_not_null(l);
 	return l;
