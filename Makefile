@@ -326,7 +326,7 @@ $(B)/tests/unit-asan: $(TPROGS) $(UNIT_SRCS) $(TESTC_SRCS) $(NSBED_SRCS) $(LIB_S
 		$(XDP_LIBS) $(URING_LIBS) $(PCAP_LIBS) $(SYS_LIBS) $(CRIT_LIBS)
 
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard libgso/*.h libgso/include/gso/*.h tests/fuzz/*.h)
+$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard libgso/*.h libgso/include/gso/*.h tests/fuzz/*.h tests/common/ref_csum.h)
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 -O1 -g -Wall -Wextra -Werror $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) -lm

@@ -18,6 +18,7 @@
 #include <gso/tmpl.h>
 
 #include "gso_test.h"
+#include "ref_csum.h"
 
 const char *const conf_proto_name[CONF_NPROTO] = { "tcp4", "tcp6", "udp4", "udp6" };
 const uint8_t conf_dst_mac[6] = { 0x02, 0x77, 0x00, 0x00, 0x00, 0xbb };
@@ -25,25 +26,7 @@ const uint8_t conf_saddr4[4] = { 198, 18, 0, 1 }, conf_daddr4[4] = { 198, 19, 0,
 const uint8_t conf_saddr6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x00, 0x77, [15] = 1 };
 const uint8_t conf_daddr6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x00, 0x77, [15] = 2 };
 
-/* ---- independent reference arithmetic (network byte order) ---- */
-
-static uint32_t sum16(const uint8_t *p, size_t n, uint32_t acc)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		acc += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (n & 1)
-		acc += (uint32_t)p[n - 1] << 8;
-	return acc;
-}
-
-static uint16_t fold16(uint32_t acc)
-{
-	while (acc >> 16)
-		acc = (acc & 0xffff) + (acc >> 16);
-	return (uint16_t)acc;
-}
+/* ---- independent reference arithmetic (network byte order; checksums: ref_csum.h) ---- */
 
 static void put16(uint8_t *p, uint32_t v)
 {
@@ -62,8 +45,8 @@ static uint32_t pseudo_sum(uint8_t proto, uint32_t l4_len)
 	bool v4 = CONF_IS_V4(proto);
 	uint32_t acc = 0;
 
-	acc = sum16(v4 ? conf_saddr4 : conf_saddr6, v4 ? 4 : 16, acc);
-	acc = sum16(v4 ? conf_daddr4 : conf_daddr6, v4 ? 4 : 16, acc);
+	acc = ref_sum(v4 ? conf_saddr4 : conf_saddr6, v4 ? 4 : 16, acc);
+	acc = ref_sum(v4 ? conf_daddr4 : conf_daddr6, v4 ? 4 : 16, acc);
 	return acc + (CONF_IS_TCP(proto) ? 6 : 17) + (l4_len >> 16) + (l4_len & 0xffff);
 }
 
@@ -153,7 +136,7 @@ size_t conf_build_frame(const struct conf_case *c, const uint8_t src_mac[6], uin
 		memcpy(ip + 12, conf_saddr4, 4);
 		memcpy(ip + 16, conf_daddr4, 4);
 		ip_options(ip + 20, c->ipopt_len, &rng);
-		put16(ip + 10, (uint16_t)~fold16(sum16(ip, l3_hlen(c), 0)));
+		put16(ip + 10, (uint16_t)~ref_fold(ref_sum(ip, l3_hlen(c), 0)));
 	} else {
 		put32(ip, 6u << 28 | (uint32_t)c->tos << 20 | (c->flow & 0xfffff));
 		put16(ip + 4, l4_total);
@@ -201,11 +184,11 @@ size_t conf_build_frame(const struct conf_case *c, const uint8_t src_mac[6], uin
 		}
 		f[pay] = f[pay + 1] = 0;
 		acc = pseudo_sum(c->proto, seg_l4);
-		acc = sum16(hdr, th, acc);
-		acc = sum16(f + pay, seg_pay, acc);
-		put16(f + pay, 0xffffu - fold16(acc));
+		acc = ref_sum(hdr, th, acc);
+		acc = ref_sum(f + pay, seg_pay, acc);
+		put16(f + pay, 0xffffu - ref_fold(acc));
 	}
-	put16(h + (CONF_IS_TCP(c->proto) ? 16 : 6), fold16(pseudo_sum(c->proto, l4_total)));
+	put16(h + (CONF_IS_TCP(c->proto) ? 16 : 6), ref_fold(pseudo_sum(c->proto, l4_total)));
 	*l4_off = l4;
 	return pay + c->paylen;
 }

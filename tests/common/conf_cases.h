@@ -10,7 +10,7 @@
  * from one PRNG stream (conf_table_cases then conf_random_cases), or the
  * small-MSS set (conf_small_cases, its own stream).  Case i has source port
  * CONF_SPORT_BASE + i: every frame on the wire names its case.  Frames go
- * from CONF_SADDR4/6 to addresses and a MAC nobody owns, so no stack answers.
+ * from conf_saddr4/6 to addresses and a MAC nobody owns, so no stack answers.
  *
  * Nothing here prints or exits; errors are negative errno.
  */
@@ -111,7 +111,7 @@ long conf_vnet_packet(const struct conf_case *c, const uint8_t *frame, size_t le
 
 /*
  * Which case a frame on the wire belongs to: Ethernet (an inline 802.1Q tag
- * allowed) from CONF_SADDR4/6 with a source port in the case range.
+ * allowed) from conf_saddr4/6 with a source port in the case range.
  * Returns true with *idx (and *l4_off, *l4proto 6/17) for one of ours.
  */
 bool conf_frame_case(const uint8_t *f, size_t n, unsigned *idx, size_t *l4_off, uint8_t *l4proto);

@@ -23,27 +23,10 @@
 #include <gso/tmpl.h>
 
 #include "fuzz_input.h"
+#include "../common/ref_csum.h"
 
 #define POISON 0x5a
 #define MAX_FRAMES 1024u /* above this only counts and errors are checked */
-
-static uint32_t ref_sum(const uint8_t *p, size_t len, uint32_t sum)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t ref_fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
-}
 
 static unsigned rd16(const uint8_t *p) { return (unsigned)p[0] << 8 | p[1]; }
 

@@ -34,7 +34,7 @@ static void usage(FILE *out)
 "       conftool list    --seed N [CASES]\n"
 "       conftool compare [--strict] [--show N] EXPECTED.pcap NAME=CAPTURE.pcap...\n"
 "\n"
-"The conformance cases of tests/integration/test_conformance.c -- a table of\n"
+"The conformance cases of tests/common/conf_cases.c -- a table of\n"
 "boundaries plus random cases from a seed -- through any implementation of\n"
 "TCP/UDP segmentation, and a frame-for-frame comparison of what each put on\n"
 "the wire.  Case i is a super-packet from 198.18.0.1 / 2001:db8:77::1, source\n"

@@ -28,6 +28,7 @@
 
 #include "e1000/e1000_internal.h"
 #include "gso_test.h"
+#include "ref_csum.h"
 
 #define DMA_LEN (1u << 20)
 #define CHUNK 4096u
@@ -229,22 +230,6 @@ static void queue_super(const struct gso_tmpl *tin, const uint8_t *pay, uint32_t
 }
 
 /* ---- expected frames and independent checks ---- */
-
-static uint32_t ref_sum(const uint8_t *p, size_t n, uint32_t acc)
-{
-	for (size_t i = 0; i + 1 < n; i += 2)
-		acc += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (n & 1)
-		acc += (uint32_t)p[n - 1] << 8;
-	return acc;
-}
-
-static uint16_t ref_fold(uint32_t a)
-{
-	while (a >> 16)
-		a = (a & 0xffff) + (a >> 16);
-	return (uint16_t)a;
-}
 
 /* Both checksums of an IPv4 TCP/UDP frame verify (big-endian reference arithmetic). */
 static void check_sums(const uint8_t *f, uint32_t len, unsigned i)

@@ -20,6 +20,7 @@
 #include <pcap/pcap.h>
 
 #include "gso_test.h"
+#include "ref_csum.h"
 
 extern char **environ;
 
@@ -206,22 +207,6 @@ static uint16_t get16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
-static uint32_t sum16(const uint8_t *p, size_t n, uint32_t acc)
-{
-	for (size_t i = 0; i + 1 < n; i += 2)
-		acc += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (n & 1)
-		acc += (uint32_t)p[n - 1] << 8;
-	return acc;
-}
-
-static uint16_t fold16(uint32_t acc)
-{
-	while (acc >> 16)
-		acc = (acc & 0xffff) + (acc >> 16);
-	return (uint16_t)acc;
-}
-
 /*
  * A super-packet: Ethernet + IPv4 (v6 = 0) or IPv6 + TCP (tcp = 1) or UDP,
  * `pay` payload bytes, lengths covering the whole.  Returns the frame length.
@@ -249,7 +234,7 @@ static uint32_t build(uint8_t *f, int v6, int tcp, uint32_t pay, int df, uint64_
 		f[l3 + 9] = tcp ? 6 : 17;
 		f[l3 + 12] = 10, f[l3 + 15] = 1;
 		f[l3 + 16] = 10, f[l3 + 19] = 2;
-		put16(f + l3 + 10, (uint16_t)~fold16(sum16(f + l3, 20, 0)));
+		put16(f + l3 + 10, (uint16_t)~ref_fold(ref_sum(f + l3, 20, 0)));
 	}
 	put16(f + l4, 1234);
 	put16(f + l4 + 2, 80);
@@ -292,17 +277,17 @@ static void check_frame(const uint8_t *f, uint32_t len, struct seginfo *si, unsi
 		uint32_t ihl = (f[l3] & 0xf) * 4u;
 
 		cr_assert_eq(get16(f + l3 + 2), len - l3, "frame %u: IPv4 total length", idx);
-		cr_assert_eq(fold16(sum16(f + l3, ihl, 0)), 0xffff, "frame %u: IPv4 header checksum",
+		cr_assert_eq(ref_fold(ref_sum(f + l3, ihl, 0)), 0xffff, "frame %u: IPv4 header checksum",
 			     idx);
 		proto = f[l3 + 9];
 		l4 = l3 + ihl;
 		si->ip_id = get16(f + l3 + 4);
-		acc = sum16(f + l3 + 12, 8, 0);
+		acc = ref_sum(f + l3 + 12, 8, 0);
 	} else {
 		cr_assert_eq(get16(f + l3 + 4), len - l3 - 40, "frame %u: IPv6 payload length", idx);
 		proto = f[l3 + 6];
 		l4 = l3 + 40;
-		acc = sum16(f + l3 + 8, 32, 0);
+		acc = ref_sum(f + l3 + 8, 32, 0);
 	}
 	si->tcp = proto == 6;
 	th = si->tcp ? (f[l4 + 12] >> 4) * 4u : 8;
@@ -312,8 +297,8 @@ static void check_frame(const uint8_t *f, uint32_t len, struct seginfo *si, unsi
 		si->seq = (uint32_t)get16(f + l4 + 4) << 16 | get16(f + l4 + 6);
 	si->pay = len - l4 - th;
 	acc += proto + (len - l4);
-	acc = sum16(f + l4, len - l4, acc);
-	cr_assert_eq(fold16(acc), 0xffff, "frame %u: L4 checksum does not verify", idx);
+	acc = ref_sum(f + l4, len - l4, acc);
+	cr_assert_eq(ref_fold(acc), 0xffff, "frame %u: L4 checksum does not verify", idx);
 }
 
 /* ---- tests ---- */
@@ -442,7 +427,7 @@ Test(gsoseg_cli, bad_records_reported_skipped_exit_1)
 		case 5:
 			put16(f + 16, get16(f + 16) + 1);
 			put16(f + 24, 0);
-			put16(f + 24, (uint16_t)~fold16(sum16(f + 14, 20, 0)));
+			put16(f + 24, (uint16_t)~ref_fold(ref_sum(f + 14, 20, 0)));
 			break;
 		case 6:
 			put16(f + 54 + 4, get16(f + 54 + 4) - 1);
@@ -450,7 +435,7 @@ Test(gsoseg_cli, bad_records_reported_skipped_exit_1)
 		case 9: /* more-fragments set */
 			put16(f + 20, 0x2000);
 			put16(f + 24, 0);
-			put16(f + 24, (uint16_t)~fold16(sum16(f + 14, 20, 0)));
+			put16(f + 24, (uint16_t)~ref_fold(ref_sum(f + 14, 20, 0)));
 			break;
 		}
 		r->data = f;
@@ -631,7 +616,7 @@ Test(gsoseg_cli, ipid_and_csum_modes)
 	for (unsigned i = 0; i < out.n; i++) {
 		const uint8_t *f = out.r[i].data;
 		uint32_t l4len = out.r[i].caplen - 34;
-		uint16_t want = fold16(sum16(f + 26, 8, 0) + 6 + l4len);
+		uint16_t want = ref_fold(ref_sum(f + 26, 8, 0) + 6 + l4len);
 
 		cr_assert_eq(get16(f + 34 + 16), want, "frame %u: seed 0x%04x, want 0x%04x", i,
 			     get16(f + 34 + 16), want);

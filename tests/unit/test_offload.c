@@ -11,24 +11,9 @@
 
 #include <gso/gso.h>
 #include "gso_test.h"
+#include "ref_csum.h"
 
-/* ---- reference arithmetic: 16-bit big-endian words, RFC 1071 ---- */
-
-static uint32_t ref_sum(const uint8_t *p, size_t len, uint32_t s)
-{
-	for (size_t i = 0; i + 1 < len; i += 2)
-		s += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (len & 1)
-		s += (uint32_t)p[len - 1] << 8;
-	return s;
-}
-
-static uint16_t ref_fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
-}
+/* ---- reference arithmetic: byte order here, the RFC 1071 sum in ref_csum.h ---- */
 
 static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static void wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }

@@ -22,26 +22,9 @@
 #include <gso/tmpl.h>
 
 #include "gso_test.h"
+#include "ref_csum.h"
 
-/* ---- independent reference checksum ---- */
-
-static uint32_t ref_sum(const uint8_t *p, size_t len, uint32_t sum)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t ref_fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
-}
+/* ---- byte-order helpers (the reference checksum is ref_csum.h) ---- */
 
 static unsigned rd16(const uint8_t *p) { return (unsigned)p[0] << 8 | p[1]; }
 static uint32_t rd32(const uint8_t *p) { return (uint32_t)rd16(p) << 16 | rd16(p + 2); }

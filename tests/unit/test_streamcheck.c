@@ -16,6 +16,7 @@
 
 #include "gso_test.h"
 #include "test_progs.h"
+#include "ref_csum.h"
 
 #define SEG 1000
 #define NSEG 5
@@ -80,18 +81,6 @@ static void put_be(uint8_t *p, uint32_t v, int n)
 		*p++ = (uint8_t)(v >> (8 * n));
 }
 
-/* RFC 1071 over big-endian words, folded, not complemented. */
-static uint16_t ones_sum(const uint8_t *p, size_t n, uint32_t acc)
-{
-	for (size_t i = 0; i + 1 < n; i += 2)
-		acc += (uint32_t)p[i] << 8 | p[i + 1];
-	if (n & 1)
-		acc += (uint32_t)p[n - 1] << 8;
-	while (acc > 0xffff)
-		acc = (acc & 0xffff) + (acc >> 16);
-	return (uint16_t)acc;
-}
-
 /* One frame from the client (from_c) or the server. */
 static void frame(struct writer *w, bool from_c, uint8_t flags, uint32_t seq, uint32_t ack,
 		  uint32_t payload, bool bad_tcp, bool bad_ip, bool partial)
@@ -139,7 +128,7 @@ static void frame(struct writer *w, bool from_c, uint8_t flags, uint32_t seq, ui
 		ip[9] = 6;
 		memcpy(ip + 12, from_c ? ca : sa, 4);
 		memcpy(ip + 16, from_c ? sa : ca, 4);
-		put_be(ip + 10, (uint16_t)~ones_sum(ip, 20, 0) ^ (bad_ip ? 1 : 0), 2);
+		put_be(ip + 10, (uint16_t)~ref_fold(ref_sum(ip, 20, 0)) ^ (bad_ip ? 1 : 0), 2);
 		th = ip + 20;
 	}
 	put_be(th, from_c ? PORT_C : PORT_S, 2);
@@ -152,12 +141,12 @@ static void frame(struct writer *w, bool from_c, uint8_t flags, uint32_t seq, ui
 	for (uint32_t i = 0; i < payload; i++)
 		th[20 + i] = (uint8_t)(seq + i);
 	/* Pseudo-header: both addresses, protocol, TCP length. */
-	ph = ones_sum(from_c ? ca : sa, alen, 0);
-	ph = ones_sum(from_c ? sa : ca, alen, ph + 6 + l4);
+	ph = ref_fold(ref_sum(from_c ? ca : sa, alen, 0));
+	ph = ref_fold(ref_sum(from_c ? sa : ca, alen, ph + 6 + l4));
 	if (partial)
 		put_be(th + 16, ph, 2);
 	else
-		put_be(th + 16, (uint16_t)~ones_sum(th, l4, ph) ^ (bad_tcp ? 1 : 0), 2);
+		put_be(th + 16, (uint16_t)~ref_fold(ref_sum(th, l4, ph)) ^ (bad_tcp ? 1 : 0), 2);
 	h.caplen = h.len = (uint32_t)(th + l4 - f);
 	if (h.len < 60)
 		h.caplen = h.len = 60; /* Ethernet padding, as on a wire */
@@ -215,7 +204,7 @@ static const char *write_stream(const struct stream_opts *o)
 
 static char out[8192];
 
-/* Run streamcheck on path with up to 4 extra options; the output lands in out. */
+/* Run streamcheck on path with up to 3 extra options; the output lands in out. */
 static int check(const char *path, const char *a1, const char *a2, const char *a3)
 {
 	char opath[128];
