@@ -236,7 +236,7 @@ int gso_cc__state(const struct gso_cc *cc, struct gso_cc_state *out)
 {
 	struct gso_cc_state full, *st = &full;
 
-	if (!cc || !out || out->sz <= sizeof(size_t))
+	if (!cc || !GSO_OUT_VALID(out))
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
 	st->cwnd = cc->cwnd;
@@ -249,8 +249,7 @@ int gso_cc__state(const struct gso_cc *cc, struct gso_cc_state *out)
 	st->recovery_start_ns = cc->recovery_start_ns;
 	st->in_slow_start = cc->cwnd < cc->ssthresh;
 	st->loss_events = cc->loss_events;
-	st->sz = out->sz < sizeof(full) ? out->sz : sizeof(full);
-	memcpy(out, st, st->sz);
+	GSO_OUT_PUT(out, full);
 	return 0;
 }
 

@@ -646,7 +646,7 @@ int gso_cc__bbr_info(const struct gso_cc *cc, struct gso_cc_bbr_info *bi)
 	struct gso_cc_bbr_info f;
 	const struct cc_bbr *b;
 
-	if (!cc || !bi || bi->sz < sizeof(size_t))
+	if (!cc || !GSO_OUT_VALID(bi))
 		return -EINVAL;
 	if (cc->algo != GSO_CC_BBR)
 		return -EOPNOTSUPP;

@@ -446,7 +446,7 @@ int gso_flowq__info(const struct gso_flowq *q, struct gso_flowq_info *st)
 	struct gso_flowq_info f;
 	uint32_t used;
 
-	if (!q || !st || st->sz < sizeof(size_t))
+	if (!q || !GSO_OUT_VALID(st))
 		return -EINVAL;
 	memset(&f, 0, sizeof(f));
 	used = q->nxt - q->una;

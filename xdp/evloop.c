@@ -390,9 +390,8 @@ int gso_evloop__wait_until(struct gso_evloop *l, uint64_t deadline, struct gso_e
 int gso_evloop__stats(const struct gso_evloop *l, struct gso_evloop_stats *st)
 {
 	struct gso_evloop_stats s;
-	size_t sz;
 
-	if (!l || !st || st->sz < sizeof(size_t))
+	if (!l || !GSO_OUT_VALID(st))
 		return -EINVAL;
 	s = l->st;
 	s.late_sleep_n = l->late_sleep.n;
@@ -403,9 +402,7 @@ int gso_evloop__stats(const struct gso_evloop *l, struct gso_evloop_stats *st)
 	s.late_spin_p50_ns = hist_pct(&l->late_spin, 500);
 	s.late_spin_p99_ns = hist_pct(&l->late_spin, 990);
 	s.late_spin_max_ns = l->late_spin.max;
-	sz = st->sz < sizeof(s) ? st->sz : sizeof(s);
-	s.sz = st->sz;
-	memcpy(st, &s, sz);
+	GSO_OUT_PUT(st, s);
 	return 0;
 }
 

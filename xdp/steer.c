@@ -98,7 +98,7 @@ int gso_flow__reply_of(struct gso_flow *f, const struct gso_tmpl *t)
 	struct gso_flow r;
 	unsigned alen, so, doff;
 
-	if (!f || !t || f->sz <= sizeof(size_t))
+	if (!GSO_OUT_VALID(f) || !t)
 		return -EINVAL;
 	if (t->l3 == GSO_L3_IPV4) {
 		alen = 4;
@@ -115,7 +115,6 @@ int gso_flow__reply_of(struct gso_flow *f, const struct gso_tmpl *t)
 	    t->l3_off + doff + alen > t->l4_off)
 		return -EINVAL;
 	memset(&r, 0, sizeof(r));
-	r.sz = f->sz < sizeof(r) ? f->sz : sizeof(r);
 	r.l3 = t->l3;
 	r.l4 = t->l4;
 	/* The reply comes from where we send to. */
@@ -126,7 +125,7 @@ int gso_flow__reply_of(struct gso_flow *f, const struct gso_tmpl *t)
 	/* The replies carry the tag we send with (a priority tag, VLAN 0, is no VLAN). */
 	if (t->vlan)
 		r.vlan = (uint16_t)((t->hdr[14] << 8 | t->hdr[15]) & 0xfff);
-	memcpy(f, &r, r.sz);
+	GSO_OUT_PUT(f, r);
 	return 0;
 }
 

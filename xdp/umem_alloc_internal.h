@@ -18,7 +18,8 @@
  *   QUEUED    held, never referenced by a descriptor (waiting to be sent);
  *   INFLIGHT  at least one descriptor not yet completed;
  *   HELD      held, sent at least once, nothing in flight (kept for retransmit).
- * The four counters always add up to nchunks (design.md invariant 7).
+ * The four counters always add up to nchunks (tests/unit/test_umem_alloc.c
+ * checks it after its operations).
  *
  * Every run allocation stamps its chunks with a fresh *generation*, so that
  * a caller's handle to a run (struct gso_buf) can be told from a stale copy

@@ -831,7 +831,6 @@ int gso_vnet__create(struct gso_dev **out, int ifindex, const struct gso_vnet_op
 	if (!v)
 		return -ENOMEM;
 	v->fd = -1;
-	v->ifindex = ifindex;
 	v->t.dev.ifindex = ifindex;
 	v->ring = !(flags & GSO_VNET_F_NO_RING);
 	err = gsoi_link_mtu(0, name, &v->mtu);

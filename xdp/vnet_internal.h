@@ -18,7 +18,6 @@ struct vnet_dev {
 	struct tso_dev t;       /* first */
 	struct dev_mem mem;     /* callers' buffers (plain memory; payload is copied at submit) */
 	int fd;                 /* AF_PACKET socket or TAP */
-	int ifindex;
 	bool tap;
 	bool ring;              /* AF_PACKET TX ring (else sendmmsg / writev) */
 	bool bypass;            /* PACKET_QDISC_BYPASS on */

@@ -550,10 +550,9 @@ int gso_xsk__create(struct gso_dev **out, int ifindex, const struct gso_xsk_opts
 	 */
 	if (x->csum && x->sk.kernel_csum)
 		x->sg = false;
-	x->budget = COMPAT_XSK_TX_BUDGET_DEFAULT;
-	if (!x->sk.zerocopy && !setsockopt(x->sk.fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &c.budget,
-					   sizeof(c.budget)))
-		x->budget = c.budget;
+	/* Copy mode: more descriptors per sendto; a kernel without the option keeps its default. */
+	if (!x->sk.zerocopy)
+		(void)setsockopt(x->sk.fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &c.budget, sizeof(c.budget));
 	set_name(x);
 	/* Receiving works from here on: the kernel needs chunks before the first frame. */
 	x->rx.zerocopy = x->sk.zerocopy;

@@ -32,7 +32,6 @@ struct xsk_dev {
 	uint32_t mtu;
 	uint32_t meta;      /* metadata room before every descriptor (the registered tx_metadata_len) */
 	uint32_t max_descs; /* descriptors per packet */
-	uint32_t budget;    /* copy-mode descriptors per sendto */
 	uint32_t cs_shift;  /* log2(chunk_size) when a power of 2, else 0: a 64-bit divide per completion is dozens of cycles */
 	bool csum;          /* frames may carry checksum requests */
 	bool sg;            /* frames may be header + payload references */

@@ -61,7 +61,8 @@ enum gso_offload_type {
 /*
  * One super-segment's offload request.  The caller sets sz (GSO_OPTS or
  * .sz = sizeof); gso_offload_describe() fills it up to sz and sets sz to
- * the bytes written; the encoders read it back, fields past sz as 0.
+ * the bytes written.  The encoders need the whole struct: a shorter sz is
+ * -EINVAL there.
  */
 struct gso_offload_req {
 	size_t sz;

@@ -100,8 +100,8 @@ struct gso_dev_caps {
 
 /*
  * Fill `caps` (set caps->sz, e.g. with GSO_OPTS(gso_dev_caps, c)); fields
- * past caps->sz are not written.  Returns 0 or -EINVAL (NULL, sz too small
- * to hold even the sz field).
+ * past caps->sz are not written.  Returns 0 or -EINVAL (NULL, sz no larger
+ * than the sz field).
  */
 GSO_API int gso_dev__caps(const struct gso_dev *dev, struct gso_dev_caps *caps);
 

@@ -210,7 +210,7 @@ struct gso_evloop_stats {
 
 /*
  * Fill `st` up to st->sz (declare it with GSO_OPTS(gso_evloop_stats, st)).
- * Returns 0, or -EINVAL (NULL, sz too small to hold even sz).
+ * Returns 0, or -EINVAL (NULL, sz no larger than the sz field).
  */
 GSO_API int gso_evloop__stats(const struct gso_evloop *loop, struct gso_evloop_stats *st);
 
