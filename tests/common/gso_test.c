@@ -40,31 +40,29 @@ void gso_test_require_root(void)
 		gso_test_skip("needs root (network namespaces, veth, AF_PACKET); run as root to include it");
 }
 
-static int run_cmd(const char *cmd)
+int gso_test_sh(const char *fmt, ...)
 {
-	int st = system(cmd);
+	char *cmd;
+	va_list ap;
+	int st, n;
 
+	/* Formatted in full, whatever its length: a cut command would run a different one. */
+	va_start(ap, fmt);
+	n = vasprintf(&cmd, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	st = system(cmd);
+	free(cmd);
 	if (st == -1)
 		return -errno;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-int gso_test_sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return run_cmd(cmd);
-}
-
 int gso_testbed_create(struct nsbed *tb)
 {
 	const struct nsbed_opts o = {
-		.tag = "t",
-		.ifname = { "gva", "gvb" },
+		/* nsbed's default tag and names ("t"; gva, gvb) are the tests'. */
 		.ip4 = { "10.77.0.1/24", "10.77.0.2/24" },
 		.ip6 = { "fd77::1/64", "fd77::2/64" },
 	};

@@ -11,7 +11,7 @@
  *   unset), so tests/run.sh can sweep what a test run left ("gsot<run>-*").
  * - Nothing of the host is touched: the veth is created directly inside the
  *   namespaces, and nothing is routed out of them.
- * - Removal cannot be forgotten: right after the namespaces are added, a
+ * - Removal cannot be forgotten: before the namespaces are added, a
  *   watchdog process starts that removes whichever still has a name when
  *   the creating process ends, however it ends (exit, failed assert, crash,
  *   SIGKILL).  nsbed_destroy() removes them first in the normal case.  With

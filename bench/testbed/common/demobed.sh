@@ -1,5 +1,5 @@
-# bench/testbed/common/demobed.sh -- sourced (not run) by bench/testbed/demo.sh and
-# bench/bench_relay.sh: the demo's namespace test-bed, one verified run
+# bench/testbed/common/demobed.sh -- sourced (not run) by bench/testbed/demo.sh,
+# demo_vm.sh, bench/bench_relay.sh, bench_frame_cost.sh and tests/vm/modes.sh: the demo's namespace test-bed, one verified run
 # against bench/receiver, the receiving veth's GRO, and the impairment relay.
 #
 #   sender ns  --veth dS--dR--  receiver ns                  (direct path)
