@@ -33,13 +33,33 @@ struct tso_dev *gsoi_tso_of(struct gso_dev *dev)
 	return dev && dev->ops && dev->ops->submit == gsoi_tso_dev_submit ? (struct tso_dev *)dev : NULL;
 }
 
-void gsoi_tso_seg_opts(const struct gso_tx *tx, bool partial, struct gso_seg_opts *o)
+/* Software-segmentation options for `tx` (mss, IP ID, checksum mode). */
+static void seg_opts(const struct gso_tx *tx, bool partial, struct gso_seg_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->sz = sizeof(*o);
 	o->mss = tx->mss;
 	o->ipid = tx->ipid;
 	o->csum = partial ? GSO_CSUM_PARTIAL : GSO_CSUM_FULL;
+}
+
+int gsoi_tso_mtu_check(const struct gso_tx *tx, uint32_t mtu)
+{
+	uint32_t first = tx->len < tx->mss ? tx->len : tx->mss;
+
+	return (uint64_t)tx->tmpl->hdr_len - tx->tmpl->l3_off + first > mtu ? -EMSGSIZE : 0;
+}
+
+int gsoi_tso_sw_count(const struct gso_tx *tx, const void *payload, bool partial, struct gso_super *s,
+		      struct gso_extent *ext, struct gso_seg_opts *o)
+{
+	ext->base = payload;
+	ext->len = tx->len;
+	s->tmpl = tx->tmpl;
+	s->ext = ext;
+	s->n_ext = tx->len ? 1 : 0;
+	seg_opts(tx, partial, o);
+	return gso_seg_count(s, o);
 }
 
 static uint32_t seg_type_bit(const struct gso_offload_req *r)

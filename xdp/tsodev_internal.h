@@ -79,7 +79,14 @@ int gsoi_tso_choose(const struct tso_limits *l, const struct gso_tx *tx, unsigne
 /* The ops.submit of a TSO backend: the device's default mode, no flow. */
 int gsoi_tso_dev_submit(struct gso_dev *dev, const struct gso_tx *tx, unsigned n);
 
-/* Software-segmentation options for `tx` (mss, IP ID, checksum mode). */
-void gsoi_tso_seg_opts(const struct gso_tx *tx, bool partial, struct gso_seg_opts *o);
+/*
+ * The software path of `tx`, its payload at `payload`: fills `s` (over
+ * `ext`) and `o` and returns gso_seg_count() -- the segments, or its error.
+ */
+int gsoi_tso_sw_count(const struct gso_tx *tx, const void *payload, bool partial, struct gso_super *s,
+		      struct gso_extent *ext, struct gso_seg_opts *o);
+
+/* -EMSGSIZE when the first segment's IP packet of `tx` exceeds `mtu`, else 0. */
+int gsoi_tso_mtu_check(const struct gso_tx *tx, uint32_t mtu);
 
 #endif

@@ -297,13 +297,6 @@ static void mark_sent(struct vnet_dev *v, const struct gso_tx *tx)
 }
 
 /* Every frame must fit the interface: L3 and up at most the MTU. */
-static int mtu_check(const struct vnet_dev *v, const struct gso_tx *tx)
-{
-	uint32_t first = tx->len < tx->mss ? tx->len : tx->mss;
-
-	return (uint64_t)tx->tmpl->hdr_len - tx->tmpl->l3_off + first > v->mtu ? -EMSGSIZE : 0;
-}
-
 static void iov_msg(struct mmsghdr *m, struct iovec *iov, unsigned niov)
 {
 	memset(m, 0, sizeof(*m));
@@ -322,7 +315,7 @@ static int queue_offload(struct vnet_dev *v, const struct gso_tx *tx, const stru
 	err = payload_of(v, tx, &pay);
 	if (err)
 		return err;
-	err = mtu_check(v, tx);
+	err = gsoi_tso_mtu_check(tx, v->mtu);
 	if (err)
 		return err;
 	flen = r->hdr_len + tx->len;
@@ -395,17 +388,11 @@ static int queue_software(struct vnet_dev *v, const struct gso_tx *tx)
 	err = payload_of(v, tx, &pay);
 	if (err)
 		return err;
-	ext.base = pay;
-	ext.len = tx->len;
-	s.tmpl = tx->tmpl;
-	s.ext = &ext;
-	s.n_ext = tx->len ? 1 : 0;
-	gsoi_tso_seg_opts(tx, partial, &o);
-	r = gso_seg_count(&s, &o);
+	r = gsoi_tso_sw_count(tx, pay, partial, &s, &ext, &o);
 	if (r < 0)
 		return r;
 	n = (uint32_t)r;
-	err = mtu_check(v, tx);
+	err = gsoi_tso_mtu_check(tx, v->mtu);
 	if (err)
 		return err;
 	if (n > v->scratch_n || (v->ring && tx->tmpl->hdr_len + (tx->len < tx->mss ? tx->len : tx->mss) > frame_cap(v)))
@@ -559,15 +546,15 @@ static int vnet_plan(struct gso_dev *d, const struct gso_tx *tx, struct gso_tx_p
 	struct vnet_dev *v = to_vnet(d);
 	struct tso_choice c;
 	int err = gsoi_tso_choose(&v->t.lim, tx, v->t.mode, v->t.flags, &c);
-	struct gso_extent ext = { tx->data, tx->len };
-	struct gso_super s = { tx->tmpl, &ext, tx->len ? 1u : 0u };
+	struct gso_extent ext;
+	struct gso_super s;
 	struct gso_seg_opts o;
 	const uint8_t *pay;
 
 	if (!err)
 		err = payload_of(v, tx, &pay);
 	if (!err)
-		err = mtu_check(v, tx);
+		err = gsoi_tso_mtu_check(tx, v->mtu);
 	if (err)
 		return err;
 	memset(plan, 0, sizeof(*plan));
@@ -579,9 +566,7 @@ static int vnet_plan(struct gso_dev *d, const struct gso_tx *tx, struct gso_tx_p
 		plan->descs = 1;
 		return 0;
 	}
-	ext.base = pay;
-	gsoi_tso_seg_opts(tx, !(tx->flags & GSO_TX_F_SW_CSUM), &o);
-	err = gso_seg_count(&s, &o);
+	err = gsoi_tso_sw_count(tx, pay, !(tx->flags & GSO_TX_F_SW_CSUM), &s, &ext, &o);
 	if (err < 0)
 		return err;
 	plan->seg = GSO_TX_SOFTWARE;

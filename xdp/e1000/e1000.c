@@ -210,13 +210,6 @@ static void mark_sent(struct e1000_dev *x, const struct gso_tx *tx, uint32_t fra
 		x->st.fallback_copy++;
 }
 
-static int mtu_check(const struct e1000_dev *x, const struct gso_tx *tx)
-{
-	uint32_t first = tx->len < tx->mss ? tx->len : tx->mss;
-
-	return (uint64_t)tx->tmpl->hdr_len - tx->tmpl->l3_off + first > x->mtu ? -EMSGSIZE : 0;
-}
-
 static int queue_offload(struct e1000_dev *x, const struct gso_tx *tx, const struct tso_choice *c)
 {
 	const struct gso_tmpl *t = tx->tmpl;
@@ -229,7 +222,7 @@ static int queue_offload(struct e1000_dev *x, const struct gso_tx *tx, const str
 	uint64_t ha;
 	int n, err;
 
-	err = mtu_check(x, tx);
+	err = gsoi_tso_mtu_check(tx, x->mtu);
 	if (err)
 		return err;
 	if (c->keep_cwr) {
@@ -298,17 +291,11 @@ static int queue_software(struct e1000_dev *x, const struct gso_tx *tx)
 
 	if (tx->len && !tx->buf && !tx->data)
 		return -EINVAL;
-	ext.base = tx->buf ? tx->buf->data + tx->off : tx->data;
-	ext.len = tx->len;
-	s.tmpl = tx->tmpl;
-	s.ext = &ext;
-	s.n_ext = tx->len ? 1 : 0;
-	gsoi_tso_seg_opts(tx, partial, &o);
-	r = gso_seg_count(&s, &o);
+	r = gsoi_tso_sw_count(tx, tx->buf ? tx->buf->data + tx->off : tx->data, partial, &s, &ext, &o);
 	if (r < 0)
 		return r;
 	n = (uint32_t)r;
-	err = mtu_check(x, tx);
+	err = gsoi_tso_mtu_check(tx, x->mtu);
 	if (err)
 		return err;
 	/* Per segment a header descriptor and its payload pieces (a segment is at most one MSS). */
@@ -428,15 +415,15 @@ static int e1000_plan(struct gso_dev *d, const struct gso_tx *tx, struct gso_tx_
 {
 	struct e1000_dev *x = to_x(d);
 	struct tso_choice c;
-	struct gso_extent ext = { tx->data, tx->len };
-	struct gso_super s = { tx->tmpl, &ext, tx->len ? 1u : 0u };
+	struct gso_extent ext;
+	struct gso_super s;
 	struct gso_seg_opts o;
 	int err = gsoi_tso_choose(&x->t.lim, tx, x->t.mode, x->t.flags, &c);
 
 	if (!err && tx->buf)
 		err = gsoi_dev_buf_check(&x->mem, tx->buf, tx->off, tx->len);
 	if (!err)
-		err = mtu_check(x, tx);
+		err = gsoi_tso_mtu_check(tx, x->mtu);
 	if (err)
 		return err;
 	memset(plan, 0, sizeof(*plan));
@@ -452,10 +439,7 @@ static int e1000_plan(struct gso_dev *d, const struct gso_tx *tx, struct gso_tx_
 		plan->descs = 2 + (tx->len + maxp - 1) / maxp;
 		return 0;
 	}
-	if (tx->buf)
-		ext.base = tx->buf->data + tx->off;
-	gsoi_tso_seg_opts(tx, true, &o);
-	err = gso_seg_count(&s, &o);
+	err = gsoi_tso_sw_count(tx, tx->buf ? tx->buf->data + tx->off : tx->data, true, &s, &ext, &o);
 	if (err < 0)
 		return err;
 	plan->seg = GSO_TX_SOFTWARE;
