@@ -7,6 +7,7 @@
  */
 #include "link_internal.h"
 #include "opts_internal.h"
+#include "sleep_internal.h"
 #include "xsk_internal.h"
 
 #include <errno.h>
@@ -29,13 +30,6 @@
 const char *gso_ifcaps_feature_name(unsigned i)
 {
 	return i < GSO_IF_NFEATURES ? gsoi_link_feature_name(i) : NULL;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
 }
 
 /* One probe socket on queue 0; EBUSY (a socket just closed there) is waited out. */

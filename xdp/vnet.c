@@ -40,6 +40,7 @@
 #include <linux/if_packet.h>
 
 #include "opts_internal.h"
+#include "sleep_internal.h"
 
 #ifndef PACKET_QDISC_BYPASS
 #define PACKET_QDISC_BYPASS 20 /* Linux 3.14 */
@@ -68,13 +69,6 @@
 static struct vnet_dev *to_vnet(struct gso_dev *d)
 {
 	return (struct vnet_dev *)d;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
 }
 
 /* ---- ring frames ---- */

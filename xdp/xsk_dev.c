@@ -19,6 +19,7 @@
 #include <gso/offload.h>
 #include <gso/seg.h>
 #include "opts_internal.h"
+#include "sleep_internal.h"
 
 #define DEF_CHUNK_SIZE 4096u
 #define DEF_NCHUNKS 4096u
@@ -26,13 +27,6 @@
 #define DEF_BIND_WAIT_MS 2000u
 #define FILL_SIZE 64u        /* bind needs a fill ring even without RX */
 #define CLOSE_DRAIN_MS 200
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 /* ---- caps, stats, teardown ---- */
 

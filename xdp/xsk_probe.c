@@ -5,6 +5,7 @@
  * the tail) but call the descriptor invalid.
  */
 #include "xsk_internal.h"
+#include "sleep_internal.h"
 
 #include <errno.h>
 #include <string.h>
@@ -15,13 +16,6 @@
 #define PROBE_LEN 60            /* minimum Ethernet frame without FCS */
 #define PROBE_ETHERTYPE 0x88b5  /* IEEE 802 local experimental: every receiver ignores it */
 #define PROBE_WAIT_MS 1000
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 int gsoi_xsk_probe_csum(struct xsk_sock *s, uint8_t *area, uint64_t addr, const uint8_t mac[6],
 			bool *completed)

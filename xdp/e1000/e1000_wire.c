@@ -9,6 +9,7 @@
  */
 #include "e1000_internal.h"
 #include "xsk_internal.h"
+#include "sleep_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -191,13 +192,6 @@ static void xw_flush(struct e1000_wire *w)
 
 	xring_prod_submit(&x->sk.tx);
 	xw_push(x);
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
 }
 
 int gsoi_e1000_wire_xsk(struct e1000_wire **out, const struct xsk_wire_cfg *c)
