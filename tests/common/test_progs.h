@@ -10,8 +10,9 @@
 #include <stdint.h>
 
 /*
- * Run build/tests/<prog> with args (NULL-terminated), stdout and stderr
- * both into the file out_path, and wait.  Returns its exit status, 128 +
+ * Run the built program <prog>, a path under the build folder (e.g.
+ * "tests/streamcheck", "tools/gsoseg"), with args (NULL-terminated),
+ * stdout and stderr both into the file out_path, and wait.  Returns its exit status, 128 +
  * signal if killed, or -errno if it could not be started.
  */
 int test_prog_run(const char *prog, const char *const *args, const char *out_path);

@@ -32,7 +32,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +39,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -53,8 +51,7 @@
 
 #include "conf_cases.h"
 #include "gso_test.h"
-
-extern char **environ;
+#include "test_progs.h"
 
 /* Big enough for MSS 8960 + IPv4/TCP headers with 40 bytes of options each. */
 #define VETH_MTU 9216
@@ -224,42 +221,6 @@ static void frames_add(struct frames *fr, const uint8_t *p, uint32_t len)
 	fr->len[fr->n++] = len;
 }
 
-/* Run gsoseg; returns its exit status (or -errno), its stderr in errfile. */
-static int run_gsoseg(uint32_t mss, const char *in, const char *out, const char *errfile)
-{
-	char mss_s[16];
-	char *argv[] = { (char *)"gsoseg", (char *)"--quiet", (char *)"--mss", mss_s,
-			 (char *)in, (char *)out, NULL };
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
-	int st, err;
-
-	snprintf(mss_s, sizeof(mss_s), "%" PRIu32, mss);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 2, errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	err = posix_spawn(&pid, gso_test_build_path("tools/gsoseg"), &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (err)
-		return -err;
-	if (waitpid(pid, &st, 0) < 0)
-		return -errno;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static char *slurp(const char *path)
-{
-	static char buf[4096];
-	FILE *f = fopen(path, "r");
-	size_t n = 0;
-
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = 0;
-	return buf;
-}
-
 /* ---- the test ---- */
 
 struct tally {
@@ -351,7 +312,7 @@ static void run_free(struct run *r)
 static void gsoseg_group(struct run *r, struct oracle *o, unsigned first, struct frames *ours)
 {
 	uint32_t mss = r->cs[first].mss;
-	char in[128], out[128], errf[128], ebuf[PCAP_ERRBUF_SIZE];
+	char in[128], out[128], errf[128], mss_s[16], ebuf[PCAP_ERRBUF_SIZE];
 	pcap_t *dead, *rd;
 	pcap_dumper_t *d;
 	int st;
@@ -376,11 +337,12 @@ static void gsoseg_group(struct run *r, struct oracle *o, unsigned first, struct
 	pcap_dump_close(d);
 	pcap_close(dead);
 
-	st = run_gsoseg(mss, in, out, errf);
-	cr_assert(st == 0 || st == 1, "gsoseg failed to run (status %d): %s", st, slurp(errf));
+	snprintf(mss_s, sizeof(mss_s), "%" PRIu32, mss);
+	st = test_prog_run("tools/gsoseg", (const char *const[]){ "--quiet", "--mss", mss_s, in, out, NULL }, errf);
 	free(r->gsoseg_err);
-	r->gsoseg_err = strdup(slurp(errf));
+	r->gsoseg_err = test_read_file(errf);
 	cr_assert_not_null(r->gsoseg_err);
+	cr_assert(st == 0 || st == 1, "gsoseg failed to run (status %d): %s", st, r->gsoseg_err);
 
 	rd = pcap_open_offline(out, ebuf);
 	cr_assert_not_null(rd, "%s: %s", out, ebuf);
