@@ -11,10 +11,15 @@
 # Quiet unless V=1.  Sources are discovered by folder, so adding a file
 # needs no Makefile edit:
 #   libgso/*.c            -> libgso.{a,so}           (pure computation)
-#   xdp/*.c               -> libgso-xdp.{a,so}       (kernel-facing side)
+#   xdp/<concern>/*.c     -> libgso-xdp.{a,so}       (kernel-facing side, a folder
+#                            per concern: dev, xsk, vnet, steer, kernel, evloop,
+#                            engine, tcp, port; CONTRIBUTING.md has the layers)
 #   xdp/e1000/*.c         -> libgso-e1000.a          (e1000 device model for bench
 #                            and tests; static only, not installed)
-#   xdp/*.bpf.c           -> build/bpf/*.bpf.o       (clang -target bpf)
+#   xdp/<concern>/*.bpf.c -> build/bpf/*.bpf.o       (clang -target bpf; installed
+#                            in LIBDIR/bpf, where libgso-xdp finds them)
+#   bench/bpf/*.bpf.c     -> build/bpf/*.bpf.o       (the bench test-bed's programs;
+#                            not installed)
 #   tools/*.c             -> one program each, plus tools/common/*.c
 #   bench/*.c             -> build/bench/<name>, the micro-benchmarks
 #   bench/testbed/*.c     -> build/bench/<name>, the test-bed programs (sender,
@@ -76,9 +81,10 @@ MAKEFLAGS += --no-print-directory
 endif
 
 LIB_SRCS  := $(sort $(wildcard libgso/*.c))
-XDP_SRCS  := $(sort $(filter-out %.bpf.c,$(wildcard xdp/*.c)))
+XDP_SRCS  := $(sort $(filter-out xdp/e1000/% %.bpf.c,$(wildcard xdp/*/*.c)))
 E1000_SRCS:= $(sort $(wildcard xdp/e1000/*.c))
-BPF_SRCS  := $(sort $(wildcard xdp/*.bpf.c))
+LIB_BPF_SRCS  := $(sort $(wildcard xdp/*/*.bpf.c))
+BENCH_BPF_SRCS:= $(sort $(wildcard bench/bpf/*.bpf.c))
 TOOL_SRCS := $(sort $(wildcard tools/*.c))
 TOOLC_SRCS:= $(sort $(wildcard tools/common/*.c))
 BENCH_SRCS:= $(sort $(wildcard bench/*.c))
@@ -112,7 +118,11 @@ $(if $(filter $(BENCHES),$(TESTBEDS)),$(error same program name in bench/ and be
 BENCHC_A  := $(B)/obj/bench/common/libbenchc.a
 TESTBEDC_A:= $(B)/obj/bench/testbed/common/libtestbedc.a
 NSBED_A   := $(B)/obj/tests/nsbed/libnsbed.a
-BPF_OBJS  := $(patsubst xdp/%.bpf.c,$(B)/bpf/%.bpf.o,$(BPF_SRCS))
+# Every BPF object lands in build/bpf/ under its own name (the loaders look there).
+LIB_BPF_OBJS  := $(patsubst %.bpf.c,$(B)/bpf/%.bpf.o,$(notdir $(LIB_BPF_SRCS)))
+BENCH_BPF_OBJS:= $(patsubst %.bpf.c,$(B)/bpf/%.bpf.o,$(notdir $(BENCH_BPF_SRCS)))
+BPF_OBJS  := $(LIB_BPF_OBJS) $(BENCH_BPF_OBJS)
+$(if $(filter-out $(words $(sort $(BPF_OBJS))),$(words $(BPF_OBJS))),$(error two BPF programs of the same name: $(notdir $(LIB_BPF_SRCS) $(BENCH_BPF_SRCS))))
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRCS))
 TPROGS    := $(patsubst tests/progs/%.c,$(B)/tests/%,$(TPROG_SRCS))
 CONFTOOL_OBJS := $(CONFTOOL_SRCS:%.c=$(B)/obj/%.o)
@@ -138,7 +148,7 @@ PROG_LIBS  = $(LIBE1000_A) $(if $(XDP_SRCS),$(LIBXDP_A)) $(LIBGSO_A) $(XDP_LIBS)
 TEST_DEFS := -DGSO_BUILD_DIR='"$(abspath $(B))"' -DGSO_SRC_DIR='"$(abspath .)"'
 
 .PHONY: all lib tools bench-progs test-progs tests check check-run check-install check-headers check-abi deps install uninstall \
-	clean fuzz fuzz-bin bench clang-build demo
+	clean fuzz fuzz-bin bench clang-build demo check-layers
 .DEFAULT_GOAL := all
 # Keep the programs' intermediate objects (their own and their common/
 # ones, prerequisites of pattern rules only), so that a second `make` has
@@ -275,11 +285,13 @@ $(B)/obj/bench/testbed/%.o: bench/testbed/%.c
 	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) $(CFLAGS) -Ibench/testbed/common -Ibench/common -MMD -MP -c $< -o $@
 
 # ---- BPF -----------------------------------------------------------------
-$(B)/bpf/%.bpf.o: xdp/%.bpf.c
+# Found in whichever folder holds them; a program's own headers sit beside it.
+vpath %.bpf.c $(sort $(dir $(LIB_BPF_SRCS) $(BENCH_BPF_SRCS)))
+$(B)/bpf/%.bpf.o: %.bpf.c
 	$(call msg,BPF,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) -O2 -g -Wall -Werror -target bpf -I/usr/include/$(shell $(CC) -print-multiarch) \
-		-Ixdp -c $< -o $@
+		-c $< -o $@
 
 # ---- tests ---------------------------------------------------------------
 .PHONY: test-unit
@@ -318,7 +330,7 @@ $(B)/tests/all: $(UNIT_OBJS) $(INTEG_OBJS) $(TESTC_OBJS) $(NSBED_A) $(PROG_A) $(
 
 # The unit tests again, library and tests built with ASan and UBSan.
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-$(B)/tests/unit-asan: $(TPROGS) $(UNIT_SRCS) $(TESTC_SRCS) $(NSBED_SRCS) $(LIB_SRCS) $(XDP_SRCS) $(E1000_SRCS) $(wildcard libgso/*.h libgso/include/gso/*.h xdp/*.h xdp/include/gso/*.h xdp/e1000/*.h xdp/e1000/include/gso/*.h tests/common/*.h tests/nsbed/*.h)
+$(B)/tests/unit-asan: $(TPROGS) $(UNIT_SRCS) $(TESTC_SRCS) $(NSBED_SRCS) $(LIB_SRCS) $(XDP_SRCS) $(E1000_SRCS) $(wildcard libgso/*.h libgso/include/gso/*.h xdp/*/*.h xdp/include/gso/*.h xdp/e1000/include/gso/*.h tests/common/*.h tests/nsbed/*.h)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) -Itests/common -Itests/nsbed $(CFLAGS) -O1 $(SAN_FLAGS) $(TEST_DEFS) -o $@ \
@@ -354,7 +366,7 @@ deps:
 check: deps
 	$(Q)$(MAKE) check-run
 
-check-run: all tests fuzz-bin clang-build check-install check-headers check-abi
+check-run: all tests fuzz-bin clang-build check-install check-headers check-abi check-layers
 	$(Q)B=$(B) sh tests/run.sh
 
 # Each public header compiles alone as C11 and as C++ (gcc and clang), and
@@ -362,6 +374,12 @@ check-run: all tests fuzz-bin clang-build check-install check-headers check-abi
 check-headers: $(LIBGSO_A)
 	$(call msg,CHECK,headers)
 	$(Q)B=$(B) CC=$(CC) CLANG=$(CLANG) CXX=$(CXX) CLANGXX=$(CLANGXX) sh tests/check-headers.sh
+
+# xdp/'s folders are layers and every include points down (the order is in
+# tests/check-layers.sh and CONTRIBUTING.md); no source at xdp/'s top level.
+check-layers:
+	$(call msg,LAYERS,xdp)
+	$(Q)sh tests/check-layers.sh
 
 # The version maps name exactly the GSO_API functions, and every global
 # symbol of the archives is prefixed (gso_ public, gsoi_ internal):
@@ -417,10 +435,11 @@ bench:
 	$(Q)sh bench/run.sh $(B)
 
 # ---- install -------------------------------------------------------------
-# BPF objects go to LIBDIR/bpf, where libgso-xdp looks for them (next to itself).
-install: lib tools $(BPF_OBJS)
+# The library's BPF objects go to LIBDIR/bpf, where libgso-xdp looks for
+# them (next to itself); the bench test-bed's stay in the build tree.
+install: lib tools $(LIB_BPF_OBJS)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/gso $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR)
-	$(if $(BPF_OBJS),install -d $(DESTDIR)$(LIBDIR)/bpf && install -m 644 $(BPF_OBJS) $(DESTDIR)$(LIBDIR)/bpf/)
+	$(if $(LIB_BPF_OBJS),install -d $(DESTDIR)$(LIBDIR)/bpf && install -m 644 $(LIB_BPF_OBJS) $(DESTDIR)$(LIBDIR)/bpf/)
 	install -m 644 $(PUB_HDRS) $(DESTDIR)$(INCDIR)/gso/
 	install -m 644 $(LIBS_A) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(LIBGSO_SO) $(DESTDIR)$(LIBDIR)/
@@ -437,7 +456,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(INCDIR)/gso $(DESTDIR)$(LIBDIR)/pkgconfig/libgso.pc \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/libgso-xdp.pc
 	rm -f $(DESTDIR)$(LIBDIR)/libgso.* $(DESTDIR)$(LIBDIR)/libgso-xdp.*
-	rm -f $(addprefix $(DESTDIR)$(LIBDIR)/bpf/,$(notdir $(BPF_OBJS)))
+	rm -f $(addprefix $(DESTDIR)$(LIBDIR)/bpf/,$(notdir $(LIB_BPF_OBJS)))
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS)))
 
 clean:

@@ -2,7 +2,7 @@
  * Multi-queue scaling, side by side in one run, on a veth made for the
  * run with 2 TX and 2 RX queues each way (two namespaces, removed at exit
  * and on signals; needs root).  The peer drops every frame in XDP and
- * counts it per receive queue (xdp/xdp_drop.bpf.c; a veth delivers what
+ * counts it per receive queue (bench/bpf/xdp_drop.bpf.c; a veth delivers what
  * its peer sent on TX queue q to RX queue q), so frames/s are frames that
  * crossed the link, queue by queue.  AF_XDP runs in copy mode (a veth has
  * no zero-copy): every figure here is a copy-mode veth figure.
@@ -79,7 +79,7 @@
 #include <gso/xsk.h>
 #include <gso/steer.h>
 
-#include "compat.h"
+#include "kernel/compat.h"
 #include "cpu.h"
 #include "json.h"
 #include "util.h"

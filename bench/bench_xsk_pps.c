@@ -5,7 +5,7 @@
  *   raw xsk     a minimal AF_XDP sender of pre-built frames: UMEM filled
  *               once, descriptors recycled from the completion ring, one
  *               sendto() per batch.  No library logic; the same uapi
- *               constants (xdp/compat.h).  It is the limit.
+ *               constants (xdp/kernel/compat.h).  It is the limit.
  *   gso xsk     the same frames through libgso's AF_XDP backend
  *               (gso_dev__submit of one-segment super-segments, whole
  *               frames, checksum request as the device takes it)
@@ -13,7 +13,7 @@
  *   af_packet   AF_PACKET sendmmsg() of the pre-built frames, qdisc bypassed
  *   udp         a connected UDP socket, sendmmsg() of the payloads
  *
- * The peer veth drops every frame in an XDP program (xdp/xdp_drop.bpf.c)
+ * The peer veth drops every frame in an XDP program (bench/bpf/xdp_drop.bpf.c)
  * that also counts them: frames/s are frames that crossed the link, per
  * second of the sender's wall time, with everything (sender and the
  * peer's softirq) pinned to one CPU.  Gbit/s counts L2 bytes (Ethernet
@@ -41,7 +41,7 @@
 #include <gso/dev.h>
 #include <gso/xsk.h>
 
-#include "compat.h"
+#include "kernel/compat.h"
 #include "cpu.h"
 #include "util.h"
 #include "benchbed.h"

@@ -1,7 +1,7 @@
 /*
  * The one encoder of AF_XDP transmit metadata (struct xsk_tx_metadata,
  * GSO_XSK_TXMD_LEN bytes, little-endian), not installed.  Inline, because
- * the AF_XDP device (xdp/xsk_tx.c) writes it once per frame with constant
+ * the AF_XDP device (xdp/xsk/xsk_tx.c) writes it once per frame with constant
  * flags; gso_xsk_txmd_encode() (offload_xsk.c) validates, then calls it.
  *
  *   0-7 flags | 8-9 csum_start | 10-11 csum_offset | 12-15 reserved |

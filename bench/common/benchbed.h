@@ -34,7 +34,7 @@ int xskbed_create(struct nsbed *b, const char *tag, unsigned queues);
 #define XSKBED_IP1 "10.99.0.2"
 
 /*
- * Attach the counting drop program (xdp/xdp_drop.bpf.c, found in
+ * Attach the counting drop program (bench/bpf/xdp_drop.bpf.c, found in
  * $GSO_BPF_DIR or <exe dir>/../bpf/) to side `side`'s veth in native
  * mode through a BPF link: it goes away with the process.  Returns 0 and
  * the map fd of its counters in *cnt_fd, or -errno with a reason in err.
@@ -47,7 +47,7 @@ int xskbed_drop_count(int cnt_fd, uint64_t *frames, uint64_t *bytes);
  * (= the peer's transmit queue: a veth keeps the queue number).  0,
  * -ERANGE (queue >= XSKBED_DROP_QUEUES) or -errno.
  */
-#define XSKBED_DROP_QUEUES 64 /* XDP_DROP_QUEUES in xdp/xdp_drop.bpf.c */
+#define XSKBED_DROP_QUEUES 64 /* XDP_DROP_QUEUES in bench/bpf/xdp_drop.bpf.c */
 int xskbed_drop_queue_count(int cnt_fd, uint32_t queue, uint64_t *frames);
 
 struct gso_tmpl;

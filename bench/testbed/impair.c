@@ -12,7 +12,7 @@
  *       give the sending veth `tso off` for per-segment faults).
  *
  *   impair xdp --dev IF --loss PCT
- *       Attaches xdp/impair_loss.bpf.c to IF (the receiving veth) and drops
+ *       Attaches bench/bpf/impair_loss.bpf.c to IF (the receiving veth) and drops
  *       that share of matching packets in the kernel, at line rate.
  *
  * Both run until SIGINT/SIGTERM or --time, then print their settings and
@@ -654,7 +654,7 @@ static void xdp_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: impair xdp --dev IFNAME --loss PCT [options]\n"
-		"Drops PCT %% of matching packets arriving on IFNAME, in XDP (xdp/impair_loss.bpf.c).\n\n"
+		"Drops PCT %% of matching packets arriving on IFNAME, in XDP (bench/bpf/impair_loss.bpf.c).\n\n"
 		"  -i, --dev IFNAME        receiving interface (one of the bench's own veths)\n"
 		"  -L, --loss PCT          drop probability, percent\n"
 		"  -P, --proto any|tcp|udp only this L4 protocol (default any IP)\n"

@@ -1,5 +1,5 @@
 /*
- * xdp/impair_loss.bpf.c through `bench/impair xdp` on a test-bed's
+ * bench/bpf/impair_loss.bpf.c through `bench/impair xdp` on a test-bed's
  * receiving veth: UDP datagrams to the filtered port are dropped in about
  * the configured share (counted by the program itself, wide tolerance),
  * other traffic is not matched, a socket receives at most what was not

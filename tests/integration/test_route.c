@@ -26,7 +26,7 @@
 #include <gso/tmpl.h>
 
 #include "gso_test.h"
-#include "rtnl_internal.h"
+#include "kernel/rtnl_internal.h"
 
 static struct nsbed rt_tb;
 static struct rtmon rt_mon = { .fd = -1 };

@@ -14,7 +14,7 @@
 
 #include "test_steer_util.h"
 #include "test_inject_util.h"
-#include "steer_map.h"
+#include "steer/steer_map.h"
 
 TestSuite(steer_prog, .fini = sg_fini, .timeout = 60);
 

@@ -1,5 +1,5 @@
 /*
- * Device buffers (gso_dev__buf_*, xdp/dev.c) as every backend sees them,
+ * Device buffers (gso_dev__buf_*, xdp/dev/dev.c) as every backend sees them,
  * driven through the e1000 model with a callback wire (no root): a copy of
  * a gso_buf kept past gso_dev__buf_free() (or past a release made through
  * another copy) is a buffer the device did not hand out.  Releasing,

@@ -12,7 +12,7 @@
 #include <gso/tmpl.h>
 #include <gso/dev.h>
 
-#include "tsodev_internal.h"
+#include "dev/tsodev_internal.h"
 
 enum lim_kind { VNET, VNET64, E1000, E1000_SEGS10, SMALL_HDR, SMALL_MSS };
 

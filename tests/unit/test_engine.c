@@ -23,7 +23,7 @@
 
 #include <gso/engine.h>
 #include <gso/gso.h>
-#include "dev_internal.h"
+#include "dev/dev_internal.h"
 #include "gso_test.h"
 
 #define MS 1000000ull

@@ -1,6 +1,6 @@
 /*
  * The stream flows' acceptance rules after the handshake
- * (xdp/engine_tcp_valid.c): RFC 793's window test and RFC 5961's answers
+ * (xdp/tcp/engine_tcp_valid.c): RFC 793's window test and RFC 5961's answers
  * to RSTs, SYNs and ACKs, row by row, at the edges and across the 2^32
  * wrap, and the challenge-ACK throttle.  The same rules on a live
  * transfer, next to the kernel's: tests/integration/test_sender_inject.c.
@@ -10,7 +10,7 @@
 
 #include <gso/tmpl.h>
 
-#include "engine_tcp_internal.h"
+#include "tcp/engine_tcp_internal.h"
 
 struct rx_case {
 	char name[40];

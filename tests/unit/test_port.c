@@ -1,7 +1,7 @@
 /*
- * The port's pure parts: the SPSC ring (xdp/port_ring.c: order, full,
+ * The port's pure parts: the SPSC ring (xdp/port/port_ring.c: order, full,
  * wrap of the free-running indices, two threads exchanging 10^6 items),
- * and flow placement (xdp/port_rss.c) against the published RSS
+ * and flow placement (xdp/port/port_rss.c) against the published RSS
  * verification vectors of Microsoft's "Verifying the RSS Hash
  * Calculation" (default key; IPv4 and IPv6, with TCP ports).
  */
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include <gso/port.h>
-#include "port_internal.h"
+#include "port/port_internal.h"
 
 Test(port_ring, order_full_wrap)
 {

@@ -1,5 +1,5 @@
 /*
- * The rtnetlink monitor's decoder (xdp/rtnl.c) on crafted buffers: link
+ * The rtnetlink monitor's decoder (xdp/kernel/rtnl.c) on crafted buffers: link
  * and neighbour notifications as the kernel writes them (rtnl_fill_ifinfo(),
  * __neigh_fill_info()), messages it must skip, and malformed ones that must
  * be skipped without reading past the buffer (this file also runs under
@@ -21,7 +21,7 @@
 
 #include <gso/tmpl.h>
 
-#include "rtnl_internal.h"
+#include "kernel/rtnl_internal.h"
 
 /* ---- building messages ---- */
 

@@ -1,5 +1,5 @@
 /*
- * Received frames' checksums (gsoi_rx_frame_csum, xdp/rx_csum.c), which the
+ * Received frames' checksums (gsoi_rx_frame_csum, xdp/tcp/rx_csum.c), which the
  * engine checks before TCP input: right sums pass, one flipped bit fails,
  * the CHECKSUM_PARTIAL seed a local Linux peer leaves is told apart, UDP
  * without a checksum is fine over IPv4 only, and lengths that do not fit
@@ -11,7 +11,7 @@
 
 #include <gso/csum.h>
 
-#include "engine_tcp_internal.h"
+#include "tcp/engine_tcp_internal.h"
 
 enum { ETH = 14, VLAN = 4, IP4 = 20, IP6 = 40, TCP = 20, UDP = 8, PAY = 11 };
 

@@ -1,5 +1,5 @@
 /*
- * UMEM chunk accounting (xdp/umem_alloc.c), without any socket: argument
+ * UMEM chunk accounting (xdp/dev/umem_alloc.c), without any socket: argument
  * boundaries, run allocation and fragmentation, the hold/reference life
  * cycle, refused operations, and a random walk checked against a shadow
  * model after every step (the four state counters always add up and match).
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "gso_test.h"
-#include "umem_alloc_internal.h"
+#include "dev/umem_alloc_internal.h"
 
 static void check_sum(const struct umem_alloc *a)
 {

@@ -1,5 +1,5 @@
 /*
- * The AF_XDP ring accessors (xdp/ring_internal.h) over rings in plain
+ * The AF_XDP ring accessors (xdp/xsk/ring_internal.h) over rings in plain
  * memory, with this test playing the kernel's side: reservation limits,
  * publishing, wake-up flag, pending count, completion peeking and release,
  * all across the wrap of the 32-bit indices.
@@ -8,7 +8,7 @@
 #include <criterion/parameterized.h>
 #include <string.h>
 
-#include "ring_internal.h"
+#include "xsk/ring_internal.h"
 
 #define N 16
 

@@ -11,7 +11,7 @@
  * reference on the chunks it points into until then.
  */
 #include "e1000_internal.h"
-#include "link_internal.h"
+#include "kernel/link_internal.h"
 
 #include <errno.h>
 #include <net/if.h>

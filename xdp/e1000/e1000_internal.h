@@ -31,7 +31,7 @@
 #include <gso/dev.h>
 #include <gso/xsk.h>
 #include <gso/e1000.h>
-#include "tsodev_internal.h"
+#include "dev/tsodev_internal.h"
 
 /* STA bits the device writes back (byte 12 of every descriptor). */
 #define E1000_STA_DD 0x01u

@@ -8,8 +8,8 @@
  * (it segments and checksums itself).
  */
 #include "e1000_internal.h"
-#include "xsk_internal.h"
-#include "sleep_internal.h"
+#include "xsk/xsk_internal.h"
+#include "kernel/sleep_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

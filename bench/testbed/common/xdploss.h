@@ -1,5 +1,5 @@
 /*
- * Loader for xdp/impair_loss.bpf.c (random loss on a receiving interface).
+ * Loader for bench/bpf/impair_loss.bpf.c (random loss on a receiving interface).
  * The program is attached through a BPF link, so it goes away when the
  * process exits, however it exits; bench_xdploss_detach() removes it
  * earlier.  Attach only to interfaces the bench created.

@@ -1,0 +1,231 @@
+/* UMEM chunk accounting: each chunk free, queued, in flight or held (umem_alloc_internal.h). */
+#include "umem_alloc_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UA_F_HELD 0x01 /* owner still holds it */
+#define UA_F_SENT 0x02 /* referenced by a descriptor at least once since allocation */
+#define UA_F_BUSY 0x04 /* allocated (not on a free list) */
+
+static enum ua_state classify(const struct umem_alloc *a, uint32_t i)
+{
+	if (a->c[i].ref)
+		return UA_INFLIGHT;
+	if (a->c[i].flags & UA_F_HELD)
+		return (a->c[i].flags & UA_F_SENT) ? UA_HELD : UA_QUEUED;
+	return UA_FREE;
+}
+
+static void move(struct umem_alloc *a, enum ua_state from, enum ua_state to)
+{
+	a->count[from]--;
+	a->count[to]++;
+}
+
+static void release(struct umem_alloc *a, uint32_t i)
+{
+	a->c[i].flags = 0;
+	if (i < a->nbuf)
+		a->busy[i / 64] &= ~(1ull << (i % 64));
+	else
+		a->stack[a->nstack++] = i;
+}
+
+int gsoi_ua_init(struct umem_alloc *a, uint32_t nchunks, uint32_t nbuf)
+{
+	struct umem_alloc n = { .nchunks = nchunks, .nbuf = nbuf };
+	uint32_t nback;
+
+	if (!a || !nchunks || nchunks > (1u << 31) || nbuf > nchunks)
+		return -EINVAL;
+	nback = nchunks - nbuf;
+	n.busy = calloc(nbuf / 64 + 1, sizeof(*n.busy));
+	n.stack = malloc((size_t)(nback ? nback : 1) * sizeof(*n.stack));
+	n.c = calloc(nchunks, sizeof(*n.c));
+	if (!n.busy || !n.stack || !n.c) {
+		gsoi_ua_fini(&n);
+		return -ENOMEM;
+	}
+	/* Pop order low to high keeps the backend's working set compact. */
+	for (uint32_t k = 0; k < nback; k++)
+		n.stack[k] = nchunks - 1 - k;
+	n.nstack = nback;
+	n.count[UA_FREE] = nchunks;
+	*a = n;
+	return 0;
+}
+
+void gsoi_ua_fini(struct umem_alloc *a)
+{
+	if (!a)
+		return;
+	free(a->busy);
+	free(a->stack);
+	free(a->c);
+	memset(a, 0, sizeof(*a));
+}
+
+static bool is_busy(const struct umem_alloc *a, uint32_t i)
+{
+	return a->busy[i / 64] >> (i % 64) & 1;
+}
+
+/* First free run of n chunks in [from, to), or UINT32_MAX. */
+static uint32_t find_run(const struct umem_alloc *a, uint32_t from, uint32_t to, uint32_t n)
+{
+	uint32_t start = from, len = 0;
+
+	for (uint32_t i = from; i < to;) {
+		if (i % 64 == 0 && len == 0 && a->busy[i / 64] == ~0ull) {
+			i += 64;
+			start = i;
+			continue;
+		}
+		if (is_busy(a, i)) {
+			len = 0;
+			start = ++i;
+			continue;
+		}
+		if (++len == n)
+			return start;
+		i++;
+	}
+	return UINT32_MAX;
+}
+
+int gsoi_ua_alloc_run(struct umem_alloc *a, uint32_t n, uint32_t *first)
+{
+	uint32_t s;
+
+	if (!a || !first || !n)
+		return -EINVAL;
+	if (n > a->nbuf)
+		return -EMSGSIZE;
+	if (n > a->count[UA_FREE])
+		return -ENOBUFS;
+	/* Next fit: spreads reuse so a run freed late does not pin the front. */
+	s = find_run(a, a->hint, a->nbuf, n);
+	if (s == UINT32_MAX)
+		s = find_run(a, 0, a->hint + n - 1 < a->nbuf ? a->hint + n - 1 : a->nbuf, n);
+	if (s == UINT32_MAX)
+		return -ENOBUFS;
+	/* 0 stays "no run": a zeroed handle never matches. */
+	if (!++a->gen)
+		a->gen = 1;
+	for (uint32_t i = s; i < s + n; i++) {
+		a->busy[i / 64] |= 1ull << (i % 64);
+		a->c[i].flags = UA_F_HELD | UA_F_BUSY;
+		a->c[i].gen = a->gen;
+	}
+	a->count[UA_FREE] -= n;
+	a->count[UA_QUEUED] += n;
+	a->hint = s + n < a->nbuf ? s + n : 0;
+	*first = s;
+	return 0;
+}
+
+int gsoi_ua_alloc_one(struct umem_alloc *a, uint32_t *idx)
+{
+	uint32_t i;
+
+	if (!a || !idx)
+		return -EINVAL;
+	if (!a->nstack)
+		return -ENOBUFS;
+	i = a->stack[--a->nstack];
+	a->c[i].flags = UA_F_HELD | UA_F_BUSY;
+	a->c[i].gen = 0;
+	move(a, UA_FREE, UA_QUEUED);
+	*idx = i;
+	return 0;
+}
+
+int gsoi_ua_unhold(struct umem_alloc *a, uint32_t idx)
+{
+	enum ua_state was;
+
+	if (idx >= a->nchunks || !(a->c[idx].flags & UA_F_HELD)) {
+		a->bad_ops++;
+		return -EINVAL;
+	}
+	was = classify(a, idx);
+	a->c[idx].flags &= (uint8_t)~UA_F_HELD;
+	if (!a->c[idx].ref)
+		release(a, idx);
+	move(a, was, classify(a, idx));
+	return 0;
+}
+
+bool gsoi_ua_run_held(const struct umem_alloc *a, uint32_t first, uint32_t n, uint32_t gen)
+{
+	if (first > a->nbuf || n > a->nbuf - first)
+		return false;
+	for (uint32_t i = first; i < first + n; i++)
+		if (a->c[i].gen != gen || !(a->c[i].flags & UA_F_HELD))
+			return false;
+	return true;
+}
+
+int gsoi_ua_unhold_run(struct umem_alloc *a, uint32_t first, uint32_t n, uint32_t gen)
+{
+	/* Check every chunk before changing any: a stale handle frees nothing. */
+	if (!gsoi_ua_run_held(a, first, n, gen)) {
+		a->bad_ops++;
+		return -EINVAL;
+	}
+	for (uint32_t i = first; i < first + n; i++)
+		gsoi_ua_unhold(a, i);
+	return 0;
+}
+
+int gsoi_ua_get(struct umem_alloc *a, uint32_t idx)
+{
+	enum ua_state was;
+
+	if (idx >= a->nchunks || !(a->c[idx].flags & UA_F_BUSY)) {
+		a->bad_ops++;
+		return -EINVAL;
+	}
+	if (a->c[idx].ref == UA_MAX_REFS)
+		return -EOVERFLOW;
+	was = classify(a, idx);
+	a->c[idx].ref++;
+	a->c[idx].flags |= UA_F_SENT;
+	move(a, was, UA_INFLIGHT);
+	return 0;
+}
+
+int gsoi_ua_put(struct umem_alloc *a, uint32_t idx)
+{
+	if (idx >= a->nchunks || !a->c[idx].ref) {
+		a->bad_ops++;
+		return -EINVAL;
+	}
+	if (--a->c[idx].ref)
+		return 0;
+	if (!(a->c[idx].flags & UA_F_HELD))
+		release(a, idx);
+	move(a, UA_INFLIGHT, classify(a, idx));
+	return 0;
+}
+
+uint64_t gsoi_ua_reclaim(struct umem_alloc *a)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < a->nchunks; i++) {
+		if (!a->c[i].ref)
+			continue;
+		n += a->c[i].ref;
+		a->c[i].ref = 1;
+		gsoi_ua_put(a, i);
+	}
+	return n;
+}
+
+enum ua_state gsoi_ua_state_of(const struct umem_alloc *a, uint32_t idx)
+{
+	return idx < a->nchunks ? classify(a, idx) : UA_FREE;
+}

@@ -1,0 +1,226 @@
+/*
+ * The transmit engine, inside (not installed).  engine.c owns the loop,
+ * the devices, the link and the scheduler; engine_dgram.c and
+ * engine_tcp*.c the two kinds of flows, which plug into it through the
+ * hooks below.
+ *
+ * Scheduling: every flow with something to send has exactly one burst in
+ * the gso_sched (its "head"), whose cookie is the flow's slot.  When the
+ * head leaves, the flow puts its next one in, stamped on the flow's own
+ * grid (gsoi_engine_arm): so a rate change applies from the next burst on, the
+ * scheduler never holds more than one burst per flow, and a batch the
+ * scheduler hands out has at most one burst of each flow (so each can use
+ * the flow's one template, with its own IP ID, in the same submit call).
+ *
+ * Included by engine/'s files and by the layers above it: the stream
+ * flows (tcp/) and the port (port/).
+ */
+#ifndef GSO_XDP_ENGINE_INTERNAL_H
+#define GSO_XDP_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gso/engine.h>
+#include <gso/evloop.h>
+#include <gso/sched.h>
+#include <gso/dev.h>
+#include <gso/steer.h>
+#include "kernel/rtnl_internal.h"
+
+#define ENGINE_MAX_RX 16
+#define NIL32 UINT32_MAX
+
+/* The head every flow starts with. */
+struct eflow {
+	struct gso_engine *e;
+	bool armed;            /* its head burst is in the scheduler (or held) */
+	bool follow;           /* rewrite the MAC when route.nexthop's neighbour entry changes */
+	uint32_t slot;         /* index in e->flows[]: the scheduler cookie */
+	uint32_t sched_id;     /* gso_sched flow */
+	uint64_t grid_ns;      /* departure stamp of the flow's last burst (0: none) */
+	void *ctx;
+	const struct eflow_ops *ops;
+	struct gso_tso_flow *tso; /* per-flow offload choice on TSO devices (NULL: the device's default) */
+	bool ended;            /* ops->ended ran */
+	struct gso_route route; /* addressing, for neighbour following */
+};
+
+struct tcp_key;
+
+/*
+ * Hooks of a multi-queue port (port.c) in each of its engines; NULL in an
+ * engine of its own.  All run on the engine's thread.
+ */
+struct engine_port_hooks {
+	/*
+	 * A stream frame (checksums verified) that no stream of this engine
+	 * owns: true if the port took it (another queue's stream), false to
+	 * count it as rx_other.
+	 */
+	bool (*foreign)(void *ctx, const struct tcp_key *k, const uint8_t *frame, uint32_t len);
+	/* A stream with key `k` now receives here / no longer does (hashed, unhashed). */
+	void (*stream_added)(void *ctx, const struct tcp_key *k);
+	void (*stream_removed)(void *ctx, const struct tcp_key *k);
+	/* The end of a receive pass: frames taken by foreign() may be passed on now. */
+	void (*rx_done)(void *ctx);
+};
+
+/* One burst out of the scheduler, and what the engine hands the device for it. */
+struct ebatch {
+	struct gso_sched_burst b;
+	struct eflow *f;
+};
+
+/* Hooks of a flow kind, called by engine.c. */
+struct eflow_ops {
+	/* Build the device request of the flow's head burst into *tx.  0, or -ENODATA: nothing to send now. */
+	int (*build)(struct eflow *f, const struct gso_sched_burst *b, struct gso_tx *tx, uint64_t now);
+	/* The device took it. */
+	void (*sent)(struct eflow *f, const struct gso_sched_burst *b, const struct gso_tx *tx, uint64_t now);
+	/* The device refused it for good (validation error err). */
+	void (*refused)(struct eflow *f, const struct gso_sched_burst *b, int err, uint64_t now);
+	/* The interface is gone (err -ENODEV) or the engine is being destroyed (-ECANCELED). */
+	void (*ended)(struct eflow *f, int err);
+	/* The next-hop MAC changed (route.dst_mac already updated). */
+	void (*neigh)(struct eflow *f);
+	/* Free it (gso_engine__destroy; after ended). */
+	void (*free)(struct eflow *f);
+	/* Its deadline in the engine's timer heap passed (flows that set one: streams). */
+	void (*timers)(struct eflow *f, uint64_t now);
+};
+
+extern const struct eflow_ops gsoi_engine_dgram_ops, gsoi_engine_stream_ops;
+
+/* A stream's place in the engine's timer heap (engine_timer.c). */
+struct etimers {
+	uint32_t n, cap;
+	uint32_t *heap;        /* slots */
+	uint64_t *key;         /* per slot: deadline, UINT64_MAX = none */
+	uint32_t *pos;         /* per slot: index in heap, NIL32 = not in it */
+};
+
+struct gso_engine {
+	/* configuration */
+	uint32_t max_flows, max_queued, flow_queue, batch, slack_ns, catchup_ns, flags;
+	gso_engine_event_fn on_event;
+	void *ctx;
+	gso_engine_clock_fn clock;
+	void *clock_ctx;
+	struct gso_steer *steer;
+
+	/* devices */
+	struct gso_dev *tx;            /* transmit device */
+	bool tx_is_tso;                /* a TSO backend (gso_tso__submit per stream) */
+	struct gso_dev_caps caps;      /* of tx, refreshed on link-up and set_tx */
+	struct gso_dev *rx[ENGINE_MAX_RX];
+	unsigned nrx;
+	struct gso_dev *retired[ENGINE_MAX_RX]; /* former transmit devices that do not receive */
+	unsigned nretired;
+	int ifindex;                   /* of tx; 0: none */
+
+	/* the loop */
+	struct gso_evloop *loop;
+	int wake_fd;                   /* eventfd for gso_engine__wake(), -1 if none */
+	atomic_bool stop;
+	atomic_bool wake_pending;
+	pthread_t thread;
+	bool threaded;
+
+	/* link */
+	struct rtmon mon;              /* fd -1: no monitor */
+	uint32_t mon_flags;            /* the interface's flags as last reported */
+	bool flags_usable;             /* mon_flags say it carries frames (true without a monitor) */
+	bool ext_down;                 /* gso_engine__link_changed(false) */
+	bool dev_down;                 /* the device said -ENETDOWN */
+	bool usable;                   /* flags_usable && !ext_down && !dev_down */
+	bool dead;                     /* the interface is gone */
+	bool mon_ready;                /* the loop saw the monitor readable */
+	uint64_t mon_read_ns;          /* last read of the monitor */
+	uint64_t down_since_ns;
+	uint64_t link_retry_ns;        /* while dev_down: kick again then */
+
+	/* sending */
+	struct gso_sched *sched;
+	uint64_t retry_ns;             /* after backpressure: try again then (0: none) */
+	struct ebatch *held;           /* dequeued, not yet taken by the device, in order */
+	unsigned nheld;
+	struct ebatch *bq;             /* batch scratch */
+	struct gso_tx *txq;
+	unsigned *txmap;               /* txq index -> bq index */
+
+	/* flows */
+	struct eflow **flows;          /* max_flows slots */
+	uint32_t *free_slots;
+	uint32_t nfree;
+	uint32_t queued;               /* datagram super-segments queued over all flows */
+	struct etimers timers;         /* flows' next timer (streams set one) */
+	struct gso_stream **hash;      /* stream lookup by 4-tuple, hash_mask + 1 buckets */
+	uint32_t hash_mask;
+	/* events: deferred while a pass works on a batch (so callbacks see a settled state) */
+	struct gso_engine_event *evq;
+	unsigned nevq, evq_cap;
+	int defer;
+
+	struct gso_engine_stats st;
+
+	/* the multi-queue port this engine belongs to (NULL: none) */
+	const struct engine_port_hooks *port;
+	void *port_ctx;
+};
+
+static inline uint64_t engine_now(const struct gso_engine *e)
+{
+	return e->clock ? e->clock(e->clock_ctx) : gso_evloop_now_ns();
+}
+
+/* Deliver an event (no-op without a callback). */
+void gsoi_engine_emit(struct gso_engine *e, const struct gso_engine_event *ev);
+
+/*
+ * Deliver now the events still deferred for flow `f` (before it goes), so
+ * that none is delivered after its pointer became invalid.
+ */
+void gsoi_engine_flush_flow_events(struct gso_engine *e, const struct eflow *f);
+
+/* Flow slots and scheduler flows: 0 or -ENOSPC / -errno. */
+int gsoi_engine_flow_add(struct gso_engine *e, struct eflow *f, const struct eflow_ops *ops, bool pace_all,
+			 void *ctx);
+/* Take the flow out of the scheduler (its head too) and free its slot. */
+void gsoi_engine_flow_del(struct gso_engine *e, struct eflow *f);
+
+/*
+ * Put the flow's head burst into the scheduler, stamped at `rate` (wire
+ * bytes/s, GSO_RATE_UNPACED).  `chained`: it follows the flow's previous
+ * burst back to back, so it is stamped on the flow's grid (see engine.h,
+ * "Pacing"); otherwise from now.  0, -EAGAIN (no burst slot: cannot
+ * happen with one per flow), or -ERANGE (beyond the horizon).
+ */
+int gsoi_engine_arm(struct gso_engine *e, struct eflow *f, uint64_t rate, uint32_t wire_bytes, uint32_t segs,
+		    uint64_t now, bool chained);
+
+/* A flow's next timer changed (UINT64_MAX: none); ops->timers runs when it passes. */
+void gsoi_engine_timer_set(struct gso_engine *e, uint32_t slot, uint64_t deadline);
+
+/* engine_timer.c: the heap itself. */
+int gsoi_etimers_init(struct etimers *t, uint32_t cap);
+void gsoi_etimers_fini(struct etimers *t);
+void gsoi_etimers_set(struct etimers *t, uint32_t slot, uint64_t key);
+/* The earliest slot and its key; NIL32 when empty. */
+uint32_t gsoi_etimers_top(const struct etimers *t, uint64_t *key);
+
+/* Stream lookup (engine_tcp.c): the stream a received frame belongs to, or NULL. */
+void gsoi_engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
+			      uint64_t now);
+/*
+ * Feed a frame received by another engine of the same port to this one's
+ * streams, as engine_rx does (events deferred until it is through).  On
+ * the engine's thread.
+ */
+void gsoi_engine_input_frame(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len);
+/* The device is gone or the engine ends: every flow ends with err. */
+void gsoi_engine_end_all(struct gso_engine *e, int err);
+
+#endif

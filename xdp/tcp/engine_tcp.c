@@ -1,0 +1,1446 @@
+/*
+ * Stream flows (engine.h): one active-open TCP connection that sends what
+ * the application writes, through the engine's device.
+ *
+ * The parts do the work, this file glues them to the engine:
+ *  - gso_tmpl__build() makes every header (SYN with MSS, SACK-permitted,
+ *    timestamps and window scale; data and ACKs with timestamps);
+ *  - the application writes straight into device buffers
+ *    (gso_stream__reserve), which the flow send queue (gso/flowq.h) holds
+ *    until the peer acknowledges them; partial ACKs give chunks back at
+ *    once (gso_dev__buf_release);
+ *  - gso_burst_size() sizes each super-segment from the pacing rate, cwnd,
+ *    the pipe and the peer's window, and the engine's scheduler stamps and
+ *    sends it (the flow's one "token" burst: build() decides at departure
+ *    what it carries, a retransmission first); Reno/CUBIC grow and cut cwnd
+ *    from the flow queue's per-segment counts;
+ *  - loss recovery: SACK scoreboard or NewReno and RACK in the flow queue,
+ *    retransmissions re-segmented from the held buffers, RTO with
+ *    exponential backoff, zero-window probes, FIN.
+ *
+ * Control segments (SYN, pure ACKs, FIN, probes, RST) are not paced: they
+ * go to the device at once.  Timers are one deadline per stream in the
+ * engine's heap (s_timer_update).
+ */
+#include "engine/engine_internal.h"
+#include "engine_tcp_internal.h"
+#include "opts_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <gso/cc.h>
+#include <gso/flowq.h>
+
+#define NS_PER_MS 1000000ull
+#define SYN_RTO_NS (1000 * NS_PER_MS)  /* RFC 6298 initial RTO */
+#define SYN_TRIES 6
+#define MAX_BACKOFF 10
+#define MAX_RTO_NS (60000 * NS_PER_MS)
+#define LINGER_NS (500 * NS_PER_MS)    /* wait this long for the peer's FIN */
+#define RETRY_NS 20000ull              /* a control segment the device could not take yet */
+#define OUR_WSCALE 7
+#define OUR_WIN 65535u
+#define FQ_ENTRIES 8192u
+#define TSQ_MAX_BYTES (256u << 10)     /* device queue limit (tcp_limit_output_bytes, 2012-2018) */
+#define TSQ_RETRY_NS 200000ull
+
+struct tslot {
+	struct gso_buf buf;
+	bool used;
+	bool writing;     /* the application may still append to it */
+	bool done_early;  /* the queue let go of all its bytes while it was still being written */
+};
+
+struct gso_stream {
+	struct eflow f;          /* first: engine.c sees flows through it */
+	struct tcp_key key;      /* the peer's segments, for lookup */
+	struct gso_stream *hnext;
+	uint32_t flags, cc_algo, mss_cap, tx_flags, notsent_lowat;
+	uint64_t max_rate, idle_ns;
+	struct gso_burst_opts bo;
+	bool user_min_segs;      /* min_segs set by the user: the CC's minimum burst does not apply */
+
+	uint32_t state;          /* enum gso_stream_state */
+	bool sized;              /* the flow queue and CC exist: data may be written */
+	bool need_size;          /* ESTABLISHED was announced; size at the next timer run */
+	struct gso_tmpl tmpl;    /* data and ACK template (flags ACK) */
+	uint32_t tmpl_tsval, tmpl_tsecr, tmpl_ack;
+	uint16_t ip_id;
+	uint32_t iss, irs, rcv_nxt;
+	uint32_t rcv_wnd;        /* the window we advertise, scaled: the peer's segments must fall in it */
+	uint64_t oow_at;         /* when the last challenge or out-of-window ACK left (gsoi_tcp_oow_allow) */
+	uint8_t snd_wscale;
+	bool sack_ok, ts_ok;
+	uint32_t ts_recent, ts_off;
+	uint32_t peer_mss, syn_wnd;
+	uint64_t syn_rtt_ns;
+	uint32_t ip_hdr;
+	struct gso_flowq *fq;
+	struct gso_flowq_rel *rel;
+	unsigned nrel;
+	struct gso_cc *cc;
+	struct gso_tso_flow tso;
+	struct tslot *slots;
+	uint32_t nslots, slot_hint;
+	int wslot;               /* slot being written, -1: none */
+	uint32_t wfill;          /* bytes committed into it */
+	bool want_write, data_done;
+	struct gso_flowq_tx ptx; /* what build() peeked, for sent() */
+	uint64_t syn_ns, syn_at, rto_at, probe_at, retry_at, tsq_at, linger_at;
+	uint64_t deadline;       /* as in the engine's heap */
+	uint64_t last_heard;
+	uint32_t backoff, syn_tries;
+	bool fin_sent, fin_acked, peer_fin, cwnd_limited;
+	uint32_t fin_seq;
+	struct gso_stream_info st; /* counters kept where gso_stream__info reports them */
+};
+
+static struct gso_stream *to_s(struct eflow *f)
+{
+	return (struct gso_stream *)f;
+}
+
+static bool seq_after(uint32_t a, uint32_t b)
+{
+	return (int32_t)(b - a) < 0;
+}
+
+static uint32_t tsval(const struct gso_stream *s, uint64_t now)
+{
+	return (uint32_t)(now / NS_PER_MS) + s->ts_off;
+}
+
+static bool finished(const struct gso_stream *s)
+{
+	return s->state == GSO_STREAM_DONE || s->state == GSO_STREAM_FAILED;
+}
+
+static void emit(struct gso_stream *s, uint32_t type, int err)
+{
+	gsoi_engine_emit(s->f.e, &(struct gso_engine_event){ .type = type, .err = err, .flow_ctx = s->f.ctx,
+						       .stream = s, .acked = s->st.acked });
+}
+
+static void s_timer_update(struct gso_stream *s);
+
+/* ---- the end ----------------------------------------------------------------------- */
+
+static void free_slot(struct gso_stream *s, uint32_t i)
+{
+	struct tslot *sl = &s->slots[i];
+
+	gso_dev__buf_free(s->f.e->tx, &sl->buf);
+	memset(sl, 0, sizeof(*sl));
+	if ((int)i == s->wslot)
+		s->wslot = -1;
+}
+
+/* Everything back to the device: the queue's buffers, the one being written. */
+static void release_all(struct gso_stream *s)
+{
+	if (s->fq) {
+		int n = gso_flowq__flush(s->fq, s->rel, s->nrel);
+
+		for (int i = 0; i < n; i++)
+			if (s->slots[s->rel[i].handle].used)
+				free_slot(s, (uint32_t)s->rel[i].handle);
+	}
+	for (uint32_t i = 0; s->slots && i < s->nslots; i++)
+		if (s->slots[i].used)
+			free_slot(s, i);
+}
+
+static void close_state(struct gso_stream *s, uint32_t state, int err, const char *why, uint64_t now)
+{
+	if (finished(s))
+		return;
+	s->state = state;
+	s->st.err = err;
+	s->st.why = why;
+	if (!s->st.t_end)
+		s->st.t_end = now;
+	/* A token still in the scheduler finds the stream finished and sends nothing. */
+	release_all(s);
+	emit(s, GSO_EV_STREAM_CLOSED, err);
+}
+
+static void fail(struct gso_stream *s, const char *why, int err, uint64_t now)
+{
+	close_state(s, GSO_STREAM_FAILED, err, why, now);
+}
+
+/* ---- headers ------------------------------------------------------------------------ */
+
+static void base_fields(const struct gso_stream *s, struct gso_tmpl_fields *f)
+{
+	const struct gso_route *r = &s->f.route;
+
+	f->l3 = r->l3;
+	f->l4 = GSO_L4_TCP;
+	memcpy(f->eth_dst, r->dst_mac, 6);
+	memcpy(f->eth_src, r->src_mac, 6);
+	memcpy(f->saddr, r->src, 16);
+	memcpy(f->daddr, r->dst, 16);
+	f->sport = s->key.our_port;
+	f->dport = s->key.peer_port;
+	if (r->l3 == GSO_L3_IPV4) {
+		f->df = true;
+		f->ip_id = s->ip_id;
+	}
+}
+
+/* The data/ACK template, rebuilt when the timestamps or the ACK change (at most about every ms). */
+static int refresh_tmpl(struct gso_stream *s, uint64_t now, bool force)
+{
+	uint32_t tv = tsval(s, now);
+	uint8_t opts[TCP_TS_OPTS_LEN];
+	int err;
+
+	if (!force && s->tmpl.hdr_len && s->tmpl_ack == s->rcv_nxt &&
+	    (!s->ts_ok || (s->tmpl_tsval == tv && s->tmpl_tsecr == s->ts_recent)))
+		return 0;
+	GSO_OPTS(gso_tmpl_fields, f, .seq = 0, .ack = s->rcv_nxt, .tcp_flags = GSO_TCP_ACK, .window = OUR_WIN);
+	base_fields(s, &f);
+	if (s->ts_ok) {
+		gsoi_tcp_ts_opts(opts, tv, s->ts_recent);
+		f.tcp_opts = opts;
+		f.tcp_opts_len = TCP_TS_OPTS_LEN;
+	}
+	err = gso_tmpl__build(&s->tmpl, &f);
+	if (err)
+		return err;
+	s->tmpl_tsval = tv;
+	s->tmpl_tsecr = s->ts_recent;
+	s->tmpl_ack = s->rcv_nxt;
+	return 0;
+}
+
+/* A control segment, at once (not paced).  0, -EAGAIN/-ENOBUFS/-ENETDOWN (later), or -errno. */
+static int submit_now(struct gso_stream *s, const struct gso_tx *tx)
+{
+	struct gso_engine *e = s->f.e;
+	int r;
+
+	if (e->dead)
+		return -ENODEV;
+	r = e->tx_is_tso ? gso_tso__submit(e->tx, &s->tso, tx, 1) : gso_dev__submit(e->tx, tx, 1);
+	if (r == 1)
+		return 0;
+	if (r == -EAGAIN || r == -ENOBUFS)
+		s->st.backpressure++;
+	return r < 0 ? r : -EIO;
+}
+
+static bool later(int err)
+{
+	return err == -EAGAIN || err == -ENOBUFS || err == -ENETDOWN;
+}
+
+/* A header-only segment with `flags` (ACK, FIN|ACK, RST|ACK, a probe) at `seq`. */
+static int send_ctl(struct gso_stream *s, uint8_t flags, uint32_t seq, uint64_t now)
+{
+	struct gso_tx tx = { .tmpl = &s->tmpl, .mss = 536, .flags = (uint8_t)s->tx_flags };
+	int err = refresh_tmpl(s, now, false);
+
+	if (err)
+		return err;
+	gso_tmpl__set_tcp_seq(&s->tmpl, seq);
+	gso_tmpl__set_tcp_flags(&s->tmpl, flags);
+	if (s->f.route.l3 == GSO_L3_IPV4)
+		gso_tmpl__set_ip_id(&s->tmpl, s->ip_id);
+	err = submit_now(s, &tx);
+	gso_tmpl__set_tcp_flags(&s->tmpl, GSO_TCP_ACK);
+	if (!err)
+		s->ip_id++;
+	return err;
+}
+
+static int send_syn(struct gso_stream *s, uint64_t now)
+{
+	uint8_t opts[TCP_SYN_OPTS_LEN], frame[GSO_MAX_HDR_LEN + 1];
+	struct gso_tmpl t, syn;
+	uint32_t mss = s->f.route.mtu - s->ip_hdr - 20;
+	int err;
+
+	if (s->mss_cap && s->mss_cap < mss)
+		mss = s->mss_cap;
+	gsoi_tcp_syn_opts(opts, (uint16_t)(mss > 65535 ? 65535 : mss), !(s->flags & GSO_STREAM_F_NO_SACK),
+			  !(s->flags & GSO_STREAM_F_NO_TS), tsval(s, now), OUR_WSCALE);
+	GSO_OPTS(gso_tmpl_fields, f, .seq = s->iss, .window = OUR_WIN, .tcp_opts = opts,
+		 .tcp_opts_len = TCP_SYN_OPTS_LEN);
+	base_fields(s, &f);
+	err = gso_tmpl__build(&t, &f);
+	if (err)
+		return err;
+	/* Templates refuse SYN (it never belongs on a super-segment): set it in a raw frame and parse that. */
+	memcpy(frame, t.hdr, t.hdr_len);
+	frame[t.l4_off + 13] = GSO_TCP_SYN;
+	err = gso_tmpl__parse(&syn, frame, t.hdr_len);
+	if (err)
+		return err;
+	struct gso_tx tx = { .tmpl = &syn, .mss = 536, .flags = (uint8_t)s->tx_flags };
+	err = submit_now(s, &tx);
+	if (!err)
+		s->ip_id++;
+	return err;
+}
+
+/* Sequence number of our next pure ACK: snd_nxt, or past the FIN once it is sent. */
+static uint32_t ack_seq(const struct gso_stream *s)
+{
+	if (s->fin_sent)
+		return s->fin_seq + 1;
+	return s->fq ? gso_flowq__snd_nxt(s->fq) : s->iss + 1;
+}
+
+/* ---- timers -------------------------------------------------------------------------- */
+
+static uint64_t rto_ns(const struct gso_stream *s)
+{
+	struct gso_cc_state cs = { .sz = sizeof(cs) };
+	uint64_t r = GSO_RTT_INIT_RTO_NS;
+
+	if (s->cc && !gso_cc__state(s->cc, &cs))
+		r = cs.rto_ns;
+	r <<= s->backoff;
+	return r > MAX_RTO_NS ? MAX_RTO_NS : r;
+}
+
+static bool outstanding(const struct gso_stream *s)
+{
+	if (s->fin_sent && !s->fin_acked)
+		return true;
+	return s->fq && gso_flowq__unacked_bytes(s->fq);
+}
+
+static void s_timer_update(struct gso_stream *s)
+{
+	uint64_t d = UINT64_MAX;
+	uint64_t t[] = { s->syn_at, s->rto_at, s->probe_at, s->retry_at, s->tsq_at, s->linger_at };
+
+	if (!finished(s)) {
+		for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+			if (t[i] && t[i] < d)
+				d = t[i];
+		if (s->need_size)
+			d = 0;
+		if (s->state != GSO_STREAM_SYN_SENT && s->state != GSO_STREAM_CLOSING &&
+		    s->last_heard + s->idle_ns < d)
+			d = s->last_heard + s->idle_ns + 1;
+	}
+	if (d != s->deadline) {
+		s->deadline = d;
+		gsoi_engine_timer_set(s->f.e, s->f.slot, d);
+	}
+}
+
+static void check_fq(struct gso_stream *s, uint64_t now)
+{
+	int err;
+
+	if ((s->flags & GSO_STREAM_F_CHECK) && s->fq && (err = gso_flowq__check(s->fq)))
+		fail(s, "flow queue inconsistent", err, now);
+}
+
+/* ---- sending data ----------------------------------------------------------------------- */
+
+/*
+ * TCP Small Queues for a device: hold back while it still has about 1 ms
+ * of data (at least two super-segments, at most TSQ_MAX_BYTES as Linux's
+ * tcp_limit_output_bytes once was) posted and not completed, so that an
+ * asynchronous device (the e1000 model's thread) does not build a deep
+ * queue that only inflates the RTT.  Devices that complete inside the
+ * submit call (AF_XDP copy mode, the AF_PACKET ring) never hit it.
+ */
+static bool tsq_full(struct gso_stream *s, uint64_t rate)
+{
+	uint64_t bytes = rate == GSO_RATE_UNPACED ? 0 : rate >> 10, bursts;
+	int inflight;
+
+	if (!s->st.burst_descs)
+		return false;
+	/* Completions are reaped once a pass; what the device finished since then does not count. */
+	gso_dev__reap(s->f.e->tx, 0);
+	inflight = gso_dev__inflight(s->f.e->tx);
+	if (inflight <= 0)
+		return false;
+	if (bytes > TSQ_MAX_BYTES)
+		bytes = TSQ_MAX_BYTES;
+	bursts = bytes / s->st.seg_limit;
+	if (bursts < 2)
+		bursts = 2;
+	return (uint64_t)inflight >= bursts * s->st.burst_descs;
+}
+
+static uint64_t pacing_rate(const struct gso_stream *s)
+{
+	uint64_t rate = gso_cc__pacing_rate(s->cc);
+
+	return s->max_rate && rate > s->max_rate ? s->max_rate : rate;
+}
+
+static void maybe_fin(struct gso_stream *s, const struct gso_flowq_info *fi, uint64_t now)
+{
+	int err;
+
+	if (s->fin_sent || !s->data_done || fi->unsent_bytes || fi->unacked_bytes || s->wslot >= 0)
+		return;
+	if (!s->st.t_data_acked)
+		s->st.t_data_acked = now;
+	s->fin_seq = fi->write_seq;
+	err = send_ctl(s, GSO_TCP_FIN | GSO_TCP_ACK, s->fin_seq, now);
+	if (later(err)) {
+		s->retry_at = now + RETRY_NS;
+		return;
+	}
+	if (err) {
+		fail(s, "sending the FIN", err, now);
+		return;
+	}
+	s->fin_sent = true;
+	s->state = GSO_STREAM_FIN_SENT;
+	s->rto_at = now + rto_ns(s);
+}
+
+/*
+ * Put the flow's token into the scheduler when cwnd, the window and the
+ * device allow a burst: its size now (gso_burst_size) is what the
+ * scheduler charges; build() decides at departure what it carries.
+ */
+static void s_arm(struct gso_stream *s, uint64_t now)
+{
+	struct gso_flowq_info fi = { .sz = sizeof(fi) };
+	struct gso_burst b = { .sz = sizeof(b) };
+	uint64_t rate;
+	uint32_t cwnd;
+	int segs;
+
+	if (s->state != GSO_STREAM_ESTABLISHED || !s->sized || s->f.armed || s->f.e->dead)
+		return;
+	gso_flowq__info(s->fq, &fi);
+	cwnd = gso_cc__cwnd(s->cc);
+	if (!fi.lost_pending && !fi.unsent_bytes) {
+		/* Room in cwnd and nothing to send: samples from now on measure us, not the path. */
+		if (!fi.app_limited && gso_flowq__check_app_limited(s->fq, cwnd) == 1)
+			s->st.app_limited_marks++;
+		maybe_fin(s, &fi, now);
+		return;
+	}
+	rate = pacing_rate(s);
+	if (!s->user_min_segs)
+		s->bo.min_segs = gso_cc__min_burst_segs(s->cc); /* BBR's own; 0: the pacer's default */
+	if (cwnd > s->st.cwnd_max)
+		s->st.cwnd_max = cwnd;
+	GSO_OPTS(gso_burst_in, in, .rate = rate, .queued = fi.unsent_bytes + (uint64_t)fi.lost_pending * s->st.mss,
+		 .mss = s->st.mss, .hdr_len = s->st.hdr_len, .cwnd = cwnd, .in_flight = fi.in_flight,
+		 .peer_wnd = fi.lost_pending ? UINT32_MAX : fi.wnd_left,
+		 .dev_max_segs = s->f.e->caps.max_segs_tcp, .dev_max_bytes = s->st.hdr_len + s->st.seg_limit,
+		 .flags = fi.in_recovery ? GSO_BURST_IN_RECOVERY : 0);
+	{
+		struct gso_cc_state cs = { .sz = sizeof(cs) };
+
+		if (!gso_cc__state(s->cc, &cs))
+			in.min_rtt_ns = cs.min_rtt_ns;
+	}
+	segs = gso_burst_size(&in, &s->bo, &b);
+	if (segs < 0) {
+		fail(s, "burst sizing", segs, now);
+		return;
+	}
+	if (b.limit == GSO_BURST_LIM_QUOTA || b.limit == GSO_BURST_LIM_CWND_DIV)
+		s->cwnd_limited = true;
+	else if (fi.in_flight * 2 < cwnd)
+		s->cwnd_limited = false;
+	if (!segs && b.limit == GSO_BURST_LIM_PEER_WND && fi.in_flight < cwnd) {
+		/* A window below one segment: the queue's SWS rule decides (and may say probe). */
+		segs = 1;
+		b.wire_bytes = s->st.mss + s->st.hdr_len;
+	} else if (!segs) {
+		return;
+	}
+	if (tsq_full(s, rate)) {
+		/* Sleep, not spin: the queue holds more than this wait drains. */
+		s->st.tsq_waits++;
+		s->tsq_at = now + TSQ_RETRY_NS;
+		s_timer_update(s);
+		return;
+	}
+	gsoi_engine_arm(s->f.e, &s->f, rate, b.wire_bytes, (uint32_t)segs, now, false);
+}
+
+static int t_build(struct eflow *f, const struct gso_sched_burst *b, struct gso_tx *tx, uint64_t now)
+{
+	struct gso_stream *s = to_s(f);
+	struct gso_flowq_info fi = { .sz = sizeof(fi) };
+	struct gso_flowq_tx *t = &s->ptx;
+	int err;
+
+	t->sz = sizeof(*t);
+	if (s->state != GSO_STREAM_ESTABLISHED || !s->sized)
+		return -ENODATA;
+	gso_flowq__info(s->fq, &fi);
+	err = gso_flowq__peek(s->fq, b->segs, t);
+	if (err < 0) {
+		fail(s, "flow queue peek", err, now);
+		return -ENODATA;
+	}
+	if (!err) {
+		/* Closed (or silly) window with nothing in flight: probe it. */
+		if ((t->why == GSO_FLOWQ_WHY_WND || t->why == GSO_FLOWQ_WHY_SWS) && !fi.unacked_bytes &&
+		    !s->probe_at) {
+			s->probe_at = now + rto_ns(s);
+			s_timer_update(s);
+		}
+		return -ENODATA;
+	}
+	if (!(t->flags & GSO_FLOWQ_TX_RETRANS)) {
+		/* Our own check of the peer's window, independent of the queue's. */
+		int64_t over = (int64_t)(uint32_t)(t->seq + t->len - fi.snd_una) - (int64_t)fi.snd_wnd;
+		uint32_t out = t->seq + t->len - fi.snd_una;
+
+		s->st.wnd_checks++;
+		if (over > 0)
+			s->st.wnd_violations++;
+		if (s->st.wnd_checks == 1 || over > s->st.max_over_wnd)
+			s->st.max_over_wnd = over;
+		if (out > s->st.max_outstanding)
+			s->st.max_outstanding = out;
+	}
+	err = refresh_tmpl(s, now, false);
+	if (err) {
+		fail(s, "building the header", err, now);
+		return -ENODATA;
+	}
+	gso_tmpl__set_tcp_seq(&s->tmpl, t->seq);
+	if (s->f.route.l3 == GSO_L3_IPV4)
+		gso_tmpl__set_ip_id(&s->tmpl, s->ip_id);
+	*tx = (struct gso_tx){ .tmpl = &s->tmpl, .buf = &s->slots[t->handle].buf, .off = t->off, .len = t->len,
+			       .mss = t->mss, .ipid = GSO_IPID_INC, .flags = (uint8_t)s->tx_flags };
+	return 0;
+}
+
+static void note_burst(struct gso_stream *s, const struct gso_flowq_tx *t)
+{
+	s->st.supers++;
+	s->st.segs += t->segs;
+	s->st.burst_hist[t->segs < GSO_STREAM_BURST_HIST ? t->segs : GSO_STREAM_BURST_HIST - 1]++;
+	if (t->segs > s->st.burst_max)
+		s->st.burst_max = t->segs;
+	if (t->flags & GSO_FLOWQ_TX_RETRANS) {
+		s->st.retrans_segs += t->segs;
+		s->st.retrans_supers++;
+	}
+}
+
+static void t_sent(struct eflow *f, const struct gso_sched_burst *b, const struct gso_tx *tx, uint64_t now)
+{
+	struct gso_stream *s = to_s(f);
+	uint32_t wire;
+	int err;
+
+	(void)tx;
+	/* Sized before it was built: a burst that left shorter (wire bytes) gives the pacer back the rest. */
+	wire = s->ptx.len + s->ptx.segs * s->st.hdr_len;
+	if (b->wire_bytes > wire)
+		gso_sched__flow_refund(f->e->sched, f->sched_id, b->wire_bytes - wire);
+	s->ip_id = (uint16_t)(s->ip_id + s->ptx.segs);
+	f->e->st.frames += s->ptx.segs;
+	if (!gso_flowq__packets_out(s->fq)) {
+		struct gso_flowq_info fi = { .sz = sizeof(fi) };
+
+		/* Sending into an empty pipe: a restart after idle (CA_EVENT_TX_START). */
+		if (!gso_flowq__info(s->fq, &fi))
+			gso_cc__on_tx_start(s->cc, now, fi.app_limited);
+	}
+	err = gso_flowq__sent(s->fq, &s->ptx, now);
+	if (err) {
+		fail(s, "recording a send", err, now);
+		return;
+	}
+	note_burst(s, &s->ptx);
+	if (!s->rto_at)
+		s->rto_at = now + rto_ns(s);
+	check_fq(s, now);
+	s_arm(s, now);
+	s_timer_update(s);
+}
+
+static void t_refused(struct eflow *f, const struct gso_sched_burst *b, int err, uint64_t now)
+{
+	(void)b;
+	fail(to_s(f), "submitting a super-segment", err, now);
+}
+
+static void t_ended(struct eflow *f, int err)
+{
+	struct gso_stream *s = to_s(f);
+
+	fail(s, err == -ENODEV ? "the interface went away" : "the engine was closed", err, engine_now(f->e));
+	s_timer_update(s);
+}
+
+static void t_neigh(struct eflow *f)
+{
+	struct gso_stream *s = to_s(f);
+
+	memcpy(s->tmpl.hdr, f->route.dst_mac, 6);
+}
+
+static void unhash(struct gso_stream *s);
+
+static void t_free(struct eflow *f)
+{
+	struct gso_stream *s = to_s(f);
+
+	release_all(s);
+	unhash(s);
+	if (s->f.e->steer) {
+		struct gso_flow fl = { .sz = sizeof(fl), .l3 = s->key.l3, .l4 = GSO_L4_TCP, .sport = s->key.peer_port,
+				       .dport = s->key.our_port };
+
+		memcpy(fl.saddr, s->key.peer_addr, 16);
+		memcpy(fl.daddr, s->key.our_addr, 16);
+		gso_steer__flow_del(s->f.e->steer, &fl);
+	}
+	if (s->cc)
+		gso_cc__destroy(s->cc);
+	gso_flowq__destroy(s->fq);
+	free(s->slots);
+	free(s->rel);
+	free(s);
+}
+
+static void t_timers(struct eflow *f, uint64_t now);
+
+const struct eflow_ops gsoi_engine_stream_ops = {
+	.build = t_build,
+	.sent = t_sent,
+	.refused = t_refused,
+	.ended = t_ended,
+	.neigh = t_neigh,
+	.free = t_free,
+	.timers = t_timers,
+};
+
+/* ---- the handshake ----------------------------------------------------------------------- */
+
+/* SYN-ACK: agree on options; the sizing waits until ESTABLISHED was delivered. */
+static void establish(struct gso_stream *s, const struct tcp_seg *g, struct gso_dev *rx, uint64_t now)
+{
+	s->irs = g->seq;
+	s->rcv_nxt = g->seq + 1;
+	s->ts_ok = !(s->flags & GSO_STREAM_F_NO_TS) && g->has_ts;
+	if (s->ts_ok)
+		s->ts_recent = g->tsval;
+	s->sack_ok = !(s->flags & GSO_STREAM_F_NO_SACK) && g->sack_perm;
+	/* Our SYN offered OUR_WSCALE: it applies both ways only if the peer's SYN-ACK has the option too. */
+	if (g->wscale >= 0)
+		s->snd_wscale = (uint8_t)g->wscale;
+	s->rcv_wnd = OUR_WIN << (g->wscale >= 0 ? OUR_WSCALE : 0);
+	s->peer_mss = g->has_mss ? g->mss : 536;
+	s->syn_wnd = g->win; /* never scaled in a SYN-ACK */
+	if (s->syn_tries == 1 && now > s->syn_ns)
+		s->syn_rtt_ns = now - s->syn_ns;
+	s->state = GSO_STREAM_ESTABLISHED;
+	s->st.t_estab = now;
+	s->syn_at = 0;
+	s->backoff = 0;
+	s->last_heard = now;
+	s->need_size = true;
+	s_timer_update(s);
+	gsoi_engine_emit(s->f.e, &(struct gso_engine_event){ .type = GSO_EV_STREAM_ESTABLISHED, .flow_ctx = s->f.ctx,
+							 .stream = s, .dev = rx });
+}
+
+/* After ESTABLISHED: size segments on the device, build the queue, CC and pacer. */
+static void size_stream(struct gso_stream *s, uint64_t now)
+{
+	struct gso_engine *e = s->f.e;
+	uint32_t max_ip = GSO_MAX_IP_LEN - s->ip_hdr, mss, limit;
+	int mp, err;
+
+	s->need_size = false;
+	mss = s->f.route.mtu - s->ip_hdr - 20;
+	if (s->peer_mss < mss)
+		mss = s->peer_mss;
+	if (s->mss_cap && s->mss_cap < mss)
+		mss = s->mss_cap;
+	/* Linux's floor (TCP_MIN_MSS 88) less the options: anything smaller is a broken peer or MTU. */
+	if (mss < 64 + (s->ts_ok ? TCP_TS_OPTS_LEN : 0)) {
+		fail(s, "segment size too small (peer MSS or MTU)", -EINVAL, now);
+		return;
+	}
+	if (s->ts_ok)
+		mss -= TCP_TS_OPTS_LEN;
+	s->st.hdr_len = 14 + s->ip_hdr + 20 + (s->ts_ok ? TCP_TS_OPTS_LEN : 0);
+	err = refresh_tmpl(s, now, true);
+	if (err) {
+		fail(s, "building the header", err, now);
+		return;
+	}
+	/* What the device puts in one frame: a fact it states, not found by trying. */
+	mp = gso_dev__max_payload(e->tx, &s->tmpl, s->tx_flags);
+	if (mp < 0) {
+		fail(s, "segment size on this device", mp, now);
+		return;
+	}
+	if ((uint32_t)mp < mss)
+		mss = (uint32_t)mp;
+	s->st.mss = mss;
+	/* Payload per super-segment: an IP datagram of at most 64 KiB, within one device buffer. */
+	limit = max_ip - 20 - (s->ts_ok ? TCP_TS_OPTS_LEN : 0);
+	if (e->caps.buf_max && e->caps.buf_max < limit)
+		limit = e->caps.buf_max;
+	if (limit > 65535)
+		limit = 65535;
+	s->st.seg_limit = limit / mss * mss;
+	if (!s->st.seg_limit) {
+		fail(s, "segment size larger than a device buffer", -EMSGSIZE, now);
+		return;
+	}
+	{
+		/* What one full super-segment costs the device, for the small-queue limit. */
+		static const uint8_t zeros[65536];
+		struct gso_tx_plan plan = { .sz = sizeof(plan) };
+		struct gso_tx ptx = { .tmpl = &s->tmpl, .data = zeros, .len = s->st.seg_limit, .mss = mss,
+				      .flags = (uint8_t)s->tx_flags };
+
+		if (!gso_dev__plan(e->tx, &ptx, &plan))
+			s->st.burst_descs = plan.descs;
+	}
+	if (!s->notsent_lowat)
+		s->notsent_lowat = 4 * s->st.seg_limit;
+	GSO_OPTS(gso_flowq_opts, fo, .max_entries = FQ_ENTRIES, .max_bytes = s->st.seg_limit, .isn = s->iss + 1,
+		 .flags = s->sack_ok ? 0 : GSO_FLOWQ_F_NO_SACK);
+	err = gso_flowq__create(&s->fq, &fo);
+	if (err) {
+		fail(s, "flow queue", err, now);
+		return;
+	}
+	gso_flowq__set_wnd(s->fq, s->syn_wnd);
+	GSO_OPTS(gso_cc_opts, co, .algo = s->cc_algo, .mss = mss, .hdr_len = s->st.hdr_len, .max_rate = s->max_rate,
+		 .pacing_shift = s->bo.pacing_shift);
+	err = gso_cc__create(&s->cc, &co);
+	if (err) {
+		fail(s, "congestion control", err, now);
+		return;
+	}
+	if (s->syn_rtt_ns) {
+		GSO_OPTS(gso_cc_ack, a, .now_ns = now, .rtt_ns = s->syn_rtt_ns);
+		gso_cc__on_ack(s->cc, &a);
+		s->st.rtt_samples++;
+	}
+	s->sized = true;
+	err = send_ctl(s, GSO_TCP_ACK, s->iss + 1, now);
+	if (err && !later(err)) {
+		fail(s, "sending the handshake ACK", err, now);
+		return;
+	}
+	emit(s, GSO_EV_STREAM_WRITABLE, 0);
+}
+
+/* ---- ACKs ------------------------------------------------------------------------------ */
+
+static void give_back(struct gso_stream *s, const struct gso_flowq_rel *r)
+{
+	struct tslot *sl = &s->slots[r->handle];
+
+	if (!sl->used)
+		return;
+	if (r->done && !sl->writing) {
+		free_slot(s, (uint32_t)r->handle);
+		return;
+	}
+	gso_dev__buf_release(s->f.e->tx, &sl->buf, r->upto);
+	if (r->done)
+		sl->done_early = true;
+}
+
+/* A challenge ACK (RFC 5961), or the answer to an out-of-window segment: our SND.NXT and RCV.NXT, throttled. */
+static void challenge_ack(struct gso_stream *s, uint64_t now)
+{
+	if (!gsoi_tcp_oow_allow(&s->oow_at, now)) {
+		s->st.challenge_limited++;
+		return;
+	}
+	if (!send_ctl(s, GSO_TCP_ACK, ack_seq(s), now))
+		s->st.challenge_acks++;
+}
+
+/* The ACK field of an acceptable segment.  Returns false when the segment is to be dropped. */
+static bool process_ack(struct gso_stream *s, const struct tcp_seg *g, uint64_t now)
+{
+	struct gso_flowq_info fi = { .sz = sizeof(fi) };
+	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
+	uint32_t ack = g->ack, wnd = (uint32_t)g->win << s->snd_wscale;
+	int err;
+
+	gso_flowq__info(s->fq, &fi);
+	switch (gsoi_tcp_ack_check(ack, fi.snd_una, s->fin_sent ? s->fin_seq + 1 : fi.snd_nxt, fi.max_wnd)) {
+	case TCP_ACK_UNSENT:
+		s->st.bad_acks++;
+		return false;
+	case TCP_ACK_TOO_OLD:
+		s->st.rx_old_acks++;
+		challenge_ack(s, now);
+		return false;
+	case TCP_ACK_OK:
+		break;
+	}
+	if (s->fin_sent && ack == s->fin_seq + 1) {
+		if (!s->fin_acked) {
+			s->fin_acked = true;
+			s->state = GSO_STREAM_CLOSING;
+			s->linger_at = now + LINGER_NS;
+			s->rto_at = 0;
+			s->st.t_end = now;
+		}
+		ack = s->fin_seq;
+	}
+	if (s->ts_ok && g->has_ts && !seq_after(g->seq, s->rcv_nxt))
+		s->ts_recent = g->tsval;
+	GSO_OPTS(gso_flowq_ack, a, .now_ns = now, .ack = ack, .wnd = wnd);
+	if (g->payload || (g->flags & (GSO_TCP_SYN | GSO_TCP_FIN)))
+		a.flags = GSO_FLOWQ_ACK_F_DATA;
+	for (unsigned i = 0; s->sack_ok && i < g->nsack; i++) {
+		uint32_t b = g->sack[i][0], e = g->sack[i][1];
+
+		/* Blocks past what we sent (or reversed) are the peer's bug: leave them out. */
+		if (!seq_after(e, b) || seq_after(e, fi.snd_nxt))
+			continue;
+		a.sack[a.n_sack].start = b;
+		a.sack[a.n_sack].end = e;
+		a.n_sack++;
+	}
+	err = gso_flowq__ack(s->fq, &a, &res, s->rel, s->nrel);
+	if (err == -EINVAL) {
+		s->st.bad_acks++; /* acknowledges data never sent */
+		return false;
+	}
+	if (err) {
+		fail(s, "processing an ACK", err, now);
+		return false;
+	}
+	s->st.acks++;
+	for (unsigned i = 0; i < res.n_rel; i++)
+		give_back(s, &s->rel[i]);
+	if (res.flags & GSO_FLOWQ_RES_OLD)
+		return true;
+	s->st.acked += res.acked_bytes;
+	if (res.flags & GSO_FLOWQ_RES_DUP)
+		s->st.dupacks++;
+	s->st.sacked_segs += res.sacked_segs;
+	s->st.lost_segs += res.lost_segs;
+	if (wnd < s->st.min_wnd)
+		s->st.min_wnd = wnd;
+	if (wnd > s->st.max_wnd)
+		s->st.max_wnd = wnd;
+	if (!wnd)
+		s->st.zero_wnd_acks++;
+	/* A peer that answers is alive, even while its window stays shut. */
+	s->last_heard = now;
+	if (res.flags & GSO_FLOWQ_RES_ADVANCED)
+		s->backoff = 0;
+	if (wnd && s->probe_at) {
+		s->probe_at = 0;
+		s->backoff = 0;
+	}
+	/* BBR takes every ACK (bbr_main runs per ACK); Reno and CUBIC those that deliver. */
+	if (res.delivered_segs || res.rtt_ns || s->cc_algo == GSO_CC_BBR) {
+		struct gso_flowq_info after = { .sz = sizeof(after) };
+		struct gso_rate_sample rs = { .sz = sizeof(rs) };
+
+		gso_flowq__info(s->fq, &after);
+		gso_flowq__rate_sample(s->fq, &rs);
+		GSO_OPTS(gso_cc_ack, ca, .now_ns = now, .rtt_ns = res.rtt_ns, .acked_segs = res.delivered_segs,
+			 .packets_out = after.in_flight, .rs = &rs,
+			 .flags = (s->cwnd_limited ? 0 : GSO_CC_ACK_NOT_CWND_LIMITED) |
+				  (after.in_recovery ? GSO_CC_ACK_RECOVERY : 0));
+		gso_cc__on_ack(s->cc, &ca);
+		if (res.rtt_ns)
+			s->st.rtt_samples++;
+	}
+	if (res.lost_segs) {
+		gso_cc__on_loss(s->cc, now, res.lost_sent_ns);
+		if (res.flags & GSO_FLOWQ_RES_RECOVERY)
+			s->st.fast_recov++;
+	}
+	/* The retransmission timer restarts on progress and stops with nothing outstanding. */
+	if ((res.flags & GSO_FLOWQ_RES_ADVANCED) || !outstanding(s))
+		s->rto_at = outstanding(s) ? now + rto_ns(s) : 0;
+	check_fq(s, now);
+	if (res.acked_bytes)
+		emit(s, GSO_EV_STREAM_ACKED, 0);
+	return true;
+}
+
+/* The writer waits: tell it when the queue or the device memory has room again. */
+static void maybe_writable(struct gso_stream *s)
+{
+	struct gso_flowq_info fi = { .sz = sizeof(fi) };
+
+	if (!s->want_write || !s->sized || s->data_done || finished(s))
+		return;
+	gso_flowq__info(s->fq, &fi);
+	if (fi.unsent_bytes >= s->notsent_lowat)
+		return;
+	s->want_write = false;
+	emit(s, GSO_EV_STREAM_WRITABLE, 0);
+}
+
+static void input(struct gso_stream *s, const struct tcp_seg *g, struct gso_dev *rx, uint64_t now)
+{
+	if (s->state == GSO_STREAM_SYN_SENT) {
+		/* In SYN-SENT only an RST acknowledging our SYN counts (RFC 793). */
+		if (g->flags & GSO_TCP_RST) {
+			if (g->ack == s->iss + 1)
+				fail(s, "connection refused", -ECONNREFUSED, now);
+		} else if ((g->flags & (GSO_TCP_SYN | GSO_TCP_ACK)) == (GSO_TCP_SYN | GSO_TCP_ACK) &&
+			   g->ack == s->iss + 1) {
+			establish(s, g, rx, now);
+		}
+		return;
+	}
+	/*
+	 * Synchronized from here on: a segment must fall in our window, and
+	 * only an RST at exactly RCV.NXT resets (RFC 5961).  What an
+	 * attacker who cannot see the flow can guess at best earns the peer
+	 * a challenge ACK, which a real peer that lost its state answers
+	 * with an RST at the right sequence number.
+	 */
+	switch (gsoi_tcp_rx_check(g, s->rcv_nxt, s->rcv_wnd)) {
+	case TCP_RX_RESET:
+		if (s->state == GSO_STREAM_CLOSING)
+			close_state(s, GSO_STREAM_DONE, 0, NULL, now); /* everything, FIN included, was acknowledged */
+		else
+			fail(s, "connection reset by the peer", -ECONNRESET, now);
+		return;
+	case TCP_RX_DROP:
+		s->st.rx_rst_ignored++;
+		return;
+	case TCP_RX_CHALLENGE:
+		/* A SYN-ACK again (our handshake ACK was lost) is answered the same way: with an ACK. */
+		if (g->flags & GSO_TCP_RST)
+			s->st.rx_rst_challenged++;
+		else
+			s->st.rx_syn_challenged++;
+		if (s->sized)
+			challenge_ack(s, now);
+		return;
+	case TCP_RX_DUPACK:
+		s->st.rx_out_of_window++;
+		if (s->sized)
+			challenge_ack(s, now);
+		return;
+	case TCP_RX_ACCEPT:
+		break;
+	}
+	if (!s->sized || !(g->flags & GSO_TCP_ACK))
+		return;
+	if (!process_ack(s, g, now) || finished(s))
+		return;
+	if ((g->flags & GSO_TCP_FIN) && g->seq + g->payload == s->rcv_nxt) {
+		s->rcv_nxt++;
+		s->peer_fin = true;
+		send_ctl(s, GSO_TCP_ACK, ack_seq(s), now);
+		if (s->state == GSO_STREAM_CLOSING) {
+			close_state(s, GSO_STREAM_DONE, 0, NULL, now);
+			return;
+		}
+	} else if (g->payload || (s->peer_fin && (g->flags & GSO_TCP_FIN))) {
+		/* Data we never asked for, or the peer's FIN again: say where we are. */
+		send_ctl(s, GSO_TCP_ACK, ack_seq(s), now);
+	}
+	maybe_writable(s);
+	s_arm(s, now);
+}
+
+/* ---- lookup -------------------------------------------------------------------------------- */
+
+static bool key_eq(const struct tcp_key *a, const struct tcp_key *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+static struct gso_stream **bucket(struct gso_engine *e, const struct tcp_key *k)
+{
+	return &e->hash[gsoi_tcp_key_hash(k) & e->hash_mask];
+}
+
+static struct gso_stream *lookup(struct gso_engine *e, const struct tcp_key *k)
+{
+	for (struct gso_stream *s = *bucket(e, k); s; s = s->hnext)
+		if (key_eq(&s->key, k))
+			return s;
+	return NULL;
+}
+
+static void unhash(struct gso_stream *s)
+{
+	struct gso_stream **p = bucket(s->f.e, &s->key);
+
+	for (; *p; p = &(*p)->hnext)
+		if (*p == s) {
+			*p = s->hnext;
+			if (s->f.e->port)
+				s->f.e->port->stream_removed(s->f.e->port_ctx, &s->key);
+			return;
+		}
+}
+
+void gsoi_engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
+			      uint64_t now)
+{
+	struct tcp_key k;
+	struct tcp_seg g;
+	struct gso_stream *s;
+
+	if (gsoi_tcp_frame_key(frame, len, &k)) {
+		e->st.rx_other++;
+		return;
+	}
+	/* As the kernel does, before any socket sees it: a frame the checksums refuse has no flow. */
+	switch (gsoi_rx_frame_csum(frame, len)) {
+	case RX_CSUM_BAD:
+		e->st.rx_bad_csum++;
+		return;
+	case RX_CSUM_PARTIAL:
+		e->st.rx_csum_partial++;
+		break;
+	case RX_CSUM_OK:
+		break;
+	}
+	if (!(s = lookup(e, &k))) {
+		/* In a port, another queue's stream may own it (its ACKs arrive where the peer chose). */
+		if (e->port && e->port->foreign(e->port_ctx, &k, frame, len))
+			return;
+		e->st.rx_other++;
+		return;
+	}
+	if (gsoi_tcp_frame_parse(frame, len, &g)) {
+		s->st.rx_bad++;
+		return;
+	}
+	if (finished(s))
+		return;
+	input(s, &g, rx, now);
+	s_timer_update(s);
+}
+
+/* ---- timers --------------------------------------------------------------------------------- */
+
+static void syn_timer(struct gso_stream *s, uint64_t now)
+{
+	int err;
+
+	if (now < s->syn_at)
+		return;
+	if (s->syn_tries >= SYN_TRIES || now - s->syn_ns > s->idle_ns) {
+		fail(s, "no SYN-ACK", -ETIMEDOUT, now);
+		return;
+	}
+	err = send_syn(s, now);
+	if (err && !later(err)) {
+		fail(s, "sending the SYN", err, now);
+		return;
+	}
+	if (!err) {
+		s->st.syn_retries++;
+		s->syn_tries++;
+	}
+	s->syn_at = now + (err ? RETRY_NS : SYN_RTO_NS << (s->syn_tries - 1));
+}
+
+static void rto_timer(struct gso_stream *s, uint64_t now)
+{
+	if (!outstanding(s)) {
+		s->rto_at = 0;
+		return;
+	}
+	s->st.rto++;
+	if (s->backoff < MAX_BACKOFF)
+		s->backoff++;
+	if (s->fin_sent && !s->fin_acked) {
+		send_ctl(s, GSO_TCP_FIN | GSO_TCP_ACK, s->fin_seq, now);
+	} else {
+		gso_flowq__timeout(s->fq);
+		gso_cc__on_rto(s->cc, now);
+		check_fq(s, now);
+	}
+	s->rto_at = now + rto_ns(s);
+}
+
+static void probe_timer(struct gso_stream *s, uint64_t now)
+{
+	struct gso_flowq_info fi = { .sz = sizeof(fi) };
+
+	gso_flowq__info(s->fq, &fi);
+	if (fi.unacked_bytes || (fi.wnd_left && fi.wnd_left * 2 >= fi.max_wnd)) {
+		s->probe_at = 0;
+		return;
+	}
+	/* An old sequence number: the peer answers with its window. */
+	s->st.probes++;
+	send_ctl(s, GSO_TCP_ACK, fi.snd_una - 1, now);
+	if (s->backoff < MAX_BACKOFF)
+		s->backoff++;
+	s->probe_at = now + rto_ns(s);
+}
+
+static void t_timers(struct eflow *f, uint64_t now)
+{
+	struct gso_stream *s = to_s(f);
+
+	s->deadline = UINT64_MAX; /* the engine took it out of the heap */
+	if (finished(s))
+		return;
+	if (s->need_size)
+		size_stream(s, now);
+	if (s->state == GSO_STREAM_SYN_SENT) {
+		syn_timer(s, now);
+	} else if (s->state == GSO_STREAM_CLOSING) {
+		if (now >= s->linger_at)
+			close_state(s, GSO_STREAM_DONE, 0, NULL, now); /* the peer's FIN is a courtesy, not a result */
+	} else if (s->sized && !finished(s)) {
+		if (now - s->last_heard > s->idle_ns) {
+			fail(s, "the peer went silent", -ETIMEDOUT, now);
+		} else {
+			if (s->rto_at && now >= s->rto_at)
+				rto_timer(s, now);
+			if (s->probe_at && now >= s->probe_at)
+				probe_timer(s, now);
+			if (s->retry_at && now >= s->retry_at)
+				s->retry_at = 0;
+			if (s->tsq_at && now >= s->tsq_at)
+				s->tsq_at = 0;
+			maybe_writable(s);
+			s_arm(s, now);
+		}
+	}
+	s_timer_update(s);
+}
+
+/* ---- the API ---------------------------------------------------------------------------------- */
+
+static uint32_t random32(void)
+{
+	uint32_t v = 0;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
+		v = (uint32_t)(uintptr_t)&v ^ (uint32_t)gso_evloop_now_ns();
+	return v;
+}
+
+static int steer_add(struct gso_stream *s)
+{
+	struct gso_flow fl = { .sz = sizeof(fl), .l3 = s->key.l3, .l4 = GSO_L4_TCP, .sport = s->key.peer_port,
+			       .dport = s->key.our_port };
+
+	if (!s->f.e->steer)
+		return 0;
+	memcpy(fl.saddr, s->key.peer_addr, 16);
+	memcpy(fl.daddr, s->key.our_addr, 16);
+	return gso_steer__flow_add(s->f.e->steer, &fl);
+}
+
+int gso_stream__connect(struct gso_engine *e, const struct gso_stream_opts *o, struct gso_stream **out)
+{
+	const struct gso_route *rt;
+	struct gso_stream *s;
+	uint64_t now;
+	size_t alen;
+	int err;
+
+	if (!e || !o || !out || !GSO_OPTS_VALID(gso_stream_opts, o))
+		return -EINVAL;
+	rt = GSO_OPTS_GET(o, route, (const struct gso_route *)NULL);
+	if (!rt || rt->sz <= sizeof(size_t) || (rt->l3 != GSO_L3_IPV4 && rt->l3 != GSO_L3_IPV6) ||
+	    !GSO_OPTS_GET(o, sport, 0) || !GSO_OPTS_GET(o, dport, 0) ||
+	    (GSO_OPTS_GET(o, flags, 0u) & ~GSO_STREAM_F_KNOWN) || GSO_OPTS_GET(o, cc_algo, 0u) > GSO_CC_BBR ||
+	    (GSO_OPTS_GET(o, mss, 0u) && GSO_OPTS_GET(o, mss, 0u) < 64))
+		return -EINVAL;
+	if (e->ifindex && rt->ifindex && rt->ifindex != e->ifindex)
+		return -EINVAL;
+	if (e->dead)
+		return -ENODEV;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	memcpy(&s->f.route, rt, rt->sz < sizeof(s->f.route) ? rt->sz : sizeof(s->f.route));
+	s->f.route.sz = sizeof(s->f.route);
+	if (!s->f.route.mtu)
+		s->f.route.mtu = e->caps.mtu;
+	alen = rt->l3 == GSO_L3_IPV6 ? 16 : 4;
+	s->key.l3 = rt->l3;
+	memcpy(s->key.peer_addr, s->f.route.dst, alen);
+	memcpy(s->key.our_addr, s->f.route.src, alen);
+	s->key.peer_port = GSO_OPTS_GET(o, dport, 0);
+	s->key.our_port = GSO_OPTS_GET(o, sport, 0);
+	if (lookup(e, &s->key)) {
+		free(s);
+		return -EEXIST;
+	}
+	s->flags = GSO_OPTS_GET(o, flags, 0u);
+	s->cc_algo = GSO_OPTS_GET(o, cc_algo, 0u);
+	s->user_min_segs = GSO_OPTS_GET(o, min_segs, 0u) != 0;
+	s->mss_cap = GSO_OPTS_GET(o, mss, 0u);
+	s->max_rate = GSO_OPTS_GET(o, max_rate, (uint64_t)0);
+	s->tx_flags = GSO_OPTS_GET(o, tx_flags, 0u);
+	s->notsent_lowat = GSO_OPTS_GET(o, notsent_lowat, 0u);
+	s->idle_ns = GSO_OPTS_GET(o, idle_ns, (uint64_t)0) ?: GSO_STREAM_DEF_IDLE_NS;
+	s->bo = (struct gso_burst_opts){ .sz = sizeof(s->bo), .pacing_shift = GSO_OPTS_GET(o, pacing_shift, 0u),
+					 .min_segs = GSO_OPTS_GET(o, min_segs, 0u),
+					 .win_divisor = GSO_OPTS_GET(o, win_divisor, 0u) };
+	s->iss = GSO_OPTS_GET(o, isn, 0u) ?: random32();
+	s->ts_off = random32();
+	s->ip_id = (uint16_t)random32();
+	s->ip_hdr = rt->l3 == GSO_L3_IPV4 ? 20 : 40;
+	s->wslot = -1;
+	s->deadline = UINT64_MAX;
+	s->nslots = FQ_ENTRIES;
+	s->slots = calloc(s->nslots, sizeof(*s->slots));
+	s->nrel = FQ_ENTRIES + 1;
+	s->rel = calloc(s->nrel, sizeof(*s->rel));
+	if (!s->slots || !s->rel) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	s->st.min_wnd = UINT32_MAX;
+	s->f.follow = true;
+	err = gsoi_engine_flow_add(e, &s->f, &gsoi_engine_stream_ops, false, GSO_OPTS_GET(o, ctx, (void *)NULL));
+	if (err)
+		goto fail;
+	err = steer_add(s);
+	if (err && err != -EEXIST) {
+		gsoi_engine_flow_del(e, &s->f);
+		goto fail;
+	}
+	s->tso.sz = sizeof(s->tso);
+	s->f.tso = &s->tso;
+	s->hnext = *bucket(e, &s->key);
+	*bucket(e, &s->key) = s;
+	/* Before the SYN leaves: the other queues must know the owner when the SYN-ACK comes. */
+	if (e->port)
+		e->port->stream_added(e->port_ctx, &s->key);
+	now = engine_now(e);
+	s->st.t_start = now;
+	s->state = GSO_STREAM_SYN_SENT;
+	err = send_syn(s, now);
+	if (err && !later(err)) {
+		gsoi_engine_flow_del(e, &s->f);
+		t_free(&s->f);
+		return err;
+	}
+	s->syn_ns = now;
+	s->syn_tries = 1;
+	s->syn_at = now + (err ? RETRY_NS : SYN_RTO_NS);
+	s->last_heard = now;
+	s_timer_update(s);
+	*out = s;
+	return 0;
+fail:
+	free(s->slots);
+	free(s->rel);
+	free(s);
+	return err;
+}
+
+static int can_write(const struct gso_stream *s)
+{
+	if (finished(s))
+		return s->st.err ? s->st.err : -ENOTCONN;
+	if (s->data_done)
+		return -ESHUTDOWN;
+	if (!s->sized)
+		return -EAGAIN;
+	return 0;
+}
+
+static int find_slot(struct gso_stream *s, uint32_t *idx)
+{
+	for (uint32_t k = 0; k < s->nslots; k++) {
+		uint32_t i = (s->slot_hint + k) % s->nslots;
+
+		if (!s->slots[i].used) {
+			s->slot_hint = i + 1;
+			*idx = i;
+			return 0;
+		}
+	}
+	return -ENOBUFS;
+}
+
+int gso_stream__reserve(struct gso_stream *s, void **buf, uint32_t *len)
+{
+	struct gso_flowq_info fi = { .sz = sizeof(fi) };
+	struct tslot *sl;
+	uint32_t i;
+	int err;
+
+	if (!s || !buf || !len)
+		return -EINVAL;
+	err = can_write(s);
+	if (err) {
+		if (err == -EAGAIN)
+			s->want_write = true;
+		return err;
+	}
+	gso_flowq__info(s->fq, &fi);
+	if (fi.unsent_bytes >= s->notsent_lowat) {
+		s->want_write = true;
+		return -EAGAIN;
+	}
+	if (s->wslot < 0) {
+		if (find_slot(s, &i)) {
+			s->want_write = true;
+			return -ENOBUFS;
+		}
+		sl = &s->slots[i];
+		err = gso_dev__buf_alloc(s->f.e->tx, s->st.seg_limit, &sl->buf);
+		if (err) {
+			if (err == -ENOBUFS) {
+				s->st.umem_waits++;
+				s->want_write = true;
+			}
+			return err;
+		}
+		sl->used = true;
+		sl->writing = true;
+		s->wslot = (int)i;
+		s->wfill = 0;
+	}
+	sl = &s->slots[s->wslot];
+	*buf = sl->buf.data + s->wfill;
+	*len = s->st.seg_limit - s->wfill;
+	return 0;
+}
+
+/* The slot being written is full (or no more is coming): hand it over to the queue alone. */
+static void end_write(struct gso_stream *s)
+{
+	struct tslot *sl;
+
+	if (s->wslot < 0)
+		return;
+	sl = &s->slots[s->wslot];
+	sl->writing = false;
+	if (!s->wfill || sl->done_early)
+		free_slot(s, (uint32_t)s->wslot);
+	s->wslot = -1;
+}
+
+int gso_stream__commit(struct gso_stream *s, uint32_t len)
+{
+	uint64_t now;
+	int err;
+
+	if (!s || s->wslot < 0 || len > s->st.seg_limit - s->wfill)
+		return -EINVAL;
+	err = can_write(s);
+	if (err)
+		return err;
+	if (!len)
+		return 0;
+	err = gso_flowq__append(s->fq, (uint64_t)s->wslot, s->wfill, len, s->st.mss);
+	if (err)
+		return err == -ENOSPC ? -EAGAIN : err;
+	s->slots[s->wslot].done_early = false;
+	s->wfill += len;
+	s->st.written += len;
+	if (s->wfill == s->st.seg_limit)
+		end_write(s);
+	now = engine_now(s->f.e);
+	s_arm(s, now);
+	s_timer_update(s);
+	return 0;
+}
+
+int gso_stream__write(struct gso_stream *s, const void *data, uint32_t len)
+{
+	void *p;
+	uint32_t room;
+	int err;
+
+	if (!s || (!data && len))
+		return -EINVAL;
+	err = gso_stream__reserve(s, &p, &room);
+	if (err)
+		return err;
+	if (room > len)
+		room = len;
+	memcpy(p, data, room);
+	err = gso_stream__commit(s, room);
+	return err ? err : (int)room;
+}
+
+int gso_stream__shutdown(struct gso_stream *s)
+{
+	uint64_t now;
+
+	if (!s)
+		return -EINVAL;
+	if (finished(s))
+		return -ENOTCONN;
+	s->data_done = true;
+	end_write(s);
+	now = engine_now(s->f.e);
+	s_arm(s, now);
+	s_timer_update(s);
+	return 0;
+}
+
+int gso_stream__close(struct gso_stream *s)
+{
+	struct gso_engine *e;
+
+	if (!s)
+		return -EINVAL;
+	e = s->f.e;
+	if (!finished(s) && s->state != GSO_STREAM_SYN_SENT && s->sized && !e->dead)
+		send_ctl(s, GSO_TCP_RST | GSO_TCP_ACK, ack_seq(s), engine_now(e));
+	gsoi_engine_flush_flow_events(e, &s->f);
+	gsoi_engine_flow_del(e, &s->f);
+	t_free(&s->f);
+	return 0;
+}
+
+int gso_stream__info(const struct gso_stream *s, struct gso_stream_info *info)
+{
+	struct gso_stream_info full;
+	struct gso_cc_state cs = { .sz = sizeof(cs) };
+
+	if (!s || !GSO_OUT_VALID(info))
+		return -EINVAL;
+	full = s->st;
+	full.state = s->state;
+	full.sack = s->sack_ok;
+	full.timestamps = s->ts_ok;
+	if (full.min_wnd == UINT32_MAX)
+		full.min_wnd = 0;
+	full.cc_algo = s->cc_algo;
+	if (s->fq) {
+		struct gso_flowq_info fi = { .sz = sizeof(fi) };
+
+		if (!gso_flowq__info(s->fq, &fi))
+			full.delivery_rate = fi.delivery_rate;
+	}
+	full.bbr.sz = 0;
+	if (s->cc && s->cc_algo == GSO_CC_BBR) {
+		full.bbr.sz = sizeof(full.bbr);
+		gso_cc__bbr_info(s->cc, &full.bbr);
+	}
+	if (s->cc && !gso_cc__state(s->cc, &cs)) {
+		full.cwnd = cs.cwnd;
+		full.ssthresh = cs.ssthresh == UINT32_MAX ? 0 : cs.ssthresh;
+		full.pacing_rate = cs.pacing_rate;
+		full.srtt_ns = cs.srtt_ns;
+		full.min_rtt_ns = cs.min_rtt_ns;
+	}
+	full.offloaded = s->tso.offloaded;
+	full.software = s->tso.software + s->tso.single;
+	GSO_OUT_PUT(info, full);
+	return 0;
+}
