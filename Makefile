@@ -383,10 +383,12 @@ check-layers:
 
 # The version maps name exactly the GSO_API functions, and every global
 # symbol of the archives is prefixed (gso_ public, gsoi_ internal):
-# tests/abi/check-map.sh, run here as a prerequisite of check-run.
+# tests/abi/check-map.sh; constructors take their arguments in C2's order
+# (CONTRIBUTING.md): tests/abi/check-args.sh.  A prerequisite of check-run.
 check-abi: lib
 	$(call msg,ABI,$(B))
 	$(Q)sh tests/abi/check-map.sh $(B)
+	$(Q)sh tests/abi/check-args.sh
 
 # Install into a scratch DESTDIR and build the README's API example and a
 # libgso-xdp program against what was installed, through pkg-config, with

@@ -488,7 +488,7 @@ static void open_engine(struct eng *g, const struct nsbed *bed, uint32_t nflows,
 		GSO_OPTS(gso_dgram_opts, o, .tmpl = &t, .queue_len = 2 * g->depth < 4 ? 4 : 2 * g->depth,
 			 .rate = rate ? (rate / nflows ?: 1) : 0);
 		xskbed_udp_tmpl(bed, (uint16_t)(BASE_PORT + i), 9, &t);
-		err = gso_dgram__open(g->e, &o, &g->fl[i]);
+		err = gso_dgram__open(&g->fl[i], g->e, &o);
 		if (err)
 			bench_die(BENCH_EXIT_FAIL, -err, "gso_dgram__open (flow %u)", i);
 	}

@@ -458,7 +458,7 @@ static void run_port(struct row *w, unsigned r, const struct args *a, int cnt_fd
 		int err;
 
 		xskbed_udp_tmpl(bed, port_of[i], 9, &t);
-		err = gso_dgram__open(gso_port__engine(p, queue_of[i]), &o, &d);
+		err = gso_dgram__open(&d, gso_port__engine(p, queue_of[i]), &o);
 		if (err)
 			bench_die(BENCH_EXIT_FAIL, -err, "gso_dgram__open (flow %u)", i);
 		for (uint32_t k = 0; k < depth; k++)

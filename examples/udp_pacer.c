@@ -161,7 +161,7 @@ int main(int argc, char **argv)
 	 * hop's MAC when the kernel's neighbour entry changes. */
 	GSO_OPTS(gso_dgram_opts, o, .tmpl = &t, .rate = (uint64_t)(mbit * 1e6 / 8), .queue_len = NBUF,
 		 .route = &rt);
-	err = gso_dgram__open(p.e, &o, &p.d);
+	err = gso_dgram__open(&p.d, p.e, &o);
 	if (err)
 		return finish(&p, "gso_dgram__open", err);
 	gso_dgram__info(p.d, &di);

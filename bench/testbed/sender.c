@@ -776,7 +776,7 @@ int main(int argc, char **argv)
 			 .tx_flags = d.tx_flags, .idle_ns = (uint64_t)(o.idle_s * 1e9),
 			 .flags = (o.no_sack ? GSO_STREAM_F_NO_SACK : 0) | (o.no_ts ? GSO_STREAM_F_NO_TS : 0) |
 				  (o.check ? GSO_STREAM_F_CHECK : 0));
-		e = gso_stream__connect(r.e, &so, &r.s);
+		e = gso_stream__connect(&r.s, r.e, &so);
 		if (e)
 			bench_die(BENCH_EXIT_USAGE, -e, "connecting");
 	}

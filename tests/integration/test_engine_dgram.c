@@ -277,7 +277,7 @@ static void run_case(uint32_t nflows, uint64_t rate, uint32_t nseg, uint32_t gso
 		cr_assert(tf.df && tf.l3 == GSO_L3_IPV4);
 		cr_assert_eq(gso_tmpl__build(&tm, &tf), 0);
 		GSO_OPTS(gso_dgram_opts, o, .tmpl = &tm, .rate = rate_of(rate, i), .route = &rt);
-		cr_assert_eq(gso_dgram__open(t.e, &o, &t.d[i]), 0, "flow %u", i);
+		cr_assert_eq(gso_dgram__open(&t.d[i], t.e, &o), 0, "flow %u", i);
 	}
 	{
 		GSO_OPTS(gso_dgram_info, di);

@@ -189,7 +189,7 @@ static void open_and_queue(struct gso_engine *e, void *arg)
 	if (gso_route__tmpl_fields(&g->rt, &tf) || gso_tmpl__build(&tm, &tf))
 		return;
 	GSO_OPTS(gso_dgram_opts, o, .tmpl = &tm, .rate = 1000000, .route = &g->rt);
-	if (gso_dgram__open(e, &o, &g->d))
+	if (gso_dgram__open(&g->d, e, &o))
 		return;
 	g->opened = 1;
 	for (int i = 0; i < 32; i++)

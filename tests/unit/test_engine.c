@@ -236,7 +236,7 @@ static struct gso_dgram *dgram(struct gso_engine *e, uint16_t sport, uint64_t ra
 	GSO_OPTS(gso_dgram_opts, o, .tmpl = &t, .rate = rate, .queue_len = qlen, .ctx = (void *)(uintptr_t)sport);
 	struct gso_dgram *d = NULL;
 
-	cr_assert_eq(gso_dgram__open(e, &o, &d), 0);
+	cr_assert_eq(gso_dgram__open(&d, e, &o), 0);
 	return d;
 }
 
@@ -560,7 +560,7 @@ Test(engine, bad_input)
 	GSO_OPTS(gso_dgram_opts, o, .tmpl = &t);
 
 	(void)d2;
-	cr_assert_eq(gso_dgram__open(e, &o, &x), -ENOSPC, "more flows than configured");
+	cr_assert_eq(gso_dgram__open(&x, e, &o), -ENOSPC, "more flows than configured");
 	cr_assert_eq(gso_dgram__send(d, payload, 100, 0, 0), -EINVAL, "gso_size 0");
 	cr_assert_eq(gso_dgram__send(d, NULL, 100, 10, 0), -EINVAL);
 	cr_assert_eq(gso_dgram__info(d, &di), 0);
@@ -580,7 +580,7 @@ Test(engine, bad_input)
 		cr_assert_eq(gso_tmpl__build(&tt, &tf), 0);
 		o.tmpl = &tt;
 		gso_dgram__close(d2);
-		cr_assert_eq(gso_dgram__open(e, &o, &x), -EINVAL, "a TCP template");
+		cr_assert_eq(gso_dgram__open(&x, e, &o), -EINVAL, "a TCP template");
 	}
 	gso_engine__destroy(e);
 }

@@ -184,7 +184,7 @@ static int limits(struct gso_dgram *d, struct gso_engine *e)
 	return 0;
 }
 
-int gso_dgram__open(struct gso_engine *e, const struct gso_dgram_opts *o, struct gso_dgram **out)
+int gso_dgram__open(struct gso_dgram **out, struct gso_engine *e, const struct gso_dgram_opts *o)
 {
 	const struct gso_tmpl *t;
 	const struct gso_route *rt;

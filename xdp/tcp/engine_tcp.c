@@ -1146,7 +1146,7 @@ static int steer_add(struct gso_stream *s)
 	return gso_steer__flow_add(s->f.e->steer, &fl);
 }
 
-int gso_stream__connect(struct gso_engine *e, const struct gso_stream_opts *o, struct gso_stream **out)
+int gso_stream__connect(struct gso_stream **out, struct gso_engine *e, const struct gso_stream_opts *o)
 {
 	const struct gso_route *rt;
 	struct gso_stream *s;

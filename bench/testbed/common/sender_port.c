@@ -119,7 +119,7 @@ static void do_connect(struct gso_engine *e, void *arg)
 {
 	struct pstream *ps = arg;
 
-	ps->connect_err = gso_stream__connect(e, &ps->so, &ps->s);
+	ps->connect_err = gso_stream__connect(&ps->s, e, &ps->so);
 	if (ps->connect_err) {
 		ps->s = NULL;
 		ended(ps);

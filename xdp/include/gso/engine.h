@@ -372,8 +372,8 @@ struct gso_dgram_opts {
  * Open a datagram flow.  Returns 0 and *out, or -EINVAL (NULL, not a UDP
  * template, bad option), -ENOSPC (max_flows open), -ENODEV.
  */
-GSO_API int gso_dgram__open(struct gso_engine *e, const struct gso_dgram_opts *o,
-			    struct gso_dgram **out);
+GSO_API int gso_dgram__open(struct gso_dgram **out, struct gso_engine *e,
+			    const struct gso_dgram_opts *o);
 
 /*
  * Queue one super-segment: `len` payload bytes at `payload`, cut into
@@ -461,8 +461,8 @@ struct gso_stream_opts {
  * route of another interface), -ENOSPC, -EEXIST (a stream with this
  * 4-tuple is open), -ENODEV, or the steering program's errno.
  */
-GSO_API int gso_stream__connect(struct gso_engine *e, const struct gso_stream_opts *o,
-				struct gso_stream **out);
+GSO_API int gso_stream__connect(struct gso_stream **out, struct gso_engine *e,
+				const struct gso_stream_opts *o);
 
 /*
  * Zero-copy write: room for up to *len bytes at *buf, in device memory
