@@ -221,6 +221,27 @@ static void rewatch_rx(struct gso_engine *e)
 	}
 }
 
+/*
+ * With a steering program (opts.steer), every AF_XDP receive device of
+ * the engine joins it: the flows the streams register are steered to the
+ * device of the queue they arrive on.  Adding a device the program has
+ * already is harmless (gso_steer__add_dev is idempotent), so a caller or
+ * a port that adds it too changes nothing.
+ */
+static int steer_dev(struct gso_engine *e, struct gso_dev *dev)
+{
+	if (!e->steer || gso_xsk__fd(dev) < 0)
+		return 0;
+	return gso_steer__add_dev(e->steer, dev);
+}
+
+/* The device leaves the program (-ENOENT: it was never in it, or was removed already). */
+static void unsteer_dev(struct gso_engine *e, struct gso_dev *dev)
+{
+	if (e->steer)
+		gso_steer__del_dev(e->steer, dev);
+}
+
 int gso_engine__add_rx(struct gso_engine *e, struct gso_dev *rx)
 {
 	int err;
@@ -231,9 +252,14 @@ int gso_engine__add_rx(struct gso_engine *e, struct gso_dev *rx)
 		return -EEXIST;
 	if (e->nrx >= ENGINE_MAX_RX)
 		return -E2BIG;
-	err = watch_rx(e, rx, e->nrx);
+	err = steer_dev(e, rx);
 	if (err)
 		return err;
+	err = watch_rx(e, rx, e->nrx);
+	if (err) {
+		unsteer_dev(e, rx);
+		return err;
+	}
 	e->rx[e->nrx++] = rx;
 	return 0;
 }
@@ -249,6 +275,7 @@ int gso_engine__del_rx(struct gso_engine *e, struct gso_dev *rx)
 		return -ENOENT;
 	if (rx == e->tx)
 		return -EBUSY;
+	unsteer_dev(e, rx);
 	fd = gso_xsk__fd(rx);
 	if (fd >= 0)
 		gso_evloop__del_fd(e->loop, fd);
@@ -281,6 +308,16 @@ int gso_engine__set_tx(struct gso_engine *e, struct gso_dev *tx)
 struct gso_dev *gso_engine__dev(const struct gso_engine *e)
 {
 	return e ? e->tx : NULL;
+}
+
+struct gso_dev *gso_engine__rx(const struct gso_engine *e, uint32_t i)
+{
+	return e && i < e->nrx ? e->rx[i] : NULL;
+}
+
+struct gso_steer *gso_engine__steer(const struct gso_engine *e)
+{
+	return e ? e->steer : NULL;
 }
 
 /* ---- the link ----------------------------------------------------------------- */
@@ -1000,6 +1037,8 @@ int gso_engine__create(struct gso_engine **out, struct gso_dev *dev, const struc
 	}
 	if (receives(dev)) {
 		err = watch_rx(e, dev, 0);
+		if (!err)
+			err = steer_dev(e, dev);
 		if (err)
 			goto fail;
 		e->rx[e->nrx++] = dev;
@@ -1090,11 +1129,15 @@ void gso_engine__destroy(struct gso_engine *e)
 			f->ops->free(f);
 		}
 	}
-	for (unsigned i = 0; i < e->nrx; i++)
+	for (unsigned i = 0; i < e->nrx; i++) {
+		unsteer_dev(e, e->rx[i]);
 		if (e->rx[i] != e->tx)
 			gso_dev__destroy(e->rx[i]);
+	}
 	for (unsigned i = 0; i < e->nretired; i++)
 		gso_dev__destroy(e->retired[i]);
 	gso_dev__destroy(e->tx);
+	if (e->own_steer)
+		gso_steer__destroy(e->steer);
 	engine_free(e);
 }

@@ -28,6 +28,7 @@
 #include <gso/sched.h>
 #include <gso/dev.h>
 #include <gso/steer.h>
+#include <gso/ifcaps.h>
 #include "kernel/rtnl_internal.h"
 
 #define ENGINE_MAX_RX 16
@@ -109,7 +110,10 @@ struct gso_engine {
 	void *ctx;
 	gso_engine_clock_fn clock;
 	void *clock_ctx;
-	struct gso_steer *steer;
+	struct gso_steer *steer;       /* opts.steer, or the engine's own (own_steer) */
+	bool own_steer;                /* gso_engine__open_path made it: destroyed with the engine */
+	bool has_path;                 /* gso_engine__open_path (or a port) chose the path: path is set */
+	struct gso_path_info path;
 
 	/* devices */
 	struct gso_dev *tx;            /* transmit device */
@@ -170,6 +174,17 @@ struct gso_engine {
 	const struct engine_port_hooks *port;
 	void *port_ctx;
 };
+
+/*
+ * The path gso_engine__open_path() takes on interface `ifindex` for
+ * `asked` (enum gso_path), from its capabilities `ic`; `xsk_only` (a
+ * port: one AF_XDP engine per queue) never chooses offload-vnet.  Fills
+ * info's path, asked, why, reason, ifname and driver, and *xsk_flags with
+ * the GSO_XSK_F_* of an AF_XDP path.  0 or -EINVAL (an unknown path,
+ * offload-vnet with xsk_only: -EOPNOTSUPP).  engine_path.c; port/ uses it.
+ */
+int gsoi_path_choose(const struct gso_ifcaps *ic, uint32_t asked, bool xsk_only, struct gso_path_info *info,
+		     uint32_t *xsk_flags);
 
 static inline uint64_t engine_now(const struct gso_engine *e)
 {

@@ -96,9 +96,40 @@ static void free_port(struct gso_port *p)
 	free(p);
 }
 
+/*
+ * The engines' AF_XDP options: the caller's (or gso_engine__open's
+ * defaults: a receive ring for the ACKs) with the flags of the path.
+ */
+static int port_path(int ifindex, uint32_t path, const struct gso_xsk_opts *uxo, struct gso_xsk_opts *xo,
+		     struct gso_path_info *info)
+{
+	GSO_OPTS(gso_ifcaps, ic);
+	uint32_t xflags;
+	int err;
+
+	if (uxo) {
+		if (!GSO_OPTS_VALID(gso_xsk_opts, uxo))
+			return -EINVAL;
+		memcpy(xo, uxo, uxo->sz < sizeof(*xo) ? uxo->sz : sizeof(*xo));
+		xo->sz = sizeof(*xo);
+	} else {
+		xo->rx_size = 1024;
+		xo->rx_chunks = 2048;
+	}
+	err = gso_ifcaps__probe(ifindex, GSO_IFCAPS_NO_XSK | GSO_IFCAPS_REFRESH, &ic);
+	if (!err)
+		err = gsoi_path_choose(&ic, path, true, info, &xflags);
+	if (err)
+		return err;
+	xo->flags |= xflags;
+	return 0;
+}
+
 int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opts *o)
 {
 	GSO_OPTS(gso_engine_opts, eo);
+	GSO_OPTS(gso_xsk_opts, xo);
+	struct gso_path_info info;
 	const struct gso_engine_opts *ueo;
 	struct link_info li;
 	struct gso_port *p;
@@ -134,6 +165,10 @@ int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opt
 	if (err)
 		return err;
 
+	err = port_path(ifindex, GSO_OPTS_GET(o, path, 0u), GSO_OPTS_GET(o, xsk, (const struct gso_xsk_opts *)NULL),
+			&xo, &info);
+	if (err)
+		return err;
 	if (ueo)
 		memcpy(&eo, ueo, ueo->sz < sizeof(eo) ? ueo->sz : sizeof(eo));
 	eo.sz = sizeof(eo);
@@ -174,7 +209,7 @@ int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opt
 		    (err = gsoi_port_hand_init(p, pq, eo.max_flows ?: GSO_ENGINE_DEF_MAX_FLOWS)))
 			goto fail;
 		eo.ctx = pq;
-		err = gso_engine__open(&pq->e, ifindex, q, GSO_OPTS_GET(o, xsk, (const struct gso_xsk_opts *)NULL), &eo);
+		err = gso_engine__open(&pq->e, ifindex, q, &xo, &eo);
 		if (err) {
 			pq->e = NULL;
 			goto fail;
@@ -185,6 +220,9 @@ int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opt
 			pq->e = NULL;
 			goto fail;
 		}
+		pq->e->path = info;
+		pq->e->path.rx_devs = pq->e->nrx;
+		pq->e->has_path = true;
 		pq->e->port = &gsoi_port_hooks;
 		pq->e->port_ctx = pq;
 	}

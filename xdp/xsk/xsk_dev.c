@@ -220,6 +220,15 @@ int gso_xsk__fd(const struct gso_dev *d)
 	return ((const struct xsk_dev *)d)->sk.fd;
 }
 
+int gso_xsk__queue(const struct gso_dev *d)
+{
+	if (!d || d->ops != &xsk_ops)
+		return -EINVAL;
+	if (d->closed)
+		return -ESHUTDOWN;
+	return (int)((const struct xsk_dev *)d)->queue_id;
+}
+
 /* ---- creation ---- */
 
 struct xcfg {

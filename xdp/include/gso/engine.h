@@ -175,7 +175,13 @@ struct gso_engine_opts {
 	/*
 	 * Stream flows register the flow of their peer's segments here, so
 	 * that an XDP program takes them away from the kernel and into the
-	 * receive devices.  Not owned; must outlive the engine.  NULL: the
+	 * receive devices.  The engine also joins its receive devices to it:
+	 * the transmit device if it receives, and every gso_engine__add_rx()
+	 * device that is AF_XDP (gso_steer__add_dev, which is harmless when
+	 * the caller added one already); gso_engine__del_rx() and
+	 * gso_engine__destroy() take them out again.  A device the program
+	 * refuses (another interface) fails the call that adds it with the
+	 * program's errno.  Not owned; must outlive the engine.  NULL: the
 	 * caller steers (or nothing needs steering).
 	 */
 	struct gso_steer *steer;
@@ -229,14 +235,16 @@ GSO_API int gso_engine__close(struct gso_engine *e);
 /*
  * Add a receive device (GSO_DEV_RX): the engine reads it and hands the
  * segments of its stream flows to them; it owns the device from now on.
+ * With opts.steer an AF_XDP device joins the steering program too.
  * Returns 0, -EINVAL (NULL, no receive side), -EEXIST (added already),
- * -E2BIG (16 receive devices already), or an errno of the event loop.
+ * -E2BIG (16 receive devices already), or an errno of the event loop or
+ * of gso_steer__add_dev() (nothing added then).
  */
 GSO_API int gso_engine__add_rx(struct gso_engine *e, struct gso_dev *rx);
 
 /*
- * Remove receive device `rx` and give it back to the caller (not closed).
- * Returns 0, -EINVAL, -ENOENT (not a receive device of this engine),
+ * Remove receive device `rx` and give it back to the caller (not closed;
+ * out of the steering program of opts.steer).  Returns 0, -EINVAL, -ENOENT (not a receive device of this engine),
  * -EBUSY (it is the transmit device).
  */
 GSO_API int gso_engine__del_rx(struct gso_engine *e, struct gso_dev *rx);
@@ -253,6 +261,133 @@ GSO_API int gso_engine__set_tx(struct gso_engine *e, struct gso_dev *tx);
 
 /* The transmit device (for gso_dev__caps / __stats), never NULL for a live engine. */
 GSO_API struct gso_dev *gso_engine__dev(const struct gso_engine *e);
+
+/*
+ * Receive device `i` (0, 1, ... in the order they were added; the
+ * transmit device, if it receives, is 0), or NULL past the last or for
+ * NULL `e`.  gso_xsk__queue() says an AF_XDP device's queue.
+ */
+GSO_API struct gso_dev *gso_engine__rx(const struct gso_engine *e, uint32_t i);
+
+/* The steering program (opts.steer, or gso_engine__open_path's own), NULL if none. */
+GSO_API struct gso_steer *gso_engine__steer(const struct gso_engine *e);
+
+/* ===================================================================== */
+/* One call to a transmit path                                            */
+/* ===================================================================== */
+
+/*
+ * The transmit paths of an interface (gso_path_name() gives the names):
+ *
+ *   software      AF_XDP, whole frames, checksums in software
+ *                 (GSO_XSK_F_NO_SG | GSO_XSK_F_NO_CSUM)
+ *   csum          AF_XDP, whole frames, checksum requests in TX metadata
+ *                 (GSO_XSK_F_NO_SG)
+ *   multibuf      AF_XDP, header + payload reference, checksum requests
+ *                 (the gso_xsk_opts defaults)
+ *   offload-vnet  virtio_net_hdr over AF_PACKET (<gso/vnet.h>): each
+ *                 super-segment goes to the driver whole, and the NIC's
+ *                 TSO (or the kernel) segments it
+ *   auto          one of them, for this interface:
+ *     1. the interface does TSO (ethtool tx-tcp-segmentation on):
+ *        offload-vnet, per super-segment offload-or-software
+ *        (GSO_TSO_AUTO).  One descriptor and one system call move up to
+ *        64 KiB and the segmentation happens in the driver or the NIC,
+ *        which software GSO over AF_XDP cannot beat.
+ *     2. no TSO, and the driver does zero-copy AF_XDP with TX checksum
+ *        offload (netdev xsk-features tx-checksum): csum.  The NIC reads
+ *        the frames in place and sums them, so no CPU touches the payload
+ *        twice.
+ *     3. otherwise (copy mode: veth, and every driver without zero-copy):
+ *        software.  In copy mode the kernel copies each frame into an skb
+ *        anyway, so a payload reference saves no copy but costs a
+ *        multi-descriptor frame, and a checksum request only moves the
+ *        sum into the kernel (skb_checksum_help, with the frame cold)
+ *        after the copy; whole frames with checksums computed while the
+ *        payload is copied in are the cheapest per byte there.
+ *     The choice and its reason are in gso_engine__path().
+ */
+enum gso_path {
+	GSO_PATH_AUTO = 0,
+	GSO_PATH_SOFTWARE = 1,
+	GSO_PATH_CSUM = 2,
+	GSO_PATH_MULTIBUF = 3,
+	GSO_PATH_OFFLOAD_VNET = 4,
+};
+#define GSO_PATH_COUNT 5
+
+/* Why a path runs (struct gso_path_info.why). */
+enum gso_path_why {
+	GSO_PATH_WHY_ASKED = 1,  /* the caller named it */
+	GSO_PATH_WHY_TSO,        /* auto, rule 1: the interface does TSO */
+	GSO_PATH_WHY_ZC_CSUM,    /* auto, rule 2: no TSO; zero-copy AF_XDP with TX checksum offload */
+	GSO_PATH_WHY_COPY_MODE,  /* auto, rule 3: no TSO; AF_XDP in copy mode (or zero-copy without
+				  * checksum offload) */
+	GSO_PATH_WHY_PORT,       /* auto in a port (one AF_XDP engine per queue: rule 1 does not
+				  * apply) and rule 3 */
+};
+
+/* "auto", "software", "csum", "multibuf", "offload-vnet", or NULL. */
+GSO_API const char *gso_path_name(unsigned path);
+
+/* Datagrams only: no receive sockets and no steering program (streams cannot connect). */
+#define GSO_PATH_F_NO_RX (1u << 0)
+#define GSO_PATH_F_KNOWN 0x1u
+
+struct gso_path_opts {
+	size_t sz;
+	uint32_t path;      /* enum gso_path (0 = GSO_PATH_AUTO) */
+	uint32_t queue_id;  /* AF_XDP paths: the transmit queue */
+	uint32_t flags;     /* GSO_PATH_F_* */
+	/* The engine's own steering program, when the engine options give none (NULL: defaults). */
+	const struct gso_steer_opts *steer_opts;
+	size_t :0;
+};
+#define gso_path_opts__last_field steer_opts
+
+struct gso_path_info {
+	size_t sz;
+	uint32_t path;      /* enum gso_path that runs (never GSO_PATH_AUTO) */
+	uint32_t asked;     /* enum gso_path asked for */
+	uint32_t why;       /* enum gso_path_why */
+	uint32_t rx_devs;   /* receive devices opened (the engine's, gso_engine__rx) */
+	const char *reason; /* why, for people: one sentence (static) */
+	char ifname[16];    /* the interface */
+	char driver[32];    /* its driver (ethtool), "" if unknown */
+	size_t :0;
+};
+#define gso_path_info__last_field driver
+
+/*
+ * Open an engine on interface `ifindex` on the path `path->path` (NULL:
+ * auto, queue 0), in one call: probe the interface once
+ * (gso_ifcaps__probe), choose the path (above), open the transmit device
+ * (AF_XDP on path->queue_id, or the virtio_net_hdr device), an AF_XDP
+ * receive socket on every receive queue (the peer picks the queue our
+ * ACKs arrive on; at most 16), the steering program (opts->steer, or one
+ * of the engine's own, destroyed with it), and wire them together
+ * (gso_engine__add_rx; the engine joins them to the program).  With
+ * GSO_PATH_F_NO_RX only the transmit device.  `opts` as for
+ * gso_engine__create().  The flows' tx_flags need nothing: each path's
+ * device offers only what it should use.
+ *
+ * Returns 0 and *out (gso_engine__path() says what was chosen and why),
+ * or -EINVAL (NULL, bad options, an unknown path), -ENODEV (no such
+ * interface), -ENXIO (no such queue), -EOPNOTSUPP (csum or multibuf asked
+ * and the kernel did not give the AF_XDP socket checksum requests or
+ * multi-buffer), or what gso_xsk__create(), gso_vnet__create(),
+ * gso_steer__create() and gso_engine__create() return.  On failure
+ * nothing is left open.
+ */
+GSO_API int gso_engine__open_path(struct gso_engine **out, int ifindex, const struct gso_path_opts *path,
+				  const struct gso_engine_opts *opts);
+
+/*
+ * What gso_engine__open_path() (or gso_port__open()) chose and why: fills
+ * `info` up to info->sz.  Returns 0, -EINVAL (NULL, sz too small),
+ * -ENOENT (an engine made otherwise: nothing chose its path).
+ */
+GSO_API int gso_engine__path(const struct gso_engine *e, struct gso_path_info *info);
 
 /*
  * One pass without blocking: read the receive devices and the rtnetlink

@@ -126,9 +126,19 @@ struct gso_port_opts {
 	 */
 	struct gso_steer *steer;
 	const struct gso_steer_opts *steer_opts;
+	/*
+	 * The AF_XDP path of every engine (enum gso_path, <gso/engine.h>):
+	 * its GSO_XSK_F_* flags are added to those of `xsk`.  0 = auto, as
+	 * gso_engine__open_path() chooses it but never offload-vnet (a port
+	 * is one AF_XDP engine per queue): csum where the driver does
+	 * zero-copy with TX checksum offload, else software.  Pass
+	 * GSO_PATH_MULTIBUF to keep the gso_xsk_opts defaults.
+	 * gso_engine__path() on any engine says what runs and why.
+	 */
+	uint32_t path;
 	size_t :0;
 };
-#define gso_port_opts__last_field steer_opts
+#define gso_port_opts__last_field path
 
 /*
  * Open engines 0..N-1 on interface `ifindex` and join their receive sides
@@ -139,6 +149,7 @@ struct gso_port_opts {
  *   -ERANGE   more queues asked than the interface has (TX or RX)
  *   -EDOM     a cpus[] entry that is neither -1 nor a CPU this process may use
  *   -ENODEV   no such interface
+ *   -EOPNOTSUPP  path GSO_PATH_OFFLOAD_VNET
  *   or what gso_engine__open(), gso_steer__create() and gso_steer__add_dev() return.
  * On failure nothing is left open (no engine, socket, thread or program).
  */

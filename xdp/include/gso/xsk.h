@@ -99,6 +99,9 @@ GSO_API int gso_xsk__create(struct gso_dev **dev, int ifindex, const struct gso_
 /* The AF_XDP socket's descriptor (for poll), -EINVAL if `dev` is not AF_XDP, -ESHUTDOWN after close. */
 GSO_API int gso_xsk__fd(const struct gso_dev *dev);
 
+/* The queue an AF_XDP device is bound to, -EINVAL if `dev` is not AF_XDP, -ESHUTDOWN after close. */
+GSO_API int gso_xsk__queue(const struct gso_dev *dev);
+
 #ifdef __cplusplus
 }
 #endif
