@@ -736,12 +736,6 @@ int main(int argc, char **argv)
 				.flags = (o.no_sack ? GSO_STREAM_F_NO_SACK : 0) | (o.no_ts ? GSO_STREAM_F_NO_TS : 0) |
 					 (o.check ? GSO_STREAM_F_CHECK : 0) } });
 
-	e = snd_dev_open(&d, o.mode, ifindex, o.queue, err, sizeof(err));
-	if (e == -EOPNOTSUPP)
-		bench_die(BENCH_EXIT_SKIP, 0, "mode %s not available here: %s", snd_mode_name((unsigned)o.mode), err);
-	if (e)
-		bench_die(BENCH_EXIT_USAGE, 0, "mode %s: %s", snd_mode_name((unsigned)o.mode), err);
-
 	memset(&r, 0, sizeof(r));
 	r.o = &o;
 	r.d = &d;
@@ -754,14 +748,14 @@ int main(int argc, char **argv)
 		bench_hdr_encode(&h, r.hdr_bytes);
 	}
 	{
-		GSO_OPTS(gso_engine_opts, eo, .max_flows = 4, .on_event = on_event, .ctx = &r, .steer = d.steer);
-		e = gso_engine__create(&r.e, d.tx, &eo);
+		GSO_OPTS(gso_engine_opts, eo, .max_flows = 4, .on_event = on_event, .ctx = &r);
+
+		e = snd_dev_open(&d, o.mode, ifindex, o.queue, &eo, &r.e, err, sizeof(err));
+		if (e == -EOPNOTSUPP)
+			bench_die(BENCH_EXIT_SKIP, 0, "mode %s not available here: %s", snd_mode_name((unsigned)o.mode), err);
 		if (e)
-			bench_die(BENCH_EXIT_USAGE, -e, "transmit engine");
+			bench_die(BENCH_EXIT_USAGE, 0, "mode %s: %s", snd_mode_name((unsigned)o.mode), err);
 	}
-	e = snd_dev_give(&d, r.e);
-	if (e)
-		bench_die(BENCH_EXIT_USAGE, -e, "receive devices");
 	signal_engine = r.e;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);

@@ -86,14 +86,6 @@ static int xsk_missing(char *err, size_t len, int ifindex, const char *ifname, b
 		    "carry checksum requests in copy mode", rel, ifname);
 }
 
-/* An AF_XDP socket that transmits (and receives) on `queue`. */
-static int open_xsk_tx(struct gso_dev **dev, int ifindex, uint32_t queue, uint32_t flags)
-{
-	GSO_OPTS(gso_xsk_opts, o, .queue_id = queue, .mode = GSO_XSK_MODE_AUTO, .flags = flags,
-		 .rx_size = RX_SIZE, .rx_chunks = RX_CHUNKS);
-	return gso_xsk__create(dev, ifindex, &o);
-}
-
 /* A receive socket: a few chunks for its transmit side (SYN and ACKs in offload-e1000 mode). */
 static int open_xsk_rx(struct gso_dev **dev, int ifindex, uint32_t queue, bool small)
 {
@@ -128,112 +120,121 @@ static void describe(struct snd_dev *d)
 		 d->wire_queue >= 0 ? " (wire on its own queue)" : "", n, n == 1 ? "" : "s");
 }
 
-int snd_dev_open(struct snd_dev *d, int mode, int ifindex, uint32_t queue, char *err, size_t errlen)
+static int give(struct snd_dev *d, struct gso_engine *e);
+
+/* offload-e1000: a receive socket on every queue; queue 0's transmits until snd_dev_wire(). */
+static int open_e1000(struct snd_dev *d, const struct gso_ifcaps *ic, const char *name,
+		      const struct gso_engine_opts *eo, struct gso_engine **e, char *err, size_t errlen)
+{
+	int r;
+
+	if (ic->tx_queues < 2 || d->nrxq < 2)
+		return fail(err, errlen, -EOPNOTSUPP,
+			    "offload-e1000 needs 2 queues on %s (the model's wire needs one of its own); "
+			    "it has %u/%u", name, ic->rx_queues, ic->tx_queues);
+	for (unsigned q = 0; q < d->nrxq; q++) {
+		r = open_xsk_rx(&d->rx[q], d->ifindex, q, q != 0);
+		if (r)
+			return fail(err, errlen, r, "AF_XDP receive socket on queue %u", q);
+		if (!(dev_flags(d->rx[q]) & GSO_DEV_RX))
+			return fail(err, errlen, -EOPNOTSUPP, "no AF_XDP receive side");
+	}
+	d->tx = d->rx[0];
+	r = gso_steer__create(&d->steer, d->ifindex, NULL);
+	if (r)
+		return fail(err, errlen, r, "XDP steering program");
+	d->own_steer = true;
+	{
+		struct gso_engine_opts o = *eo;
+
+		/* The engine joins its receive sockets to the program (gso_engine_opts.steer). */
+		o.steer = d->steer;
+		r = gso_engine__create(e, d->tx, &o);
+		if (r)
+			return fail(err, errlen, r, "transmit engine");
+	}
+	r = give(d, *e);
+	return r ? fail(err, errlen, r, "receive devices") : 0;
+}
+
+static const uint32_t mode_path[SND_MODE_COUNT] = {
+	[SND_MODE_SOFTWARE] = GSO_PATH_SOFTWARE,
+	[SND_MODE_CSUM] = GSO_PATH_CSUM,
+	[SND_MODE_MULTIBUF] = GSO_PATH_MULTIBUF,
+	[SND_MODE_VNET] = GSO_PATH_OFFLOAD_VNET,
+	[SND_MODE_AUTO] = GSO_PATH_AUTO,
+};
+
+/* The library opens the path in one call (gso_engine__open_path); the devices are the engine's. */
+static int open_path(struct snd_dev *d, const char *name, uint32_t queue, const struct gso_engine_opts *eo,
+		     struct gso_engine **e, char *err, size_t errlen)
+{
+	GSO_OPTS(gso_path_opts, po, .path = mode_path[d->mode], .queue_id = queue);
+	GSO_OPTS(gso_path_info, pi);
+	struct gso_dev *rx;
+	int r;
+
+	r = gso_engine__open_path(e, d->ifindex, &po, eo);
+	if (r == -EOPNOTSUPP && (d->mode == SND_MODE_CSUM || d->mode == SND_MODE_MULTIBUF))
+		return xsk_missing(err, errlen, d->ifindex, name, d->mode == SND_MODE_MULTIBUF);
+	if (r)
+		return fail(err, errlen, r, "%s path on %s", gso_path_name(po.path), name);
+	gso_engine__path(*e, &pi);
+	for (unsigned k = 0; k < SND_MODE_COUNT; k++)
+		if (mode_path[k] == pi.path && k != SND_MODE_E1000)
+			d->kind = (int)k;
+	if (d->kind == SND_MODE_SOFTWARE)
+		d->tx_flags = GSO_TX_F_SW_CSUM | GSO_TX_F_COPY;
+	else if (d->kind == SND_MODE_CSUM)
+		d->tx_flags = GSO_TX_F_COPY;
+	d->given = true;
+	d->tx = gso_engine__dev(*e);
+	d->steer = gso_engine__steer(*e);
+	for (uint32_t i = 0; (rx = gso_engine__rx(*e, i)); i++) {
+		int q = gso_xsk__queue(rx);
+
+		if (q >= 0 && q < SND_MAX_RXQ)
+			d->rx[q] = rx;
+	}
+	return 0;
+}
+
+int snd_dev_open(struct snd_dev *d, int mode, int ifindex, uint32_t queue, const struct gso_engine_opts *eo,
+		 struct gso_engine **e, char *err, size_t errlen)
 {
 	GSO_OPTS(gso_ifcaps, ic);
 	char name[IF_NAMESIZE] = "";
-	uint32_t flags = 0;
-	int kind = mode, e;
+	int r;
 
 	memset(d, 0, sizeof(*d));
-	d->mode = mode;
+	*e = NULL;
+	d->mode = d->kind = mode;
 	d->ifindex = ifindex;
 	d->wire_queue = -1;
 	err[0] = 0;
-	e = probe(ifindex, &ic, name);
-	if (e)
-		return fail(err, errlen, e, "interface capabilities");
+	if (mode < 0 || mode >= SND_MODE_COUNT)
+		return fail(err, errlen, -EINVAL, "mode %d", mode);
+	r = probe(ifindex, &ic, name);
+	if (r)
+		return fail(err, errlen, r, "interface capabilities");
 	d->nrxq = ic.rx_queues ? ic.rx_queues : 1;
 	if (d->nrxq > SND_MAX_RXQ)
 		d->nrxq = SND_MAX_RXQ;
 	if (queue >= d->nrxq)
-		return fail(err, errlen, -EINVAL, "queue %u (%s has %u)", queue, name, d->nrxq);
-	if (mode == SND_MODE_AUTO)
-		kind = (ic.features & GSO_IF_TSO4) ? SND_MODE_VNET : SND_MODE_AUTO;
-	d->kind = kind;
-	switch (kind) {
-	case SND_MODE_SOFTWARE:
-		flags = GSO_XSK_F_NO_SG | GSO_XSK_F_NO_CSUM;
-		d->tx_flags = GSO_TX_F_SW_CSUM | GSO_TX_F_COPY;
-		break;
-	case SND_MODE_CSUM:
-		flags = GSO_XSK_F_NO_SG;
-		d->tx_flags = GSO_TX_F_COPY;
-		break;
-	case SND_MODE_MULTIBUF:
-	case SND_MODE_AUTO:
-		break;
-	case SND_MODE_VNET: {
-		GSO_OPTS(gso_vnet_opts, vo, .mode = mode == SND_MODE_AUTO ? GSO_TSO_AUTO : GSO_TSO_OFFLOAD);
-
-		e = gso_vnet__create(&d->tx, ifindex, &vo);
-		if (e)
-			return fail(err, errlen, e, "virtio_net_hdr device");
-		break;
-	}
-	case SND_MODE_E1000:
-		if (ic.tx_queues < 2 || d->nrxq < 2)
-			return fail(err, errlen, -EOPNOTSUPP,
-				    "offload-e1000 needs 2 queues on %s (the model's wire needs one of its own); "
-				    "it has %u/%u", name, ic.rx_queues, ic.tx_queues);
-		break;
-	default:
-		return fail(err, errlen, -EINVAL, "mode %d", mode);
-	}
-
-	if (kind != SND_MODE_VNET && kind != SND_MODE_E1000) {
-		uint32_t f;
-
-		e = open_xsk_tx(&d->tx, ifindex, queue, flags);
-		if (e) {
-			fail(err, errlen, e, "AF_XDP device on queue %u", queue);
-			goto out;
-		}
-		d->rx[queue] = d->tx;
-		f = dev_flags(d->tx);
-		if (kind == SND_MODE_CSUM && !(f & GSO_DEV_CSUM)) {
-			e = xsk_missing(err, errlen, ifindex, name, false);
-			goto out;
-		}
-		if (kind == SND_MODE_MULTIBUF && !(f & GSO_DEV_SG)) {
-			e = xsk_missing(err, errlen, ifindex, name, true);
-			goto out;
-		}
-	}
-	for (unsigned q = 0; q < d->nrxq; q++) {
-		if (d->rx[q])
-			continue;
-		e = open_xsk_rx(&d->rx[q], ifindex, q, q != 0);
-		if (e) {
-			fail(err, errlen, e, "AF_XDP receive socket on queue %u", q);
-			goto out;
-		}
-		if (!(dev_flags(d->rx[q]) & GSO_DEV_RX)) {
-			e = fail(err, errlen, -EOPNOTSUPP, "no AF_XDP receive side");
-			goto out;
-		}
-	}
-	/* offload-e1000: SYN and handshake ACK leave through queue 0's socket until snd_dev_wire(). */
-	if (!d->tx)
-		d->tx = d->rx[0];
-	e = gso_steer__create(&d->steer, ifindex, NULL);
-	if (e) {
-		fail(err, errlen, e, "XDP steering program");
-		goto out;
-	}
-	for (unsigned q = 0; q < d->nrxq; q++) {
-		e = gso_steer__add_dev(d->steer, d->rx[q]);
-		if (e) {
-			fail(err, errlen, e, "steering queue %u to its receive socket", q);
-			goto out;
-		}
+		r = fail(err, errlen, -EINVAL, "queue %u (%s has %u)", queue, name, d->nrxq);
+	else if (mode == SND_MODE_E1000)
+		r = open_e1000(d, &ic, name, eo, e, err, errlen);
+	else
+		r = open_path(d, name, queue, eo, e, err, errlen);
+	if (r) {
+		gso_engine__destroy(*e);
+		*e = NULL;
+		snd_dev_destroy(d);
+		d->mode = mode;
+		return r == -EOPNOTSUPP ? -EOPNOTSUPP : r;
 	}
 	describe(d);
 	return 0;
-out:
-	snd_dev_destroy(d);
-	d->mode = mode;
-	return e == -EOPNOTSUPP ? -EOPNOTSUPP : e;
 }
 
 static bool balanced(struct gso_dev *dev, struct gso_dev_stats *out)
@@ -248,7 +249,7 @@ static bool balanced(struct gso_dev *dev, struct gso_dev_stats *out)
 	       !st.chunks_held;
 }
 
-int snd_dev_give(struct snd_dev *d, struct gso_engine *e)
+static int give(struct snd_dev *d, struct gso_engine *e)
 {
 	int err = 0;
 
@@ -344,6 +345,8 @@ void snd_dev_destroy(struct snd_dev *d)
 	for (unsigned q = 0; q < SND_MAX_RXQ; q++)
 		d->rx[q] = NULL;
 	d->tx = NULL;
-	gso_steer__destroy(d->steer);
+	if (d->own_steer)
+		gso_steer__destroy(d->steer);
 	d->steer = NULL;
+	d->own_steer = false;
 }

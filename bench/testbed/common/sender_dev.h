@@ -12,8 +12,13 @@
  *   multibuf       AF_XDP, header + payload reference (+csum)  socket on its own)
  *   offload-vnet   AF_PACKET + virtio_net_hdr, kernel/NIC TSO
  *   offload-e1000  e1000 TSO device model, wire on a queue the ACKs do not use
- *   auto           offload-vnet in auto mode when the interface does TSO,
- *                  else AF_XDP with the library's defaults
+ *   auto           what gso_engine__open_path() chooses: offload-vnet in
+ *                  auto mode when the interface does TSO, else the AF_XDP
+ *                  variant fastest for the driver (software on a veth)
+ *
+ * Every mode but offload-e1000 is one gso_engine__open_path() call: the
+ * library opens the devices and the steering program and wires them; the
+ * e1000 model is the test-bed's own (<gso/e1000.h>) and is set up here.
  *
  * An AF_XDP socket only sees its own queue, and the peer picks the queue
  * our ACKs arrive on (its transmit hash), so there is a receive socket on
@@ -59,6 +64,7 @@ struct snd_dev {
 	struct gso_dev *rx[SND_MAX_RXQ]; /* receive socket of queue i, or NULL */
 	unsigned nrxq;         /* receive queues of the interface (covered up to SND_MAX_RXQ) */
 	struct gso_steer *steer;
+	bool own_steer;        /* steer is ours (offload-e1000), not the engine's */
 	bool given;            /* the devices belong to an engine now */
 	uint8_t tx_flags;      /* GSO_TX_F_* for every request */
 	int wire_queue;        /* offload-e1000: the model's queue, -1 before snd_dev_wire() */
@@ -68,17 +74,13 @@ struct snd_dev {
 
 /*
  * Open mode `mode` on interface `ifindex` (AF_XDP modes: transmit on
- * queue `queue`).  Returns 0, -EOPNOTSUPP when the mode is not available
- * here (exit 77), or another -errno; `err` then says what failed.
+ * queue `queue`) and the engine `*e` on it (options `eo`; its steer is
+ * set here).  The devices are the engine's.  Returns 0, -EOPNOTSUPP when
+ * the mode is not available here (exit 77), or another -errno; `err`
+ * then says what failed and nothing is left open.
  */
-int snd_dev_open(struct snd_dev *d, int mode, int ifindex, uint32_t queue, char *err, size_t errlen);
-
-/*
- * Give the devices to engine `e` (made with d->tx and d->steer): every
- * receive socket other than the transmit device becomes one of its
- * receive devices.  0 or -errno (the devices are the engine's either way).
- */
-int snd_dev_give(struct snd_dev *d, struct gso_engine *e);
+int snd_dev_open(struct snd_dev *d, int mode, int ifindex, uint32_t queue, const struct gso_engine_opts *eo,
+		 struct gso_engine **e, char *err, size_t errlen);
 
 /* The receive queue of device `rx`, or -1. */
 int snd_dev_queue_of(const struct snd_dev *d, const struct gso_dev *rx);

@@ -213,7 +213,7 @@ static void report(const struct sp *r, struct gso_port *p, const struct gso_stre
 
 int sender_port_run(const struct sender_port_args *a)
 {
-	uint32_t xflags = 0, txf = 0;
+	uint32_t path, txf = 0;
 	struct gso_stream_info *si;
 	struct bench_cpu c0, c1, cpu;
 	struct gso_port *p;
@@ -222,26 +222,27 @@ int sender_port_run(const struct sender_port_args *a)
 	uint64_t t0;
 	int err;
 
+	/* The port opens every queue's AF_XDP socket with the flags of the path (gso_port_opts.path). */
 	switch (a->mode) {
 	case SND_MODE_SOFTWARE:
-		xflags = GSO_XSK_F_NO_SG | GSO_XSK_F_NO_CSUM;
+		path = GSO_PATH_SOFTWARE;
 		txf = GSO_TX_F_SW_CSUM | GSO_TX_F_COPY;
 		break;
 	case SND_MODE_CSUM:
-		xflags = GSO_XSK_F_NO_SG;
+		path = GSO_PATH_CSUM;
 		txf = GSO_TX_F_COPY;
 		break;
 	case SND_MODE_MULTIBUF:
+		path = GSO_PATH_MULTIBUF;
 		break;
 	default:
 		bench_die(BENCH_EXIT_USAGE, 0, "--queues needs an AF_XDP mode (software, csum, multibuf)");
 	}
 	{
-		GSO_OPTS(gso_xsk_opts, xo, .mode = GSO_XSK_MODE_AUTO, .flags = xflags, .rx_size = 1024,
-			 .rx_chunks = 2048);
+		GSO_OPTS(gso_xsk_opts, xo, .mode = GSO_XSK_MODE_AUTO, .rx_size = 1024, .rx_chunks = 2048);
 		GSO_OPTS(gso_engine_opts, eo, .max_flows = a->streams + 4);
 		GSO_OPTS(gso_port_opts, po, .queues = a->queues, .xsk = &xo, .engine = &eo, .on_event = on_event,
-			 .ctx = &r);
+			 .ctx = &r, .path = path);
 
 		err = gso_port__open(&p, a->ifindex, &po);
 		if (err)
