@@ -219,9 +219,14 @@ $(LIBE1000_A): $(E1000_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# RUNPATH $ORIGIN: libgso-xdp finds libgso.so.0 beside itself, where it is
+# always built and installed.  A program that calls only libgso-xdp (linked
+# --as-needed it records no libgso) and has a RUNPATH of its own to a
+# private prefix could not load it otherwise: a program's RUNPATH does not
+# apply to its libraries' dependencies (tests/link/xdp_only.c).
 $(LIBXDP_SO): $(XDP_OBJS) xdp/libgso-xdp.map $(LIBGSO_SO)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,libgso-xdp.so.$(VERSION_MAJOR) \
+	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,libgso-xdp.so.$(VERSION_MAJOR) -Wl,-rpath,'$$ORIGIN' \
 		-Wl,--version-script=xdp/libgso-xdp.map -o $@ $(XDP_OBJS) \
 		-L$(B) -lgso $(XDP_LIBS) $(URING_LIBS) $(SYS_LIBS)
 	$(Q)ln -sf libgso-xdp.so.$(VERSION) $(B)/libgso-xdp.so.$(VERSION_MAJOR)
@@ -392,7 +397,9 @@ check-abi: lib
 
 # Install into a scratch DESTDIR and build the README's API example and a
 # libgso-xdp program against what was installed, through pkg-config, with
-# the shared and with the static libraries; run them.  The examples/ programs
+# the shared and with the static libraries; run them.  A program of
+# libgso-xdp alone, with its RUNPATH to the scratch prefix, must run
+# without LD_LIBRARY_PATH (tests/link/xdp_only.c).  The examples/ programs
 # are built here too, against the installed shared libgso-xdp, as a user
 # would build them (tests/integration/test_examples.c runs them, as root).
 # The e1000 model (its header, its library) must not be among what was installed.
@@ -415,6 +422,9 @@ check-install: lib
 		$$($(LINK_PC) --static --libs libgso-xdp | sed 's/-lgso-xdp//; s/-lgso / /')
 	$(Q)export LD_LIBRARY_PATH=$(LINK_ROOT)/usr/lib; \
 		$(B)/api_example-so && $(B)/api_example-a && $(B)/xdp_link-so && $(B)/xdp_link-a
+	$(Q)$(CC) $(CFLAGS) $$($(LINK_PC) --cflags libgso-xdp) -o $(B)/xdp_only-so tests/link/xdp_only.c \
+		-Wl,--as-needed $$($(LINK_PC) --libs libgso-xdp) -Wl,-rpath,$(LINK_ROOT)/usr/lib
+	$(Q)env -u LD_LIBRARY_PATH $(B)/xdp_only-so
 	$(call msg,EXAMPLES,$(B)/examples)
 	$(Q)mkdir -p $(B)/examples && for x in $(EXAMPLES); do \
 		$(CC) $(CFLAGS) $$($(LINK_PC) --cflags libgso-xdp) -o $(B)/examples/$$x examples/$$x.c \
