@@ -73,6 +73,10 @@ int gsoi_link_rtnl(int ifindex, struct link_info *li)
 	int rem = (int)IFLA_PAYLOAD(nh);
 	for (struct rtattr *a = IFLA_RTA(NLMSG_DATA(nh)); RTA_OK(a, rem); a = RTA_NEXT(a, rem)) {
 		uint32_t v;
+		if (a->rta_type == IFLA_CARRIER && RTA_PAYLOAD(a) >= 1) {
+			li->carrier = *(const uint8_t *)RTA_DATA(a);
+			li->has_carrier = 1;
+		}
 		if (RTA_PAYLOAD(a) < 4)
 			continue;
 		memcpy(&v, RTA_DATA(a), 4);

@@ -12,6 +12,8 @@ struct link_info {
 	char driver[32];
 	uint32_t mtu, rx_queues, tx_queues;
 	uint32_t ifi_flags;      /* IFF_* */
+	uint8_t carrier;         /* IFLA_CARRIER: 1 on, 0 off (netif_carrier_ok, not delayed by linkwatch) */
+	uint8_t has_carrier;     /* the kernel reported it */
 	uint32_t gso_max_size, gso_max_segs, tso_max_size, tso_max_segs;
 	uint64_t features;       /* GSO_IF_* active */
 	uint64_t features_fixed; /* GSO_IF_* not changeable */

@@ -172,14 +172,43 @@ static int send_errno(struct vnet_dev *v, int err)
 }
 
 /*
+ * Whether the interface carries frames now: up, and with carrier as the
+ * driver says it (IFLA_CARRIER; IFF_RUNNING follows it only once
+ * linkwatch has run, up to a second later).  An answer we cannot get
+ * counts as "carries".
+ */
+static bool link_carries(const struct vnet_dev *v)
+{
+	struct link_info li;
+
+	memset(&li, 0, sizeof(li));
+	if (gsoi_link_rtnl(v->t.dev.ifindex, &li))
+		return true;
+	return (li.ifi_flags & IFF_UP) && (!li.has_carrier || li.carrier);
+}
+
+/*
  * Qdisc bypass (packet_direct_xmit -> __dev_direct_xmit) drops a GSO skb
  * that the device cannot segment: validate_xmit_skb() hands back a list
  * of segments, which the direct path refuses ("skb != orig_skb"), and the
  * send fails with ENOBUFS; from a ring the frame is put back and retried
  * forever.  The qdisc path (dev_queue_xmit) segments in software.  So the
- * first ENOBUFS with bypass on turns bypass off for good: on a busy real
- * NIC that costs only the qdisc, which handles a full queue properly.
+ * first such ENOBUFS turns bypass off for good: on a busy real NIC that
+ * costs only the qdisc, which handles a full queue properly.
+ *
+ * The direct path also drops everything, with the same ENOBUFS, while the
+ * interface is not running or has no carrier (a link flap, the peer of a
+ * veth down): that is the link, not segmentation, and bypass stays on
+ * (the caller reports -ENETDOWN and the frames wait).  Only a flap that
+ * ends between the drop and the rtnetlink question still reads as
+ * "cannot segment".
  */
+/* A send's errno, ENOBUFS of the direct path on a link that does not carry frames read as ENETDOWN. */
+static int bypass_errno(const struct vnet_dev *v, int err)
+{
+	return err == ENOBUFS && v->bypass && !link_carries(v) ? ENETDOWN : err;
+}
+
 static bool bypass_off(struct vnet_dev *v, int err)
 {
 	int zero = 0;
@@ -208,7 +237,7 @@ static int vnet_push(struct vnet_dev *v)
 
 		v->st.kicks++;
 		if (sendto(v->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0)
-			e = errno;
+			e = bypass_errno(v, errno);
 		/* A partial walk (send buffer full) still returns a positive count. */
 		if (!(status_of(frame_at(v, v->last)) & TP_STATUS_SEND_REQUEST)) {
 			v->pending = false;
@@ -247,10 +276,12 @@ static int iov_send(struct vnet_dev *v, struct mmsghdr *m, unsigned n)
 			r = sendmmsg(v->fd, m + done, n - done, 0);
 		}
 		if (r < 0) {
-			if (errno == EINTR || bypass_off(v, errno))
+			int e = bypass_errno(v, errno);
+
+			if (e == EINTR || bypass_off(v, e))
 				continue;
 			/* Earlier messages of this super-segment are on the wire already. */
-			return done ? -EIO : send_errno(v, errno);
+			return done ? -EIO : send_errno(v, e);
 		}
 		done += (unsigned)r;
 	}

@@ -54,7 +54,10 @@ struct gso_vnet_opts {
  * drops a GSO packet the interface cannot segment on that path (ENOBUFS),
  * so the first ENOBUFS turns bypass off for good and the packet is sent
  * again through the qdisc, where the stack segments it (gso_dev__name()
- * then says "qdisc").  Payload is copied into the ring at
+ * then says "qdisc").  The direct path drops every frame with the same
+ * ENOBUFS while the interface has no carrier (a link flap, a veth whose
+ * peer is down): then, asked through rtnetlink, it counts as the link
+ * being down (-ENETDOWN, the frames wait) and bypass stays on.  Payload is copied into the ring at
  * submit, so buffers (GSO_DEV_BUFS, plain memory) are free to change once
  * gso_dev__submit() returns.
  *
