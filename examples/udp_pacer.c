@@ -1,6 +1,7 @@
 /*
- * udp_pacer: COUNT UDP datagrams to DST:PORT through AF_XDP on IFNAME, paced
- * at MBIT Mbit/s by the libgso-xdp transmit engine.  Needs root.
+ * udp_pacer: COUNT UDP datagrams to DST:PORT on IFNAME, paced at MBIT Mbit/s
+ * by the libgso-xdp transmit engine, on the path the library finds best for
+ * the interface (AF_XDP, or the driver's segmentation offload).  Needs root.
  *
  *   udp_pacer IFNAME DST PORT MBIT COUNT [PAYLOAD]     (PAYLOAD: 1200 bytes)
  *   cc -o udp_pacer udp_pacer.c $(pkg-config --cflags --libs libgso-xdp)
@@ -152,10 +153,15 @@ int main(int argc, char **argv)
 	 * worth (1 ms by default, short bursts); the rest of the delay is lost to the rate.
 	 * This program is about the rate, so it allows 5 ms. */
 	GSO_OPTS(gso_engine_opts, eo, .on_event = on_event, .ctx = &p, .catchup_ns = 5000000);
-	GSO_OPTS(gso_xsk_opts, xo); /* defaults, no receive ring: this program only sends */
-	err = gso_engine__open(&p.e, ifindex, 0, &xo, &eo);
+	/* One call: the library probes the interface and opens the best path for it (auto);
+	 * this program only sends, so no receive sockets and no steering program. */
+	GSO_OPTS(gso_path_opts, po, .path = GSO_PATH_AUTO, .flags = GSO_PATH_F_NO_RX);
+	GSO_OPTS(gso_path_info, pi);
+	err = gso_engine__open_path(&p.e, ifindex, &po, &eo);
 	if (err)
-		return finish(&p, "gso_engine__open", err);
+		return finish(&p, "gso_engine__open_path", err);
+	gso_engine__path(p.e, &pi);
+	fprintf(stderr, "udp_pacer: %s on %s: %s\n", gso_path_name(pi.path), pi.ifname, pi.reason);
 	/* The rate is in wire bytes: payload plus each datagram's Ethernet, IP and UDP headers.
 	 * The flow queues as many sends as we have buffers; with .route it follows the next
 	 * hop's MAC when the kernel's neighbour entry changes. */
