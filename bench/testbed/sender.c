@@ -84,7 +84,7 @@ static void usage(FILE *f)
 		"                            offload-vnet   AF_PACKET + virtio_net_hdr: the kernel/NIC segments\n"
 		"                            offload-e1000  e1000 TSO device model (needs 2 queues)\n"
 		"                            auto           offload-vnet (auto) if the interface does TSO,\n"
-		"                                           else AF_XDP with the library's defaults\n"
+		"                                           else the AF_XDP mode the library picks (software in copy mode)\n"
 		"      --dev IFNAME        interface to send on (required)\n"
 		"  -d, --dst ADDR          receiver address, IPv4 or IPv6 (required)\n"
 		"      --src ADDR          our address (default: the interface's first)\n"
