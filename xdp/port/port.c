@@ -214,6 +214,8 @@ int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opt
 			pq->e = NULL;
 			goto fail;
 		}
+		/* The engine joined its device to the program already (eo.steer; adding again changes
+		 * nothing); this says -EOPNOTSUPP for a socket opts.xsk left without a receive ring. */
 		err = gso_steer__add_dev(p->steer, gso_engine__dev(pq->e));
 		if (err) {
 			gso_engine__destroy(pq->e);
