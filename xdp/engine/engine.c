@@ -70,7 +70,7 @@ void gsoi_engine_flush_flow_events(struct gso_engine *e, const struct eflow *f)
 	for (unsigned i = 0; i < e->nevq; i++) {
 		struct gso_engine_event *ev = &e->evq[i];
 
-		if (!ev->type || ((void *)ev->dgram != (void *)f && (void *)ev->stream != (void *)f))
+		if (!ev->type || ((uintptr_t)ev->dgram != f->handle && (uintptr_t)ev->stream != f->handle))
 			continue;
 		e->on_event(e->ctx, ev);
 		ev->type = 0;
@@ -80,7 +80,7 @@ void gsoi_engine_flush_flow_events(struct gso_engine *e, const struct eflow *f)
 /* ---- flows and the scheduler ------------------------------------------------ */
 
 int gsoi_engine_flow_add(struct gso_engine *e, struct eflow *f, const struct eflow_ops *ops, bool pace_all,
-			 void *ctx)
+			 void *ctx, enum handle_kind kind)
 {
 	GSO_OPTS(gso_pacer_opts, po, .flags = pace_all ? GSO_PACER_F_PACE_ALL : 0);
 	int err;
@@ -89,9 +89,15 @@ int gsoi_engine_flow_add(struct gso_engine *e, struct eflow *f, const struct efl
 		return -ENODEV;
 	if (!e->nfree)
 		return -ENOSPC;
+	f->handle = gsoi_handle_new(f, kind);
+	if (!f->handle)
+		return -ENOMEM;
 	err = gso_sched__flow_add(e->sched, &po, &f->sched_id);
-	if (err)
+	if (err) {
+		gsoi_handle_free(f->handle);
+		f->handle = 0;
 		return err;
+	}
 	f->e = e;
 	f->ops = ops;
 	f->ctx = ctx;
@@ -123,6 +129,9 @@ void gsoi_engine_flow_del(struct gso_engine *e, struct eflow *f)
 	e->flows[f->slot] = NULL;
 	e->free_slots[e->nfree++] = f->slot;
 	f->armed = false;
+	/* From now on every copy of the flow's handle is stale: -EBADF. */
+	gsoi_handle_free(f->handle);
+	f->handle = 0;
 }
 
 int gsoi_engine_arm(struct gso_engine *e, struct eflow *f, uint64_t rate, uint32_t wire_bytes, uint32_t segs,
@@ -227,6 +236,9 @@ int gso_engine__add_rx(struct gso_engine *e, struct gso_dev *rx)
 
 	if (!e || !rx || !receives(rx))
 		return -EINVAL;
+	err = engine_thread_ok(e);
+	if (err)
+		return err;
 	if (rx_index(e, rx) >= 0)
 		return -EEXIST;
 	if (e->nrx >= ENGINE_MAX_RX)
@@ -244,6 +256,8 @@ int gso_engine__del_rx(struct gso_engine *e, struct gso_dev *rx)
 
 	if (!e || !rx)
 		return -EINVAL;
+	if (engine_thread_ok(e))
+		return -EPERM;
 	i = rx_index(e, rx);
 	if (i < 0)
 		return -ENOENT;
@@ -264,6 +278,8 @@ int gso_engine__set_tx(struct gso_engine *e, struct gso_dev *tx)
 
 	if (!e || !tx || tx == e->tx)
 		return -EINVAL;
+	if (engine_thread_ok(e))
+		return -EPERM;
 	if (e->dead)
 		return -ESHUTDOWN;
 	if (e->nretired >= ENGINE_MAX_RX)
@@ -438,6 +454,8 @@ int gso_engine__link_changed(struct gso_engine *e, bool up)
 
 	if (!e)
 		return -EINVAL;
+	if (engine_thread_ok(e))
+		return -EPERM;
 	now = engine_now(e);
 	e->ext_down = !up;
 	if (up && e->dev_down)
@@ -701,19 +719,51 @@ static int engine_pass(struct gso_engine *e, uint64_t *next_ns)
 	return 0;
 }
 
-int gso_engine__poll(struct gso_engine *e, uint64_t *next_ns)
+/*
+ * The calling thread runs the engine from now on (engine.h, "Threads"):
+ * 0 and *prev (what engine_leave() restores), or -EPERM when another
+ * thread runs it.
+ */
+static int engine_enter(struct gso_engine *e, uintptr_t *prev)
 {
-	if (!e)
-		return -EINVAL;
-	return engine_pass(e, next_ns);
+	uintptr_t self = engine_self(), o = atomic_load_explicit(&e->owner, memory_order_relaxed);
+
+	if (o == self) {
+		*prev = o;
+		return 0;
+	}
+	*prev = 0;
+	if (o || !atomic_compare_exchange_strong(&e->owner, &o, self))
+		return -EPERM;
+	return 0;
 }
 
-int gso_engine__run(struct gso_engine *e, uint64_t until_ns)
+static void engine_leave(struct gso_engine *e, uintptr_t prev)
+{
+	if (!prev)
+		atomic_store(&e->owner, 0);
+}
+
+int gso_engine__poll(struct gso_engine *e, uint64_t *next_ns)
+{
+	uintptr_t prev;
+	int r;
+
+	if (!e)
+		return -EINVAL;
+	r = engine_enter(e, &prev);
+	if (r)
+		return r;
+	r = engine_pass(e, next_ns);
+	engine_leave(e, prev);
+	return r;
+}
+
+/* gso_engine__run() on the thread that runs the engine. */
+static int engine_run(struct gso_engine *e, uint64_t until_ns)
 {
 	struct gso_evloop_event ev[ENGINE_MAX_RX + 2];
 
-	if (!e || e->clock)
-		return -EINVAL;
 	for (;;) {
 		uint64_t next, now;
 		int r, n;
@@ -739,6 +789,21 @@ int gso_engine__run(struct gso_engine *e, uint64_t until_ns)
 	}
 }
 
+int gso_engine__run(struct gso_engine *e, uint64_t until_ns)
+{
+	uintptr_t prev;
+	int r;
+
+	if (!e || e->clock)
+		return -EINVAL;
+	r = engine_enter(e, &prev);
+	if (r)
+		return r;
+	r = engine_run(e, until_ns);
+	engine_leave(e, prev);
+	return r;
+}
+
 static bool drained(const struct gso_engine *e)
 {
 	return !e->queued && !e->nheld && gso_dev__inflight(e->tx) <= 0;
@@ -746,30 +811,39 @@ static bool drained(const struct gso_engine *e)
 
 int gso_engine__drain(struct gso_engine *e, uint64_t until_ns)
 {
+	uintptr_t prev;
+	int r = 0;
+
 	if (!e || e->clock)
 		return -EINVAL;
-	while (!drained(e)) {
+	r = engine_enter(e, &prev);
+	if (r)
+		return r;
+	while (!r && !drained(e)) {
 		uint64_t now = gso_evloop_now_ns(), slice;
-		int r;
 
-		if (e->dead)
-			return -ENODEV;
-		if (now >= until_ns)
-			return -ETIMEDOUT;
+		if (e->dead) {
+			r = -ENODEV;
+			break;
+		}
+		if (now >= until_ns) {
+			r = -ETIMEDOUT;
+			break;
+		}
 		/* Completions come without an event to wake for: look again every 100 us. */
 		slice = until_ns - now < 100000 ? until_ns - now : 100000;
-		r = gso_engine__run(e, now + slice);
-		if (r)
-			return r;
-		gso_dev__reap(e->tx, 0);
+		r = engine_run(e, now + slice);
+		if (!r)
+			gso_dev__reap(e->tx, 0);
 	}
-	return 0;
+	engine_leave(e, prev);
+	return r;
 }
 
 static void *thread_main(void *arg)
 {
 	/* Returns when stopped (run() takes the stop request) or when the device is gone. */
-	gso_engine__run(arg, GSO_EVLOOP_FOREVER);
+	engine_run(arg, GSO_EVLOOP_FOREVER);
 	return NULL;
 }
 
@@ -782,6 +856,9 @@ int gso_engine__start(struct gso_engine *e, int cpu)
 		return -EINVAL;
 	if (e->threaded)
 		return -EALREADY;
+	err = engine_thread_ok(e);
+	if (err)
+		return err;
 	atomic_store(&e->stop, false);
 	pthread_attr_init(&attr);
 	if (cpu >= 0) {
@@ -796,6 +873,8 @@ int gso_engine__start(struct gso_engine *e, int cpu)
 	if (err)
 		return -err;
 	e->threaded = true;
+	/* The new thread runs the engine; until it is stopped, calls from others are refused. */
+	atomic_store(&e->owner, (uintptr_t)e->thread);
 	return 0;
 }
 
@@ -828,6 +907,7 @@ int gso_engine__stop(struct gso_engine *e)
 		pthread_join(e->thread, NULL);
 		e->threaded = false;
 		atomic_store(&e->stop, false);
+		atomic_store(&e->owner, 0);
 	}
 	return 0;
 }
@@ -838,6 +918,8 @@ int gso_engine__stats(const struct gso_engine *e, struct gso_engine_stats *st)
 
 	if (!e || !GSO_OUT_VALID(st))
 		return -EINVAL;
+	if (engine_thread_ok(e))
+		return -EPERM;
 	full = e->st;
 	full.flows = e->max_flows - e->nfree;
 	full.queued = e->queued;
@@ -1053,6 +1135,8 @@ int gso_engine__evloop_stats(const struct gso_engine *e, struct gso_evloop_stats
 {
 	if (!e)
 		return -EINVAL;
+	if (engine_thread_ok(e))
+		return -EPERM;
 	return gso_evloop__stats(e->loop, st);
 }
 
@@ -1060,8 +1144,13 @@ int gso_engine__close(struct gso_engine *e)
 {
 	if (!e)
 		return -EINVAL;
+	/* Not from inside a pass of its own (an event callback): the pass would go on over closed devices. */
+	if (atomic_load(&e->owner) == engine_self())
+		return -EDEADLK;
 	if (e->threaded)
 		gso_engine__stop(e);
+	if (engine_thread_ok(e))
+		return -EPERM;
 	gsoi_engine_end_all(e, -ECANCELED);
 	e->usable = false;
 	e->nheld = 0;

@@ -18,6 +18,7 @@
 #ifndef GSO_XDP_ENGINE_INTERNAL_H
 #define GSO_XDP_ENGINE_INTERNAL_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -29,6 +30,7 @@
 #include <gso/dev.h>
 #include <gso/steer.h>
 #include "kernel/rtnl_internal.h"
+#include "handle_internal.h"
 
 #define ENGINE_MAX_RX 16
 #define NIL32 UINT32_MAX
@@ -36,6 +38,7 @@
 /* The head every flow starts with. */
 struct eflow {
 	struct gso_engine *e;
+	uintptr_t handle;      /* what the API hands out (handle_internal.h); events carry it */
 	bool armed;            /* its head burst is in the scheduler (or held) */
 	bool follow;           /* rewrite the MAC when route.nexthop's neighbour entry changes */
 	uint32_t slot;         /* index in e->flows[]: the scheduler cookie */
@@ -49,6 +52,7 @@ struct eflow {
 };
 
 struct tcp_key;
+struct stream;
 
 /*
  * Hooks of a multi-queue port (port.c) in each of its engines; NULL in an
@@ -128,6 +132,12 @@ struct gso_engine {
 	atomic_bool wake_pending;
 	pthread_t thread;
 	bool threaded;
+	/*
+	 * The thread that runs the engine now (inside gso_engine__run / poll /
+	 * drain, or the thread of gso_engine__start), as engine_self(); 0: none.
+	 * Calls from any other thread are refused (engine_thread_ok).
+	 */
+	_Atomic uintptr_t owner;
 
 	/* link */
 	struct rtmon mon;              /* fd -1: no monitor */
@@ -157,7 +167,7 @@ struct gso_engine {
 	uint32_t nfree;
 	uint32_t queued;               /* datagram super-segments queued over all flows */
 	struct etimers timers;         /* flows' next timer (streams set one) */
-	struct gso_stream **hash;      /* stream lookup by 4-tuple, hash_mask + 1 buckets */
+	struct stream **hash;          /* stream lookup by 4-tuple, hash_mask + 1 buckets */
 	uint32_t hash_mask;
 	/* events: deferred while a pass works on a batch (so callbacks see a settled state) */
 	struct gso_engine_event *evq;
@@ -176,6 +186,23 @@ static inline uint64_t engine_now(const struct gso_engine *e)
 	return e->clock ? e->clock(e->clock_ctx) : gso_evloop_now_ns();
 }
 
+/* The calling thread, as kept in gso_engine.owner (never 0). */
+static inline uintptr_t engine_self(void)
+{
+	return (uintptr_t)pthread_self();
+}
+
+/*
+ * engine.h, "Threads": 0, or -EPERM when another thread runs the engine
+ * now.  One relaxed load and pthread_self(): cheap enough for every call.
+ */
+static inline int engine_thread_ok(const struct gso_engine *e)
+{
+	uintptr_t o = atomic_load_explicit(&e->owner, memory_order_relaxed);
+
+	return !o || o == engine_self() ? 0 : -EPERM;
+}
+
 /* Deliver an event (no-op without a callback). */
 void gsoi_engine_emit(struct gso_engine *e, const struct gso_engine_event *ev);
 
@@ -185,10 +212,10 @@ void gsoi_engine_emit(struct gso_engine *e, const struct gso_engine_event *ev);
  */
 void gsoi_engine_flush_flow_events(struct gso_engine *e, const struct eflow *f);
 
-/* Flow slots and scheduler flows: 0 or -ENOSPC / -errno. */
+/* Flow slots, scheduler flows and the flow's handle (`kind`): 0 or -ENOSPC / -ENOMEM / -errno. */
 int gsoi_engine_flow_add(struct gso_engine *e, struct eflow *f, const struct eflow_ops *ops, bool pace_all,
-			 void *ctx);
-/* Take the flow out of the scheduler (its head too) and free its slot. */
+			 void *ctx, enum handle_kind kind);
+/* Take the flow out of the scheduler (its head too), free its slot and retire its handle. */
 void gsoi_engine_flow_del(struct gso_engine *e, struct eflow *f);
 
 /*
