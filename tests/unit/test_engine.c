@@ -877,3 +877,33 @@ Test(engine_misuse, call_from_another_thread)
 	cr_assert_eq(gso_dgram__close(ot.d), 0);
 	gso_engine__destroy(e);
 }
+
+/* A destroyed engine's handle: every call is refused, destroy again does nothing, a new engine is not reached. */
+Test(engine_misuse, engine_after_destroy)
+{
+	struct fake *f = fake_new(), *f2 = fake_new();
+	struct gso_engine *e = engine(f, 4, 8), *e2;
+	struct gso_tmpl t = udp_tmpl(1, 0);
+	GSO_OPTS(gso_dgram_opts, o, .tmpl = &t);
+	GSO_OPTS(gso_engine_stats, es);
+	struct gso_dgram *d = NULL;
+	uint64_t next;
+
+	gso_engine__destroy(e);
+	gso_engine__destroy(e);
+	e2 = engine(f2, 4, 8);
+	cr_assert_neq(e2, e, "a new engine must not get the handle of a destroyed one");
+	cr_assert_eq(gso_engine__poll(e, &next), -EBADF);
+	cr_assert_eq(gso_engine__stats(e, &es), -EBADF);
+	cr_assert_eq(gso_engine__link_changed(e, false), -EBADF);
+	cr_assert_eq(gso_engine__wake(e), -EBADF);
+	cr_assert_eq(gso_engine__stop(e), -EBADF);
+	cr_assert_eq(gso_engine__close(e), -EBADF);
+	cr_assert_null(gso_engine__dev(e));
+	cr_assert_eq(gso_dgram__open(&d, e, &o), -EBADF);
+	cr_assert_null(d);
+	gso_engine__destroy(e);
+	cr_assert_eq(gso_engine__stats(e2, &es), 0);
+	cr_assert_eq(es.link_usable, 1, "the new engine was reached through the old handle");
+	gso_engine__destroy(e2);
+}

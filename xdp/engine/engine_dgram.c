@@ -188,7 +188,7 @@ static int get(const struct gso_dgram *h, struct dgram **out)
 }
 
 /* What the device takes with this template (engine.h, gso_dgram_info). */
-static int limits(struct dgram *d, struct gso_engine *e)
+static int limits(struct dgram *d, struct engine *e)
 {
 	/* The payload is ordinary memory: it is copied into whole frames, whatever the device can reference. */
 	int mp = gso_dev__max_payload(e->tx, &d->tmpl, d->tx_flags | GSO_TX_F_COPY);
@@ -203,16 +203,19 @@ static int limits(struct dgram *d, struct gso_engine *e)
 	return 0;
 }
 
-int gso_dgram__open(struct gso_dgram **out, struct gso_engine *e, const struct gso_dgram_opts *o)
+int gso_dgram__open(struct gso_dgram **out, struct gso_engine *h, const struct gso_dgram_opts *o)
 {
+	struct engine *e = gsoi_engine_of(h);
 	const struct gso_tmpl *t;
 	const struct gso_route *rt;
 	struct dgram *d;
 	uint32_t qlen, flags;
 	int err;
 
-	if (!e || !o || !out || !GSO_OPTS_VALID(gso_dgram_opts, o))
+	if (!h || !o || !out || !GSO_OPTS_VALID(gso_dgram_opts, o))
 		return -EINVAL;
+	if (!e)
+		return -EBADF;
 	t = GSO_OPTS_GET(o, tmpl, (const struct gso_tmpl *)NULL);
 	qlen = GSO_OPTS_GET(o, queue_len, 0u) ?: e->flow_queue;
 	flags = GSO_OPTS_GET(o, tx_flags, 0u);
@@ -262,7 +265,7 @@ int gso_dgram__send(struct gso_dgram *h, const void *payload, uint32_t len, uint
 		    uint64_t cookie)
 {
 	struct dsend rec = { .p = payload, .len = len, .gso_size = gso_size, .cookie = cookie };
-	struct gso_engine *e;
+	struct engine *e;
 	struct dgram *d;
 	uint32_t tail;
 	int err;
@@ -306,7 +309,7 @@ int gso_dgram__set_rate(struct gso_dgram *h, uint64_t rate)
 
 int gso_dgram__close(struct gso_dgram *h)
 {
-	struct gso_engine *e;
+	struct engine *e;
 	struct dgram *d;
 	int err = get(h, &d);
 

@@ -79,8 +79,8 @@ static void free_port(struct gso_port *p)
 	for (uint32_t q = 0; q < p->n; q++) {
 		struct port_q *pq = &p->qs[q];
 
-		if (pq->e) {
-			pq->e->port = NULL;
+		if (pq->eng) {
+			pq->eng->port = NULL;
 			if (p->steer && !p->closed)
 				gso_steer__del_dev(p->steer, gso_engine__dev(pq->e));
 		}
@@ -185,8 +185,9 @@ int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opt
 			pq->e = NULL;
 			goto fail;
 		}
-		pq->e->port = &gsoi_port_hooks;
-		pq->e->port_ctx = pq;
+		pq->eng = gsoi_engine_of(pq->e);
+		pq->eng->port = &gsoi_port_hooks;
+		pq->eng->port_ctx = pq;
 	}
 	*out = p;
 	return 0;
@@ -251,7 +252,7 @@ int gso_port__stop(struct gso_port *p)
 		return 0;
 	/* Ask them all first, then join: they wind down in parallel. */
 	for (uint32_t q = 0; q < p->n; q++)
-		atomic_store(&p->qs[q].e->stop, true);
+		atomic_store(&p->qs[q].eng->stop, true);
 	for (uint32_t q = 0; q < p->n; q++)
 		gso_engine__stop(p->qs[q].e);
 	atomic_store(&p->running, false);
@@ -285,10 +286,12 @@ int gso_port__call(struct gso_port *p, uint32_t q, gso_port_call_fn fn, void *ar
 }
 
 /* On the worker: is this engine drained? */
-static void drain_check(struct gso_engine *e, void *arg)
+static void drain_check(struct gso_engine *h, void *arg)
 {
 	struct port_q *pq = arg;
+	const struct engine *e = pq->eng;
 
+	(void)h;
 	atomic_store(&pq->drained, e->dead || (!e->queued && !e->nheld && gso_dev__inflight(e->tx) <= 0));
 	atomic_store(&pq->drain_asked, false);
 }
@@ -317,7 +320,7 @@ static int drain_started(struct gso_port *p, uint64_t until_ns)
 		nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
 	}
 	for (uint32_t q = 0; q < p->n; q++)
-		if (p->qs[q].e->dead)
+		if (p->qs[q].eng->dead)
 			return -ENODEV;
 	return 0;
 }
@@ -354,7 +357,7 @@ int gso_port__close(struct gso_port *p)
 	gso_port__stop(p);
 	for (uint32_t q = 0; q < p->n; q++) {
 		/* The hand-over is over: streams end without announcing it to engines that are closing too. */
-		p->qs[q].e->port = NULL;
+		p->qs[q].eng->port = NULL;
 		gso_steer__del_dev(p->steer, gso_engine__dev(p->qs[q].e));
 	}
 	for (uint32_t q = 0; q < p->n; q++)

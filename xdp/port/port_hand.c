@@ -242,7 +242,7 @@ void gsoi_port_hand_wake(struct port_q *pq)
 		/* At most one ring's worth per pass, so that one busy queue cannot starve this one. */
 		for (; k < p->handover_size && (f = gsoi_pring_peek(&pq->frames_in[r])); k++) {
 			pq->stale_hit = false;
-			gsoi_engine_input_frame(pq->e, gso_engine__dev(p->qs[f->from].e), f->data, f->len);
+			gsoi_engine_input_frame(pq->eng, gso_engine__dev(p->qs[f->from].e), f->data, f->len);
 			if (!pq->stale_hit)
 				inc(&pq->ctr.handover_in);
 			gsoi_pring_pop(&pq->frames_in[r]);

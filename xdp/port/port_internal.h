@@ -98,7 +98,8 @@ struct gso_port;
 struct port_q {
 	struct gso_port *p;
 	uint32_t q;
-	struct gso_engine *e;
+	struct gso_engine *e;    /* the engine's handle, as the API and the callbacks see it */
+	struct engine *eng;      /* the engine itself (gsoi_engine_of(e)) */
 	int cpu;
 
 	/* producer side of `calls` (the application's thread) */

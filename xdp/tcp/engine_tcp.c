@@ -222,7 +222,7 @@ static int refresh_tmpl(struct stream *s, uint64_t now, bool force)
 /* A control segment, at once (not paced).  0, -EAGAIN/-ENOBUFS/-ENETDOWN (later), or -errno. */
 static int submit_now(struct stream *s, const struct gso_tx *tx)
 {
-	struct gso_engine *e = s->f.e;
+	struct engine *e = s->f.e;
 	int r;
 
 	if (e->dead)
@@ -659,7 +659,7 @@ static void establish(struct stream *s, const struct tcp_seg *g, struct gso_dev 
 /* After ESTABLISHED: size segments on the device, build the queue, CC and pacer. */
 static void size_stream(struct stream *s, uint64_t now)
 {
-	struct gso_engine *e = s->f.e;
+	struct engine *e = s->f.e;
 	uint32_t max_ip = GSO_MAX_IP_LEN - s->ip_hdr, mss, limit;
 	int mp, err;
 
@@ -966,12 +966,12 @@ static bool key_eq(const struct tcp_key *a, const struct tcp_key *b)
 	return !memcmp(a, b, sizeof(*a));
 }
 
-static struct stream **bucket(struct gso_engine *e, const struct tcp_key *k)
+static struct stream **bucket(struct engine *e, const struct tcp_key *k)
 {
 	return &e->hash[gsoi_tcp_key_hash(k) & e->hash_mask];
 }
 
-static struct stream *lookup(struct gso_engine *e, const struct tcp_key *k)
+static struct stream *lookup(struct engine *e, const struct tcp_key *k)
 {
 	for (struct stream *s = *bucket(e, k); s; s = s->hnext)
 		if (key_eq(&s->key, k))
@@ -992,7 +992,7 @@ static void unhash(struct stream *s)
 		}
 }
 
-void gsoi_engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
+void gsoi_engine_stream_input(struct engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
 			      uint64_t now)
 {
 	struct tcp_key k;
@@ -1147,16 +1147,19 @@ static int steer_add(struct stream *s)
 	return gso_steer__flow_add(s->f.e->steer, &fl);
 }
 
-int gso_stream__connect(struct gso_stream **out, struct gso_engine *e, const struct gso_stream_opts *o)
+int gso_stream__connect(struct gso_stream **out, struct gso_engine *h, const struct gso_stream_opts *o)
 {
+	struct engine *e = gsoi_engine_of(h);
 	const struct gso_route *rt;
 	struct stream *s;
 	uint64_t now;
 	size_t alen;
 	int err;
 
-	if (!e || !o || !out || !GSO_OPTS_VALID(gso_stream_opts, o))
+	if (!h || !o || !out || !GSO_OPTS_VALID(gso_stream_opts, o))
 		return -EINVAL;
+	if (!e)
+		return -EBADF;
 	rt = GSO_OPTS_GET(o, route, (const struct gso_route *)NULL);
 	if (!rt || rt->sz <= sizeof(size_t) || (rt->l3 != GSO_L3_IPV4 && rt->l3 != GSO_L3_IPV6) ||
 	    !GSO_OPTS_GET(o, sport, 0) || !GSO_OPTS_GET(o, dport, 0) ||
@@ -1438,7 +1441,7 @@ int gso_stream__shutdown(struct gso_stream *h)
 
 int gso_stream__close(struct gso_stream *h)
 {
-	struct gso_engine *e;
+	struct engine *e;
 	struct stream *s;
 	int err = get(h, &s);
 
