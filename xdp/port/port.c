@@ -38,7 +38,7 @@ static void run_calls(struct port_q *pq)
 static void on_engine_event(void *ctx, const struct gso_engine_event *ev)
 {
 	struct port_q *pq = ctx;
-	struct gso_port *p = pq->p;
+	struct port *p = pq->p;
 
 	if (ev->type == GSO_EV_WAKE && !atomic_load_explicit(&p->dying, memory_order_relaxed)) {
 		gsoi_port_hand_wake(pq);
@@ -74,8 +74,10 @@ static bool pow2_in(uint32_t v, uint32_t lo, uint32_t hi)
 	return v >= lo && v <= hi && !(v & (v - 1));
 }
 
-static void free_port(struct gso_port *p)
+static void free_port(struct port *p)
 {
+	/* Stale from now on (0, before gso_port__open handed one out: no-op). */
+	gsoi_handle_free(p->handle);
 	for (uint32_t q = 0; q < p->n; q++) {
 		struct port_q *pq = &p->qs[q];
 
@@ -101,7 +103,7 @@ int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opt
 	GSO_OPTS(gso_engine_opts, eo);
 	const struct gso_engine_opts *ueo;
 	struct link_info li;
-	struct gso_port *p;
+	struct port *p;
 	uint32_t n, have, ring, hand;
 	int err;
 
@@ -189,22 +191,31 @@ int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opt
 		pq->eng->port = &gsoi_port_hooks;
 		pq->eng->port_ctx = pq;
 	}
-	*out = p;
+	p->handle = gsoi_handle_new(p, HANDLE_PORT);
+	if (!p->handle) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	*out = (struct gso_port *)p->handle;
 	return 0;
 fail:
 	free_port(p);
 	return err;
 }
 
-uint32_t gso_port__queues(const struct gso_port *p)
+uint32_t gso_port__queues(const struct gso_port *h)
 {
+	const struct port *p = port_of(h);
+
 	return p ? p->n : 0;
 }
 
-struct gso_engine *gso_port__engine(const struct gso_port *p, uint32_t q)
+struct gso_engine *gso_port__engine(const struct gso_port *h, uint32_t q)
 {
+	const struct port *p = port_of(h);
+
 	if (!p) {
-		errno = EINVAL;
+		errno = h ? EBADF : EINVAL;
 		return NULL;
 	}
 	if (q >= p->n) {
@@ -214,17 +225,22 @@ struct gso_engine *gso_port__engine(const struct gso_port *p, uint32_t q)
 	return p->qs[q].e;
 }
 
-struct gso_steer *gso_port__steer(const struct gso_port *p)
+struct gso_steer *gso_port__steer(const struct gso_port *h)
 {
+	const struct port *p = port_of(h);
+
 	return p ? p->steer : NULL;
 }
 
 /* ---- running ---- */
 
-int gso_port__start(struct gso_port *p)
+int gso_port__start(struct gso_port *h)
 {
+	struct port *p = port_of(h);
 	int err;
 
+	if (h && !p)
+		return -EBADF;
 	if (!p || p->closed)
 		return -EINVAL;
 	if (atomic_load(&p->running))
@@ -244,28 +260,35 @@ int gso_port__start(struct gso_port *p)
 	return 0;
 }
 
-int gso_port__stop(struct gso_port *p)
+static void port_stop(struct port *p)
 {
-	if (!p)
-		return -EINVAL;
 	if (!atomic_load(&p->running))
-		return 0;
+		return;
 	/* Ask them all first, then join: they wind down in parallel. */
 	for (uint32_t q = 0; q < p->n; q++)
 		atomic_store(&p->qs[q].eng->stop, true);
 	for (uint32_t q = 0; q < p->n; q++)
 		gso_engine__stop(p->qs[q].e);
 	atomic_store(&p->running, false);
+}
+
+int gso_port__stop(struct gso_port *h)
+{
+	struct port *p = port_of(h);
+
+	if (h && !p)
+		return -EBADF;
+	if (!p)
+		return -EINVAL;
+	port_stop(p);
 	return 0;
 }
 
-int gso_port__call(struct gso_port *p, uint32_t q, gso_port_call_fn fn, void *arg)
+static int port_call(struct port *p, uint32_t q, gso_port_call_fn fn, void *arg)
 {
 	struct port_call *c;
 	struct port_q *pq;
 
-	if (!p || !fn)
-		return -EINVAL;
 	if (q >= p->n)
 		return -ENXIO;
 	if (atomic_load_explicit(&p->dying, memory_order_relaxed))
@@ -285,6 +308,17 @@ int gso_port__call(struct gso_port *p, uint32_t q, gso_port_call_fn fn, void *ar
 	return 0;
 }
 
+int gso_port__call(struct gso_port *h, uint32_t q, gso_port_call_fn fn, void *arg)
+{
+	struct port *p = port_of(h);
+
+	if (h && !p)
+		return -EBADF;
+	if (!p || !fn)
+		return -EINVAL;
+	return port_call(p, q, fn, arg);
+}
+
 /* On the worker: is this engine drained? */
 static void drain_check(struct gso_engine *h, void *arg)
 {
@@ -296,7 +330,7 @@ static void drain_check(struct gso_engine *h, void *arg)
 	atomic_store(&pq->drain_asked, false);
 }
 
-static int drain_started(struct gso_port *p, uint64_t until_ns)
+static int drain_started(struct port *p, uint64_t until_ns)
 {
 	for (;;) {
 		bool all = true;
@@ -309,7 +343,7 @@ static int drain_started(struct gso_port *p, uint64_t until_ns)
 			else if (!atomic_load(&pq->drained)) {
 				all = false;
 				atomic_store(&pq->drain_asked, true);
-				if (gso_port__call(p, q, drain_check, pq))
+				if (port_call(p, q, drain_check, pq))
 					atomic_store(&pq->drain_asked, false);
 			}
 		}
@@ -325,10 +359,13 @@ static int drain_started(struct gso_port *p, uint64_t until_ns)
 	return 0;
 }
 
-int gso_port__drain(struct gso_port *p, uint64_t until_ns)
+int gso_port__drain(struct gso_port *h, uint64_t until_ns)
 {
+	struct port *p = port_of(h);
 	int err;
 
+	if (h && !p)
+		return -EBADF;
 	if (!p || p->closed)
 		return -EINVAL;
 	if (atomic_load(&p->running)) {
@@ -348,13 +385,17 @@ int gso_port__drain(struct gso_port *p, uint64_t until_ns)
 
 /* ---- ending ---- */
 
-int gso_port__close(struct gso_port *p)
+int gso_port__close(struct gso_port *h)
 {
+	struct port *p = port_of(h);
+
+	if (h && !p)
+		return -EBADF;
 	if (!p)
 		return -EINVAL;
 	if (p->closed)
 		return 0;
-	gso_port__stop(p);
+	port_stop(p);
 	for (uint32_t q = 0; q < p->n; q++) {
 		/* The hand-over is over: streams end without announcing it to engines that are closing too. */
 		p->qs[q].eng->port = NULL;
@@ -366,12 +407,15 @@ int gso_port__close(struct gso_port *p)
 	return 0;
 }
 
-void gso_port__destroy(struct gso_port *p)
+void gso_port__destroy(struct gso_port *h)
 {
+	struct port *p = port_of(h);
+
+	/* NULL, or destroyed already (its handle is stale): nothing to do. */
 	if (!p)
 		return;
 	atomic_store(&p->dying, true);
-	gso_port__stop(p);
+	port_stop(p);
 	free_port(p);
 }
 
@@ -382,7 +426,7 @@ static uint64_t ld(const _Atomic uint64_t *c)
 	return atomic_load_explicit(c, memory_order_relaxed);
 }
 
-static void add_q(const struct gso_port *p, const struct port_q *pq, struct gso_port_stats *s)
+static void add_q(const struct port *p, const struct port_q *pq, struct gso_port_stats *s)
 {
 	const struct port_ctr *c = &pq->ctr;
 
@@ -413,10 +457,13 @@ static void add_q(const struct gso_port *p, const struct port_q *pq, struct gso_
 	}
 }
 
-int gso_port__stats(const struct gso_port *p, uint32_t q, struct gso_port_stats *st)
+int gso_port__stats(const struct gso_port *h, uint32_t q, struct gso_port_stats *st)
 {
+	const struct port *p = port_of(h);
 	struct gso_port_stats full;
 
+	if (h && !p)
+		return -EBADF;
 	if (!p || !GSO_OUT_VALID(st))
 		return -EINVAL;
 	if (q != GSO_PORT_ALL && q >= p->n)

@@ -228,7 +228,7 @@ const struct engine_port_hooks gsoi_port_hooks = {
 
 void gsoi_port_hand_wake(struct port_q *pq)
 {
-	struct gso_port *p = pq->p;
+	struct port *p = pq->p;
 	bool more = false;
 
 	take_msgs(pq);
@@ -257,7 +257,7 @@ void gsoi_port_hand_wake(struct port_q *pq)
 
 /* ---- set-up ---- */
 
-int gsoi_port_hand_init(struct gso_port *p, struct port_q *pq, uint32_t max_flows)
+int gsoi_port_hand_init(struct port *p, struct port_q *pq, uint32_t max_flows)
 {
 	uint32_t nb = 256;
 	int err = -ENOMEM;
@@ -286,7 +286,7 @@ fail:
 	return err;
 }
 
-void gsoi_port_hand_fini(struct gso_port *p, struct port_q *pq)
+void gsoi_port_hand_fini(struct port *p, struct port_q *pq)
 {
 	for (uint32_t r = 0; r < p->n; r++) {
 		if (pq->frames_in)
