@@ -865,8 +865,12 @@ int gso_engine__drain(struct gso_engine *h, uint64_t until_ns)
 
 static void *thread_main(void *arg)
 {
+	struct engine *e = arg;
+
+	/* The engine is this thread's until gso_engine__stop() has joined it. */
+	atomic_store(&e->owner, engine_self());
 	/* Returns when stopped (run() takes the stop request) or when the device is gone. */
-	engine_run(arg, GSO_EVLOOP_FOREVER);
+	engine_run(e, GSO_EVLOOP_FOREVER);
 	return NULL;
 }
 
@@ -894,13 +898,15 @@ int gso_engine__start(struct gso_engine *h, int cpu)
 		CPU_SET(cpu, &set);
 		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 	}
+	/* Calls from other threads are refused from now on; the new thread takes the engine over. */
+	atomic_store(&e->owner, ENGINE_OWNER_STARTING);
 	err = pthread_create(&e->thread, &attr, thread_main, e);
 	pthread_attr_destroy(&attr);
-	if (err)
+	if (err) {
+		atomic_store(&e->owner, 0);
 		return -err;
+	}
 	e->threaded = true;
-	/* The new thread runs the engine; until it is stopped, calls from others are refused. */
-	atomic_store(&e->owner, (uintptr_t)e->thread);
 	return 0;
 }
 

@@ -174,7 +174,7 @@ const struct eflow_ops gsoi_engine_dgram_ops = {
  * -EBADF (closed, or its engine destroyed), -EPERM (another thread runs
  * its engine).
  */
-static int get(const struct gso_dgram *h, struct dgram **out)
+static inline __attribute__((always_inline)) int get(const struct gso_dgram *h, struct dgram **out)
 {
 	struct dgram *d;
 

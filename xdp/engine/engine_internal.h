@@ -194,15 +194,26 @@ static inline struct engine *gsoi_engine_of(const struct gso_engine *h)
 	return gsoi_handle_get((uintptr_t)h, HANDLE_ENGINE);
 }
 
-/* The calling thread, as kept in engine.owner (never 0). */
+/*
+ * The calling thread, as kept in engine.owner: never 0 or
+ * ENGINE_OWNER_STARTING.  The thread pointer where the compiler reads it
+ * as a register (no call: the check stays a few instructions on the
+ * per-send path), else pthread_self().
+ */
+#define ENGINE_OWNER_STARTING ((uintptr_t)1) /* gso_engine__start() until its thread takes over */
 static inline uintptr_t engine_self(void)
 {
+#if defined(__x86_64__) || defined(__aarch64__)
+	return (uintptr_t)__builtin_thread_pointer();
+#else
 	return (uintptr_t)pthread_self();
+#endif
 }
 
 /*
  * engine.h, "Threads": 0, or -EPERM when another thread runs the engine
- * now.  One relaxed load and pthread_self(): cheap enough for every call.
+ * now.  One relaxed load (and engine_self() while the engine runs): cheap
+ * enough for every call.
  */
 static inline int engine_thread_ok(const struct engine *e)
 {

@@ -1261,7 +1261,7 @@ fail:
  * -EBADF (closed, or its engine destroyed), -EPERM (another thread runs
  * its engine).
  */
-static int get(const struct gso_stream *h, struct stream **out)
+static inline __attribute__((always_inline)) int get(const struct gso_stream *h, struct stream **out)
 {
 	struct stream *s;
 
