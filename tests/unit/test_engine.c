@@ -15,6 +15,7 @@
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -906,4 +907,40 @@ Test(engine_misuse, engine_after_destroy)
 	cr_assert_eq(gso_engine__stats(e2, &es), 0);
 	cr_assert_eq(es.link_usable, 1, "the new engine was reached through the old handle");
 	gso_engine__destroy(e2);
+}
+
+/*
+ * Handles cost no memory over open/close cycles: 100,000 datagram flows
+ * and 1,000 stream flows opened and closed one after another, 1,000
+ * engines created and destroyed, leave the heap as it was after the
+ * first round (the table reuses its entries).  mallinfo2 reads glibc's
+ * heap; under ASan it reads zeros and the test checks nothing.
+ */
+Test(engine_misuse, churn_keeps_memory_flat)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 4, 8);
+	size_t before;
+
+	for (int round = 0; round < 2; round++) {
+		int n = round ? 100000 : 1000;
+
+		if (round)
+			before = mallinfo2().uordblks;
+		for (int i = 0; i < n; i++)
+			cr_assert_eq(gso_dgram__close(dgram(e, 1, 0, 8)), 0);
+		for (int i = 0; i < n / 100; i++)
+			cr_assert_eq(gso_stream__close(stream(e, 5000)), 0);
+	}
+	cr_assert_leq(mallinfo2().uordblks, before + 4096, "the heap grew by %zu bytes",
+		      mallinfo2().uordblks - before);
+	gso_engine__destroy(e);
+	before = mallinfo2().uordblks;
+	for (int i = 0; i < 1000; i++) {
+		gso_engine__destroy(engine(fake_new(), 4, 8));
+		if (i == 100) /* past what the first ones allocate once (the C library's own) */
+			before = mallinfo2().uordblks;
+	}
+	cr_assert_leq(mallinfo2().uordblks, before + 4096, "engines: the heap grew by %zu bytes",
+		      mallinfo2().uordblks - before);
 }
