@@ -913,7 +913,7 @@ Test(engine_misuse, engine_after_destroy)
  * Handles cost no memory over open/close cycles: 100,000 datagram flows
  * and 1,000 stream flows opened and closed one after another, 1,000
  * engines created and destroyed, leave the heap as it was after the
- * first round (the table reuses its entries).  mallinfo2 reads glibc's
+ * first round or a warm-up (the table reuses its entries).  mallinfo2 reads glibc's
  * heap; under ASan it reads zeros and the test checks nothing.
  */
 Test(engine_misuse, churn_keeps_memory_flat)
