@@ -236,7 +236,9 @@ GSO_API int gso_engine__open(struct gso_engine **out, int ifindex, uint32_t queu
  * GSO_EV_DGRAM_DROPPED with -ECANCELED, streams GSO_EV_STREAM_CLOSED with
  * -ECANCELED unless closed already), every device is closed and destroyed.
  * Must not run on the engine's own thread; stops that thread first.  NULL
- * and a destroyed engine's handle are a no-op.
+ * and a destroyed engine's handle are a no-op.  The engine's handle is
+ * stale from the start of the call: the callbacks it runs get -EBADF for
+ * calls on the engine (and on the flows once each is freed).
  */
 GSO_API void gso_engine__destroy(struct gso_engine *e);
 
