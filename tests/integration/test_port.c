@@ -337,8 +337,21 @@ Test(port, bad_input, .fini = fini, .timeout = 120)
 		cr_assert_eq(st.calls, 2);
 		cr_assert_eq(st.calls_refused, 1);
 	}
+	struct gso_engine *e0 = gso_port__engine(p, 0);
 	gso_port__destroy(p);
 	cr_assert_eq(count_dir("/proc/self/fd"), fds0, "no descriptor left");
 	cr_assert_eq(count_dir("/proc/self/task"), tasks0, "no thread left");
+	/* The destroyed port's handle, and its engines': refused, nothing touched; destroy again does nothing. */
+	cr_assert_eq(gso_port__start(p), -EBADF);
+	cr_assert_eq(gso_port__call(p, 0, nothing, NULL), -EBADF);
+	cr_assert_eq(gso_port__queues(p), 0);
+	cr_assert_null(gso_port__engine(p, 0));
+	cr_assert_eq(errno, EBADF);
+	{
+		GSO_OPTS(gso_port_stats, st);
+		cr_assert_eq(gso_port__stats(p, GSO_PORT_ALL, &st), -EBADF);
+	}
+	cr_assert_eq(gso_engine__wake(e0), -EBADF);
+	gso_port__destroy(p);
 	gso_steer__destroy(steer);
 }

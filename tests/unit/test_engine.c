@@ -15,6 +15,7 @@
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -662,4 +663,284 @@ Test(engine, own_thread_wake_stop)
 	usleep(20000);
 	cr_assert_eq(atomic_load(&wakes), n);
 	gso_engine__destroy(e);
+}
+
+/* ---- misuse: closed and stale handles, calls from another thread (engine.h, "Handles", "Threads") ---- */
+
+TestSuite(engine_misuse, .init = setup, .fini = teardown, .timeout = 60);
+
+/* Closing a datagram flow twice: the second close is refused, nothing crashes. */
+Test(engine_misuse, dgram_double_close)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 4, 8);
+	struct gso_dgram *d = dgram(e, 1, 0, 8);
+
+	cr_assert_eq(gso_dgram__send(d, payload, 100, 100, 1), 0);
+	cr_assert_eq(gso_dgram__close(d), 0);
+	cr_assert_eq(gso_dgram__close(d), -EBADF);
+	GSO_OPTS(gso_engine_stats, es);
+	cr_assert_eq(gso_engine__stats(e, &es), 0);
+	cr_assert_eq(es.flows, 0);
+	cr_assert_eq(es.queued, 0);
+	gso_engine__destroy(e);
+}
+
+/* Every call on a closed datagram flow: -EBADF, nothing queued, no event. */
+Test(engine_misuse, dgram_calls_after_close)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 4, 8);
+	struct gso_dgram *d = dgram(e, 1, 0, 8);
+	GSO_OPTS(gso_dgram_info, di);
+
+	cr_assert_eq(gso_dgram__close(d), 0);
+	unsigned nev = evs->n;
+	cr_assert_eq(gso_dgram__send(d, payload, 100, 100, 1), -EBADF);
+	cr_assert_eq(gso_dgram__set_rate(d, 1000000), -EBADF);
+	cr_assert_eq(gso_dgram__info(d, &di), -EBADF);
+	run_until(e, vnow + SEC);
+	cr_assert_eq(f->nrec, 0);
+	cr_assert_eq(evs->n, nev);
+	gso_engine__destroy(e);
+}
+
+/*
+ * A closed flow's handle after a new flow took its slot (and, before
+ * handles were checked, its memory): every call on the old handle is
+ * refused and the new flow is untouched.
+ */
+Test(engine_misuse, dgram_stale_after_reuse)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 1, 8);
+	struct gso_dgram *old = dgram(e, 1, 0, 8), *d;
+	GSO_OPTS(gso_dgram_info, di);
+
+	cr_assert_eq(gso_dgram__close(old), 0);
+	d = dgram(e, 2, 0, 8); /* max_flows 1: the same slot */
+	cr_assert_neq(d, old, "a new flow must not get the handle of a closed one");
+	cr_assert_eq(gso_dgram__send(old, payload, 100, 100, 7), -EBADF);
+	cr_assert_eq(gso_dgram__set_rate(old, 1), -EBADF);
+	cr_assert_eq(gso_dgram__close(old), -EBADF);
+	cr_assert_eq(gso_dgram__info(d, &di), 0);
+	cr_assert_eq(di.queued, 0);
+	cr_assert_eq(di.rate, 0);
+	cr_assert_eq(gso_dgram__send(d, payload, 100, 100, 8), 0);
+	run_until(e, vnow + SEC);
+	cr_assert_eq(f->nrec, 1);
+	cr_assert_eq(f->rec[0].sport, 2);
+	cr_assert_eq(count_events(GSO_EV_DGRAM_SENT, 2), 1);
+	gso_engine__destroy(e);
+}
+
+/* A flow's handle after its engine was destroyed (which freed the flow): -EBADF. */
+Test(engine_misuse, dgram_after_engine_destroy)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 4, 8);
+	struct gso_dgram *d = dgram(e, 1, 0, 8);
+	GSO_OPTS(gso_dgram_info, di);
+
+	gso_engine__destroy(e);
+	cr_assert_eq(gso_dgram__send(d, payload, 100, 100, 1), -EBADF);
+	cr_assert_eq(gso_dgram__info(d, &di), -EBADF);
+	cr_assert_eq(gso_dgram__close(d), -EBADF);
+}
+
+/* A stream flow as a user opens it: a route filled by hand, the SYN goes to the fake device. */
+static struct gso_stream *stream(struct gso_engine *e, uint16_t sport)
+{
+	GSO_OPTS(gso_route, rt, .l3 = GSO_L3_IPV4, .mtu = 1500);
+	GSO_OPTS(gso_stream_opts, o, .route = &rt, .sport = sport, .dport = 80, .isn = 1000);
+	struct gso_stream *s = NULL;
+
+	memcpy(rt.src, "\x0a\0\0\1", 4);
+	memcpy(rt.dst, "\x0a\0\0\2", 4);
+	memcpy(rt.nexthop, rt.dst, 4);
+	memcpy(rt.src_mac, "\x02\0\0\0\0\1", 6);
+	memcpy(rt.dst_mac, "\x02\0\0\0\0\2", 6);
+	cr_assert_eq(gso_stream__connect(&s, e, &o), 0);
+	return s;
+}
+
+/* Closing a stream twice, and every call after close: -EBADF. */
+Test(engine_misuse, stream_double_close_and_calls_after)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 4, 8);
+	struct gso_stream *s = stream(e, 5000);
+	GSO_OPTS(gso_stream_info, si);
+	void *buf = NULL;
+	uint32_t room = 0;
+
+	cr_assert_eq(f->nrec, 1, "the SYN");
+	cr_assert_eq(gso_stream__close(s), 0);
+	cr_assert_eq(gso_stream__close(s), -EBADF);
+	cr_assert_eq(gso_stream__write(s, payload, 100), -EBADF);
+	cr_assert_eq(gso_stream__reserve(s, &buf, &room), -EBADF);
+	cr_assert_eq(gso_stream__commit(s, 0), -EBADF);
+	cr_assert_eq(gso_stream__shutdown(s), -EBADF);
+	cr_assert_eq(gso_stream__info(s, &si), -EBADF);
+	cr_assert_null(buf);
+	run_until(e, vnow + 5 * SEC);
+	cr_assert_eq(f->nrec, 1, "nothing more was sent for the closed stream");
+	gso_engine__destroy(e);
+}
+
+/* A closed stream's handle after a new stream took its slot: refused, the new one untouched. */
+Test(engine_misuse, stream_stale_after_reuse)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 1, 8);
+	struct gso_stream *old = stream(e, 5000), *s;
+	GSO_OPTS(gso_stream_info, si);
+
+	cr_assert_eq(gso_stream__close(old), 0);
+	s = stream(e, 5000); /* the same 4-tuple, the same slot */
+	cr_assert_neq(s, old, "a new stream must not get the handle of a closed one");
+	cr_assert_eq(gso_stream__shutdown(old), -EBADF);
+	cr_assert_eq(gso_stream__close(old), -EBADF);
+	cr_assert_eq(gso_stream__info(s, &si), 0);
+	cr_assert_eq(si.state, GSO_STREAM_SYN_SENT, "the new stream was shut down through the old handle");
+	cr_assert_eq(gso_stream__close(s), 0);
+	gso_engine__destroy(e);
+}
+
+/* A handle of one kind is not a handle of another: a datagram flow's given as a stream. */
+Test(engine_misuse, wrong_kind)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 4, 8);
+	struct gso_dgram *d = dgram(e, 1, 0, 8);
+	GSO_OPTS(gso_stream_info, si);
+
+	cr_assert_eq(gso_stream__info((struct gso_stream *)(void *)d, &si), -EBADF);
+	cr_assert_eq(gso_stream__close((struct gso_stream *)(void *)d), -EBADF);
+	cr_assert_eq(gso_dgram__close(d), 0);
+	gso_engine__destroy(e);
+}
+
+struct other_thread {
+	struct gso_dgram *d;
+	atomic_int in_cb_send, in_cb_done;
+};
+
+static void on_wake_send(void *ctx, const struct gso_engine_event *ev)
+{
+	struct other_thread *ot = ctx;
+
+	if (ev->type != GSO_EV_WAKE || atomic_load(&ot->in_cb_done))
+		return;
+	atomic_store(&ot->in_cb_send, gso_dgram__send(ot->d, payload, 100, 100, 1));
+	atomic_store(&ot->in_cb_done, 1);
+}
+
+/*
+ * An engine on its own thread (gso_engine__start): calls on it and its
+ * flows from another thread are refused with -EPERM, from its event
+ * callback they work; stopped, the caller's thread may use it again.
+ */
+Test(engine_misuse, call_from_another_thread)
+{
+	struct fake *f = fake_new();
+	struct other_thread ot = { 0 };
+	GSO_OPTS(gso_engine_opts, o, .flags = GSO_ENGINE_F_NO_LINK_MONITOR, .on_event = on_wake_send, .ctx = &ot);
+	struct gso_tmpl t = udp_tmpl(1, 0);
+	GSO_OPTS(gso_dgram_opts, dopts, .tmpl = &t);
+	GSO_OPTS(gso_dgram_info, di);
+	GSO_OPTS(gso_engine_stats, es);
+	struct gso_engine *e = NULL;
+	struct gso_dgram *d2 = NULL;
+
+	cr_assert_eq(gso_engine__create(&e, &f->dev, &o), 0);
+	cr_assert_eq(gso_dgram__open(&ot.d, e, &dopts), 0);
+	cr_assert_eq(gso_engine__start(e, -1), 0);
+	cr_assert_eq(gso_dgram__send(ot.d, payload, 100, 100, 1), -EPERM);
+	cr_assert_eq(gso_dgram__info(ot.d, &di), -EPERM);
+	cr_assert_eq(gso_dgram__set_rate(ot.d, 1), -EPERM);
+	cr_assert_eq(gso_dgram__close(ot.d), -EPERM);
+	cr_assert_eq(gso_dgram__open(&d2, e, &dopts), -EPERM);
+	cr_assert_null(d2);
+	cr_assert_eq(gso_engine__stats(e, &es), -EPERM);
+	cr_assert_eq(gso_engine__poll(e, NULL), -EPERM);
+	cr_assert_eq(gso_engine__link_changed(e, true), -EPERM);
+	/* From the callback, on the engine's thread: accepted. */
+	cr_assert_eq(gso_engine__wake(e), 0);
+	for (int k = 0; k < 2000 && !atomic_load(&ot.in_cb_done); k++)
+		usleep(1000);
+	cr_assert_eq(atomic_load(&ot.in_cb_done), 1);
+	cr_assert_eq(atomic_load(&ot.in_cb_send), 0);
+	cr_assert_eq(gso_engine__stop(e), 0);
+	/* Stopped: the caller's thread runs it again. */
+	cr_assert_eq(gso_dgram__info(ot.d, &di), 0);
+	cr_assert_eq(gso_engine__stats(e, &es), 0);
+	cr_assert_eq(gso_dgram__close(ot.d), 0);
+	gso_engine__destroy(e);
+}
+
+/* A destroyed engine's handle: every call is refused, destroy again does nothing, a new engine is not reached. */
+Test(engine_misuse, engine_after_destroy)
+{
+	struct fake *f = fake_new(), *f2 = fake_new();
+	struct gso_engine *e = engine(f, 4, 8), *e2;
+	struct gso_tmpl t = udp_tmpl(1, 0);
+	GSO_OPTS(gso_dgram_opts, o, .tmpl = &t);
+	GSO_OPTS(gso_engine_stats, es);
+	struct gso_dgram *d = NULL;
+	uint64_t next;
+
+	gso_engine__destroy(e);
+	gso_engine__destroy(e);
+	e2 = engine(f2, 4, 8);
+	cr_assert_neq(e2, e, "a new engine must not get the handle of a destroyed one");
+	cr_assert_eq(gso_engine__poll(e, &next), -EBADF);
+	cr_assert_eq(gso_engine__stats(e, &es), -EBADF);
+	cr_assert_eq(gso_engine__link_changed(e, false), -EBADF);
+	cr_assert_eq(gso_engine__wake(e), -EBADF);
+	cr_assert_eq(gso_engine__stop(e), -EBADF);
+	cr_assert_eq(gso_engine__close(e), -EBADF);
+	cr_assert_null(gso_engine__dev(e));
+	cr_assert_eq(gso_dgram__open(&d, e, &o), -EBADF);
+	cr_assert_null(d);
+	gso_engine__destroy(e);
+	cr_assert_eq(gso_engine__stats(e2, &es), 0);
+	cr_assert_eq(es.link_usable, 1, "the new engine was reached through the old handle");
+	gso_engine__destroy(e2);
+}
+
+/*
+ * Handles cost no memory over open/close cycles: 100,000 datagram flows
+ * and 1,000 stream flows opened and closed one after another, 1,000
+ * engines created and destroyed, leave the heap as it was after the
+ * first round or a warm-up (the table reuses its entries).  mallinfo2 reads glibc's
+ * heap; under ASan it reads zeros and the test checks nothing.
+ */
+Test(engine_misuse, churn_keeps_memory_flat)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 4, 8);
+	size_t before;
+
+	for (int round = 0; round < 2; round++) {
+		int n = round ? 100000 : 1000;
+
+		if (round)
+			before = mallinfo2().uordblks;
+		for (int i = 0; i < n; i++)
+			cr_assert_eq(gso_dgram__close(dgram(e, 1, 0, 8)), 0);
+		for (int i = 0; i < n / 100; i++)
+			cr_assert_eq(gso_stream__close(stream(e, 5000)), 0);
+	}
+	cr_assert_leq(mallinfo2().uordblks, before + 4096, "the heap grew by %zu bytes",
+		      mallinfo2().uordblks - before);
+	gso_engine__destroy(e);
+	before = mallinfo2().uordblks;
+	for (int i = 0; i < 1000; i++) {
+		gso_engine__destroy(engine(fake_new(), 4, 8));
+		if (i == 100) /* past what the first ones allocate once (the C library's own) */
+			before = mallinfo2().uordblks;
+	}
+	cr_assert_leq(mallinfo2().uordblks, before + 4096, "engines: the heap grew by %zu bytes",
+		      mallinfo2().uordblks - before);
 }

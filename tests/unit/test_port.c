@@ -176,22 +176,28 @@ Test(port_rss, bad_input)
 
 Test(port_rss, queue_of_stable_and_spread)
 {
-	/* queue_of reads only p->n: a port shell is enough here. */
-	struct gso_port p = { .n = 2 };
+	/* queue_of reads only p->n: a port shell with a handle of its own is enough here. */
+	struct port shell = { .n = 2 };
 	unsigned count[2] = { 0 };
 	struct gso_flow f = mkflow(GSO_L3_IPV4, &v4[0]);
+	struct gso_port *p;
 
-	cr_assert_eq(gso_port__queue_of(&p, &f), (int)(0x51ccc178u % 2));
+	shell.handle = gsoi_handle_new(&shell, HANDLE_PORT);
+	cr_assert_neq(shell.handle, 0);
+	p = (struct gso_port *)shell.handle;
+	cr_assert_eq(gso_port__queue_of(p, &f), (int)(0x51ccc178u % 2));
 	for (uint16_t port = 1000; port < 1400; port++) {
 		int q1, q2;
 
 		f.dport = port;
-		q1 = gso_port__queue_of(&p, &f);
-		q2 = gso_port__queue_of(&p, &f);
+		q1 = gso_port__queue_of(p, &f);
+		q2 = gso_port__queue_of(p, &f);
 		cr_assert_eq(q1, q2, "stable");
 		cr_assert(q1 == 0 || q1 == 1);
 		count[q1]++;
 	}
 	/* 400 flows: both queues get a fair share (a binomial far tail would be < 120). */
 	cr_assert(count[0] > 120 && count[1] > 120, "%u / %u", count[0], count[1]);
+	gsoi_handle_free(shell.handle);
+	cr_assert_eq(gso_port__queue_of(p, &f), -EBADF, "a freed handle is stale");
 }

@@ -36,7 +36,7 @@
 
 /* ---- events ---------------------------------------------------------------- */
 
-void gsoi_engine_emit(struct gso_engine *e, const struct gso_engine_event *ev)
+void gsoi_engine_emit(struct engine *e, const struct gso_engine_event *ev)
 {
 	if (!e->on_event)
 		return;
@@ -56,7 +56,7 @@ void gsoi_engine_emit(struct gso_engine *e, const struct gso_engine_event *ev)
 	e->on_event(e->ctx, ev);
 }
 
-static void flush_events(struct gso_engine *e)
+static void flush_events(struct engine *e)
 {
 	/* Callbacks run with nothing deferred: what they cause is delivered at once. */
 	for (unsigned i = 0; i < e->nevq; i++)
@@ -65,12 +65,12 @@ static void flush_events(struct gso_engine *e)
 	e->nevq = 0;
 }
 
-void gsoi_engine_flush_flow_events(struct gso_engine *e, const struct eflow *f)
+void gsoi_engine_flush_flow_events(struct engine *e, const struct eflow *f)
 {
 	for (unsigned i = 0; i < e->nevq; i++) {
 		struct gso_engine_event *ev = &e->evq[i];
 
-		if (!ev->type || ((void *)ev->dgram != (void *)f && (void *)ev->stream != (void *)f))
+		if (!ev->type || ((uintptr_t)ev->dgram != f->handle && (uintptr_t)ev->stream != f->handle))
 			continue;
 		e->on_event(e->ctx, ev);
 		ev->type = 0;
@@ -79,8 +79,8 @@ void gsoi_engine_flush_flow_events(struct gso_engine *e, const struct eflow *f)
 
 /* ---- flows and the scheduler ------------------------------------------------ */
 
-int gsoi_engine_flow_add(struct gso_engine *e, struct eflow *f, const struct eflow_ops *ops, bool pace_all,
-			 void *ctx)
+int gsoi_engine_flow_add(struct engine *e, struct eflow *f, const struct eflow_ops *ops, bool pace_all,
+			 void *ctx, enum handle_kind kind)
 {
 	GSO_OPTS(gso_pacer_opts, po, .flags = pace_all ? GSO_PACER_F_PACE_ALL : 0);
 	int err;
@@ -89,9 +89,15 @@ int gsoi_engine_flow_add(struct gso_engine *e, struct eflow *f, const struct efl
 		return -ENODEV;
 	if (!e->nfree)
 		return -ENOSPC;
+	f->handle = gsoi_handle_new(f, kind);
+	if (!f->handle)
+		return -ENOMEM;
 	err = gso_sched__flow_add(e->sched, &po, &f->sched_id);
-	if (err)
+	if (err) {
+		gsoi_handle_free(f->handle);
+		f->handle = 0;
 		return err;
+	}
 	f->e = e;
 	f->ops = ops;
 	f->ctx = ctx;
@@ -101,7 +107,7 @@ int gsoi_engine_flow_add(struct gso_engine *e, struct eflow *f, const struct efl
 }
 
 /* Forget the flow's bursts that were dequeued but not taken by the device. */
-static void unhold(struct gso_engine *e, const struct eflow *f)
+static void unhold(struct engine *e, const struct eflow *f)
 {
 	unsigned k = 0;
 
@@ -111,7 +117,7 @@ static void unhold(struct gso_engine *e, const struct eflow *f)
 	e->nheld = k;
 }
 
-void gsoi_engine_flow_del(struct gso_engine *e, struct eflow *f)
+void gsoi_engine_flow_del(struct engine *e, struct eflow *f)
 {
 	struct gso_sched_burst b;
 
@@ -123,9 +129,12 @@ void gsoi_engine_flow_del(struct gso_engine *e, struct eflow *f)
 	e->flows[f->slot] = NULL;
 	e->free_slots[e->nfree++] = f->slot;
 	f->armed = false;
+	/* From now on every copy of the flow's handle is stale: -EBADF. */
+	gsoi_handle_free(f->handle);
+	f->handle = 0;
 }
 
-int gsoi_engine_arm(struct gso_engine *e, struct eflow *f, uint64_t rate, uint32_t wire_bytes, uint32_t segs,
+int gsoi_engine_arm(struct engine *e, struct eflow *f, uint64_t rate, uint32_t wire_bytes, uint32_t segs,
 		    uint64_t now, bool chained)
 {
 	struct gso_sched_burst b = { .cookie = f->slot, .flow = f->sched_id, .wire_bytes = wire_bytes,
@@ -148,12 +157,12 @@ int gsoi_engine_arm(struct gso_engine *e, struct eflow *f, uint64_t rate, uint32
 	return err;
 }
 
-void gsoi_engine_timer_set(struct gso_engine *e, uint32_t slot, uint64_t deadline)
+void gsoi_engine_timer_set(struct engine *e, uint32_t slot, uint64_t deadline)
 {
 	gsoi_etimers_set(&e->timers, slot, deadline);
 }
 
-void gsoi_engine_end_all(struct gso_engine *e, int err)
+void gsoi_engine_end_all(struct engine *e, int err)
 {
 	for (uint32_t i = 0; i < e->max_flows; i++) {
 		struct eflow *f = e->flows[i];
@@ -171,7 +180,7 @@ void gsoi_engine_end_all(struct gso_engine *e, int err)
 
 /* ---- devices ------------------------------------------------------------------ */
 
-static void refresh_caps(struct gso_engine *e)
+static void refresh_caps(struct engine *e)
 {
 	memset(&e->caps, 0, sizeof(e->caps));
 	e->caps.sz = sizeof(e->caps);
@@ -185,7 +194,7 @@ static bool is_tso(struct gso_dev *dev)
 	return !gso_tso__stats(dev, &ts);
 }
 
-static int watch_rx(struct gso_engine *e, struct gso_dev *dev, unsigned idx)
+static int watch_rx(struct engine *e, struct gso_dev *dev, unsigned idx)
 {
 	int fd = gso_xsk__fd(dev);
 
@@ -202,7 +211,7 @@ static bool receives(struct gso_dev *dev)
 	return !gso_dev__caps(dev, &c) && (c.flags & GSO_DEV_RX);
 }
 
-static int rx_index(const struct gso_engine *e, const struct gso_dev *dev)
+static int rx_index(const struct engine *e, const struct gso_dev *dev)
 {
 	for (unsigned i = 0; i < e->nrx; i++)
 		if (e->rx[i] == dev)
@@ -211,7 +220,7 @@ static int rx_index(const struct gso_engine *e, const struct gso_dev *dev)
 }
 
 /* Re-register every receive descriptor with its index as cookie. */
-static void rewatch_rx(struct gso_engine *e)
+static void rewatch_rx(struct engine *e)
 {
 	for (unsigned i = 0; i < e->nrx; i++) {
 		int fd = gso_xsk__fd(e->rx[i]);
@@ -228,7 +237,7 @@ static void rewatch_rx(struct gso_engine *e)
  * already is harmless (gso_steer__add_dev is idempotent), so a caller or
  * a port that adds it too changes nothing.
  */
-static int steer_dev(struct gso_engine *e, struct gso_dev *dev)
+static int steer_dev(struct engine *e, struct gso_dev *dev)
 {
 	if (!e->steer || gso_xsk__fd(dev) < 0)
 		return 0;
@@ -236,18 +245,24 @@ static int steer_dev(struct gso_engine *e, struct gso_dev *dev)
 }
 
 /* The device leaves the program (-ENOENT: it was never in it, or was removed already). */
-static void unsteer_dev(struct gso_engine *e, struct gso_dev *dev)
+static void unsteer_dev(struct engine *e, struct gso_dev *dev)
 {
 	if (e->steer)
 		gso_steer__del_dev(e->steer, dev);
 }
 
-int gso_engine__add_rx(struct gso_engine *e, struct gso_dev *rx)
+int gso_engine__add_rx(struct gso_engine *h, struct gso_dev *rx)
 {
+	struct engine *e = gsoi_engine_of(h);
 	int err;
 
+	if (h && !e)
+		return -EBADF;
 	if (!e || !rx || !receives(rx))
 		return -EINVAL;
+	err = engine_thread_ok(e);
+	if (err)
+		return err;
 	if (rx_index(e, rx) >= 0)
 		return -EEXIST;
 	if (e->nrx >= ENGINE_MAX_RX)
@@ -264,12 +279,17 @@ int gso_engine__add_rx(struct gso_engine *e, struct gso_dev *rx)
 	return 0;
 }
 
-int gso_engine__del_rx(struct gso_engine *e, struct gso_dev *rx)
+int gso_engine__del_rx(struct gso_engine *h, struct gso_dev *rx)
 {
+	struct engine *e = gsoi_engine_of(h);
 	int i, fd;
 
+	if (h && !e)
+		return -EBADF;
 	if (!e || !rx)
 		return -EINVAL;
+	if (engine_thread_ok(e))
+		return -EPERM;
 	i = rx_index(e, rx);
 	if (i < 0)
 		return -ENOENT;
@@ -285,12 +305,17 @@ int gso_engine__del_rx(struct gso_engine *e, struct gso_dev *rx)
 	return 0;
 }
 
-int gso_engine__set_tx(struct gso_engine *e, struct gso_dev *tx)
+int gso_engine__set_tx(struct gso_engine *h, struct gso_dev *tx)
 {
+	struct engine *e = gsoi_engine_of(h);
 	struct gso_dev *old;
 
+	if (h && !e)
+		return -EBADF;
 	if (!e || !tx || tx == e->tx)
 		return -EINVAL;
+	if (engine_thread_ok(e))
+		return -EPERM;
 	if (e->dead)
 		return -ESHUTDOWN;
 	if (e->nretired >= ENGINE_MAX_RX)
@@ -305,24 +330,30 @@ int gso_engine__set_tx(struct gso_engine *e, struct gso_dev *tx)
 	return 0;
 }
 
-struct gso_dev *gso_engine__dev(const struct gso_engine *e)
+struct gso_dev *gso_engine__dev(const struct gso_engine *h)
 {
+	const struct engine *e = gsoi_engine_of(h);
+
 	return e ? e->tx : NULL;
 }
 
-struct gso_dev *gso_engine__rx(const struct gso_engine *e, uint32_t i)
+struct gso_dev *gso_engine__rx(const struct gso_engine *h, uint32_t i)
 {
+	const struct engine *e = gsoi_engine_of(h);
+
 	return e && i < e->nrx ? e->rx[i] : NULL;
 }
 
-struct gso_steer *gso_engine__steer(const struct gso_engine *e)
+struct gso_steer *gso_engine__steer(const struct gso_engine *h)
 {
+	const struct engine *e = gsoi_engine_of(h);
+
 	return e ? e->steer : NULL;
 }
 
 /* ---- the link ----------------------------------------------------------------- */
 
-static void engine_gone(struct gso_engine *e)
+static void engine_gone(struct engine *e)
 {
 	if (e->dead)
 		return;
@@ -339,7 +370,7 @@ static void engine_gone(struct gso_engine *e)
 	gsoi_engine_emit(e, &(struct gso_engine_event){ .type = GSO_EV_DEV_GONE, .err = -ENODEV });
 }
 
-static void link_eval(struct gso_engine *e, uint64_t now)
+static void link_eval(struct engine *e, uint64_t now)
 {
 	bool u = e->flags_usable && !e->ext_down && !e->dev_down && !e->dead;
 
@@ -366,7 +397,7 @@ static void link_eval(struct gso_engine *e, uint64_t now)
 }
 
 /* Kick the device to learn whether it still says -ENETDOWN. */
-static void try_kick(struct gso_engine *e, uint64_t now)
+static void try_kick(struct engine *e, uint64_t now)
 {
 	int r = gso_dev__kick(e->tx);
 
@@ -381,7 +412,7 @@ static void try_kick(struct gso_engine *e, uint64_t now)
 	link_eval(e, now);
 }
 
-static void dev_said_down(struct gso_engine *e, uint64_t now)
+static void dev_said_down(struct engine *e, uint64_t now)
 {
 	if (!e->dev_down) {
 		e->dev_down = true;
@@ -390,7 +421,7 @@ static void dev_said_down(struct gso_engine *e, uint64_t now)
 	link_eval(e, now);
 }
 
-static void neigh_changed(struct gso_engine *e, const struct rtmon_event *ev)
+static void neigh_changed(struct engine *e, const struct rtmon_event *ev)
 {
 	for (uint32_t i = 0; i < e->max_flows; i++) {
 		struct eflow *f = e->flows[i];
@@ -407,7 +438,7 @@ static void neigh_changed(struct gso_engine *e, const struct rtmon_event *ev)
 	}
 }
 
-static void flags_now(struct gso_engine *e, uint32_t flags, uint64_t now)
+static void flags_now(struct engine *e, uint32_t flags, uint64_t now)
 {
 	e->mon_flags = flags;
 	e->flags_usable = gsoi_rtnl_link_usable(flags);
@@ -419,7 +450,7 @@ static void flags_now(struct gso_engine *e, uint32_t flags, uint64_t now)
 }
 
 struct mon_ctx {
-	struct gso_engine *e;
+	struct engine *e;
 	uint64_t now;
 	bool overrun;
 };
@@ -427,7 +458,7 @@ struct mon_ctx {
 static void on_mon(void *ctx, const struct rtmon_event *ev)
 {
 	struct mon_ctx *m = ctx;
-	struct gso_engine *e = m->e;
+	struct engine *e = m->e;
 
 	switch (ev->type) {
 	case RTMON_EV_LINK:
@@ -450,7 +481,7 @@ static void on_mon(void *ctx, const struct rtmon_event *ev)
 	}
 }
 
-static void read_monitor(struct gso_engine *e, uint64_t now)
+static void read_monitor(struct engine *e, uint64_t now)
 {
 	struct mon_ctx m = { .e = e, .now = now };
 	uint32_t flags;
@@ -469,12 +500,17 @@ static void read_monitor(struct gso_engine *e, uint64_t now)
 		flags_now(e, flags, now);
 }
 
-int gso_engine__link_changed(struct gso_engine *e, bool up)
+int gso_engine__link_changed(struct gso_engine *h, bool up)
 {
+	struct engine *e = gsoi_engine_of(h);
 	uint64_t now;
 
+	if (h && !e)
+		return -EBADF;
 	if (!e)
 		return -EINVAL;
+	if (engine_thread_ok(e))
+		return -EPERM;
 	now = engine_now(e);
 	e->ext_down = !up;
 	if (up && e->dev_down)
@@ -492,7 +528,7 @@ int gso_engine__link_changed(struct gso_engine *e, bool up)
  * offload choices per stream, so their requests go one by one with the
  * flow's choice; AF_XDP takes the batch in one call (one kick).
  */
-static unsigned submit_txq(struct gso_engine *e, unsigned m, int *err)
+static unsigned submit_txq(struct engine *e, unsigned m, int *err)
 {
 	unsigned done = 0;
 
@@ -516,13 +552,13 @@ static unsigned submit_txq(struct gso_engine *e, unsigned m, int *err)
 }
 
 /* Bursts bq[txmap[from..m)] wait, first in line, for the next try. */
-static void hold_rest(struct gso_engine *e, unsigned from, unsigned m)
+static void hold_rest(struct engine *e, unsigned from, unsigned m)
 {
 	for (unsigned j = from; j < m; j++)
 		e->held[e->nheld++] = e->bq[e->txmap[j]];
 }
 
-static void engine_tx(struct gso_engine *e, uint64_t now)
+static void engine_tx(struct engine *e, uint64_t now)
 {
 	e->retry_ns = 0;
 	e->defer++;
@@ -610,7 +646,7 @@ static void engine_tx(struct gso_engine *e, uint64_t now)
  * relay: samples of 14 ms).  *now advances with it, so that what follows
  * in the pass never sees a time before an ACK's.
  */
-static void engine_rx(struct gso_engine *e, uint64_t *now)
+static void engine_rx(struct engine *e, uint64_t *now)
 {
 	struct gso_rx_pkt pk[RX_BATCH];
 	bool gone = false, first = true;
@@ -650,7 +686,7 @@ static void engine_rx(struct gso_engine *e, uint64_t *now)
 		engine_gone(e);
 }
 
-void gsoi_engine_input_frame(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len)
+void gsoi_engine_input_frame(struct engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len)
 {
 	if (e->dead)
 		return;
@@ -662,7 +698,7 @@ void gsoi_engine_input_frame(struct gso_engine *e, struct gso_dev *rx, const uin
 
 /* ---- one pass ------------------------------------------------------------------- */
 
-static void drain_wake(struct gso_engine *e)
+static void drain_wake(struct engine *e)
 {
 	uint64_t v;
 
@@ -679,7 +715,7 @@ static uint64_t min64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-static int engine_pass(struct gso_engine *e, uint64_t *next_ns)
+static int engine_pass(struct engine *e, uint64_t *next_ns)
 {
 	uint64_t now, next = GSO_EVLOOP_FOREVER, key;
 	uint32_t slot;
@@ -738,19 +774,54 @@ static int engine_pass(struct gso_engine *e, uint64_t *next_ns)
 	return 0;
 }
 
-int gso_engine__poll(struct gso_engine *e, uint64_t *next_ns)
+/*
+ * The calling thread runs the engine from now on (engine.h, "Threads"):
+ * 0 and *prev (what engine_leave() restores), or -EPERM when another
+ * thread runs it.
+ */
+static int engine_enter(struct engine *e, uintptr_t *prev)
 {
-	if (!e)
-		return -EINVAL;
-	return engine_pass(e, next_ns);
+	uintptr_t self = engine_self(), o = atomic_load_explicit(&e->owner, memory_order_relaxed);
+
+	if (o == self) {
+		*prev = o;
+		return 0;
+	}
+	*prev = 0;
+	if (o || !atomic_compare_exchange_strong(&e->owner, &o, self))
+		return -EPERM;
+	return 0;
 }
 
-int gso_engine__run(struct gso_engine *e, uint64_t until_ns)
+static void engine_leave(struct engine *e, uintptr_t prev)
+{
+	if (!prev)
+		atomic_store(&e->owner, 0);
+}
+
+int gso_engine__poll(struct gso_engine *h, uint64_t *next_ns)
+{
+	struct engine *e = gsoi_engine_of(h);
+	uintptr_t prev;
+	int r;
+
+	if (h && !e)
+		return -EBADF;
+	if (!e)
+		return -EINVAL;
+	r = engine_enter(e, &prev);
+	if (r)
+		return r;
+	r = engine_pass(e, next_ns);
+	engine_leave(e, prev);
+	return r;
+}
+
+/* gso_engine__run() on the thread that runs the engine. */
+static int engine_run(struct engine *e, uint64_t until_ns)
 {
 	struct gso_evloop_event ev[ENGINE_MAX_RX + 2];
 
-	if (!e || e->clock)
-		return -EINVAL;
 	for (;;) {
 		uint64_t next, now;
 		int r, n;
@@ -776,49 +847,89 @@ int gso_engine__run(struct gso_engine *e, uint64_t until_ns)
 	}
 }
 
-static bool drained(const struct gso_engine *e)
+int gso_engine__run(struct gso_engine *h, uint64_t until_ns)
+{
+	struct engine *e = gsoi_engine_of(h);
+	uintptr_t prev;
+	int r;
+
+	if (h && !e)
+		return -EBADF;
+	if (!e || e->clock)
+		return -EINVAL;
+	r = engine_enter(e, &prev);
+	if (r)
+		return r;
+	r = engine_run(e, until_ns);
+	engine_leave(e, prev);
+	return r;
+}
+
+static bool drained(const struct engine *e)
 {
 	return !e->queued && !e->nheld && gso_dev__inflight(e->tx) <= 0;
 }
 
-int gso_engine__drain(struct gso_engine *e, uint64_t until_ns)
+int gso_engine__drain(struct gso_engine *h, uint64_t until_ns)
 {
+	struct engine *e = gsoi_engine_of(h);
+	uintptr_t prev;
+	int r = 0;
+
+	if (h && !e)
+		return -EBADF;
 	if (!e || e->clock)
 		return -EINVAL;
-	while (!drained(e)) {
+	r = engine_enter(e, &prev);
+	if (r)
+		return r;
+	while (!r && !drained(e)) {
 		uint64_t now = gso_evloop_now_ns(), slice;
-		int r;
 
-		if (e->dead)
-			return -ENODEV;
-		if (now >= until_ns)
-			return -ETIMEDOUT;
+		if (e->dead) {
+			r = -ENODEV;
+			break;
+		}
+		if (now >= until_ns) {
+			r = -ETIMEDOUT;
+			break;
+		}
 		/* Completions come without an event to wake for: look again every 100 us. */
 		slice = until_ns - now < 100000 ? until_ns - now : 100000;
-		r = gso_engine__run(e, now + slice);
-		if (r)
-			return r;
-		gso_dev__reap(e->tx, 0);
+		r = engine_run(e, now + slice);
+		if (!r)
+			gso_dev__reap(e->tx, 0);
 	}
-	return 0;
+	engine_leave(e, prev);
+	return r;
 }
 
 static void *thread_main(void *arg)
 {
+	struct engine *e = arg;
+
+	/* The engine is this thread's until gso_engine__stop() has joined it. */
+	atomic_store(&e->owner, engine_self());
 	/* Returns when stopped (run() takes the stop request) or when the device is gone. */
-	gso_engine__run(arg, GSO_EVLOOP_FOREVER);
+	engine_run(e, GSO_EVLOOP_FOREVER);
 	return NULL;
 }
 
-int gso_engine__start(struct gso_engine *e, int cpu)
+int gso_engine__start(struct gso_engine *h, int cpu)
 {
+	struct engine *e = gsoi_engine_of(h);
 	pthread_attr_t attr;
 	int err;
 
+	if (h && !e)
+		return -EBADF;
 	if (!e || e->clock)
 		return -EINVAL;
 	if (e->threaded)
 		return -EALREADY;
+	err = engine_thread_ok(e);
+	if (err)
+		return err;
 	atomic_store(&e->stop, false);
 	pthread_attr_init(&attr);
 	if (cpu >= 0) {
@@ -828,16 +939,20 @@ int gso_engine__start(struct gso_engine *e, int cpu)
 		CPU_SET(cpu, &set);
 		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 	}
+	/* Calls from other threads are refused from now on; the new thread takes the engine over. */
+	atomic_store(&e->owner, ENGINE_OWNER_STARTING);
 	err = pthread_create(&e->thread, &attr, thread_main, e);
 	pthread_attr_destroy(&attr);
-	if (err)
+	if (err) {
+		atomic_store(&e->owner, 0);
 		return -err;
+	}
 	e->threaded = true;
 	return 0;
 }
 
 /* Wake the loop's sleep (async-signal-safe: one write). */
-static void poke(struct gso_engine *e)
+static void poke(struct engine *e)
 {
 	uint64_t one = 1;
 
@@ -846,8 +961,12 @@ static void poke(struct gso_engine *e)
 	}
 }
 
-int gso_engine__wake(struct gso_engine *e)
+int gso_engine__wake(struct gso_engine *h)
 {
+	struct engine *e = gsoi_engine_of(h);
+
+	if (h && !e)
+		return -EBADF;
 	if (!e)
 		return -EINVAL;
 	atomic_store(&e->wake_pending, true);
@@ -855,26 +974,41 @@ int gso_engine__wake(struct gso_engine *e)
 	return 0;
 }
 
-int gso_engine__stop(struct gso_engine *e)
+static void engine_stop(struct engine *e)
 {
-	if (!e)
-		return -EINVAL;
 	atomic_store(&e->stop, true);
 	poke(e);
 	if (e->threaded && !pthread_equal(pthread_self(), e->thread)) {
 		pthread_join(e->thread, NULL);
 		e->threaded = false;
 		atomic_store(&e->stop, false);
+		atomic_store(&e->owner, 0);
 	}
+}
+
+int gso_engine__stop(struct gso_engine *h)
+{
+	struct engine *e = gsoi_engine_of(h);
+
+	if (h && !e)
+		return -EBADF;
+	if (!e)
+		return -EINVAL;
+	engine_stop(e);
 	return 0;
 }
 
-int gso_engine__stats(const struct gso_engine *e, struct gso_engine_stats *st)
+int gso_engine__stats(const struct gso_engine *h, struct gso_engine_stats *st)
 {
+	struct engine *e = gsoi_engine_of(h);
 	struct gso_engine_stats full;
 
+	if (h && !e)
+		return -EBADF;
 	if (!e || !GSO_OUT_VALID(st))
 		return -EINVAL;
+	if (engine_thread_ok(e))
+		return -EPERM;
 	full = e->st;
 	full.flows = e->max_flows - e->nfree;
 	full.queued = e->queued;
@@ -886,7 +1020,7 @@ int gso_engine__stats(const struct gso_engine *e, struct gso_engine_stats *st)
 
 /* ---- creation ------------------------------------------------------------------- */
 
-static int read_opts(struct gso_engine *e, const struct gso_engine_opts *o)
+static int read_opts(struct engine *e, const struct gso_engine_opts *o)
 {
 	uint64_t q;
 
@@ -924,7 +1058,7 @@ static uint32_t pow2_at_least(uint32_t v)
 	return p;
 }
 
-static void engine_free(struct gso_engine *e)
+static void engine_free(struct engine *e)
 {
 	if (e->loop)
 		gso_evloop__destroy(e->loop);
@@ -946,7 +1080,7 @@ static void engine_free(struct gso_engine *e)
 
 int gso_engine__create(struct gso_engine **out, struct gso_dev *dev, const struct gso_engine_opts *o)
 {
-	struct gso_engine *e;
+	struct engine *e;
 	uint32_t flags;
 	int err;
 
@@ -1047,7 +1181,12 @@ int gso_engine__create(struct gso_engine **out, struct gso_dev *dev, const struc
 	if (!e->usable)
 		e->st.link_down++;
 	e->down_since_ns = engine_now(e);
-	*out = e;
+	e->handle = gsoi_handle_new(e, HANDLE_ENGINE);
+	if (!e->handle) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	*out = (struct gso_engine *)e->handle;
 	return 0;
 fail:
 	engine_free(e);
@@ -1088,19 +1227,34 @@ int gso_engine__open(struct gso_engine **out, int ifindex, uint32_t queue_id, co
 	return err;
 }
 
-int gso_engine__evloop_stats(const struct gso_engine *e, struct gso_evloop_stats *st)
+int gso_engine__evloop_stats(const struct gso_engine *h, struct gso_evloop_stats *st)
 {
+	struct engine *e = gsoi_engine_of(h);
+
+	if (h && !e)
+		return -EBADF;
 	if (!e)
 		return -EINVAL;
+	if (engine_thread_ok(e))
+		return -EPERM;
 	return gso_evloop__stats(e->loop, st);
 }
 
-int gso_engine__close(struct gso_engine *e)
+int gso_engine__close(struct gso_engine *h)
 {
+	struct engine *e = gsoi_engine_of(h);
+
+	if (h && !e)
+		return -EBADF;
 	if (!e)
 		return -EINVAL;
+	/* Not from inside a pass of its own (an event callback): the pass would go on over closed devices. */
+	if (atomic_load(&e->owner) == engine_self())
+		return -EDEADLK;
 	if (e->threaded)
-		gso_engine__stop(e);
+		engine_stop(e);
+	if (engine_thread_ok(e))
+		return -EPERM;
 	gsoi_engine_end_all(e, -ECANCELED);
 	e->usable = false;
 	e->nheld = 0;
@@ -1114,12 +1268,18 @@ int gso_engine__close(struct gso_engine *e)
 	return 0;
 }
 
-void gso_engine__destroy(struct gso_engine *e)
+void gso_engine__destroy(struct gso_engine *h)
 {
+	struct engine *e = gsoi_engine_of(h);
+
+	/* NULL, or destroyed already (its handle is stale): nothing to do. */
 	if (!e)
 		return;
+	/* Stale from now on: callbacks of the flows ending below cannot reach the engine any more. */
+	gsoi_handle_free(e->handle);
+	e->handle = 0;
 	if (e->threaded)
-		gso_engine__stop(e);
+		engine_stop(e);
 	gsoi_engine_end_all(e, -ECANCELED);
 	for (uint32_t i = 0; i < e->max_flows; i++) {
 		struct eflow *f = e->flows[i];

@@ -27,7 +27,8 @@ static uint32_t dsend_segs(const struct dsend *r)
 	return r->len ? r->len / r->gso_size + (r->len % r->gso_size != 0) : 1;
 }
 
-struct gso_dgram {
+/* The API's struct gso_dgram * is the flow's handle (handle_internal.h), not this. */
+struct dgram {
 	struct eflow f;       /* first: engine.c sees flows through it */
 	struct gso_tmpl tmpl;
 	uint16_t ip_id;       /* of the next datagram */
@@ -40,24 +41,24 @@ struct gso_dgram {
 	uint64_t sent_supers, sent_frames, sent_bytes, dropped;
 };
 
-static struct gso_dgram *to_d(struct eflow *f)
+static struct dgram *to_d(struct eflow *f)
 {
-	return (struct gso_dgram *)f;
+	return (struct dgram *)f;
 }
 
-static struct dsend *head(struct gso_dgram *d)
+static struct dsend *head(struct dgram *d)
 {
 	return &d->q[d->qhead];
 }
 
-static void pop(struct gso_dgram *d)
+static void pop(struct dgram *d)
 {
 	d->qhead = d->qhead + 1 == d->qcap ? 0 : d->qhead + 1;
 	d->qlen--;
 	d->f.e->queued--;
 }
 
-static void arm_head(struct gso_dgram *d, uint64_t now, bool chained)
+static void arm_head(struct dgram *d, uint64_t now, bool chained)
 {
 	struct dsend *r;
 
@@ -68,14 +69,14 @@ static void arm_head(struct gso_dgram *d, uint64_t now, bool chained)
 	gsoi_engine_arm(d->f.e, &d->f, d->rate, r->len + dsend_segs(r) * d->hdr_len, dsend_segs(r), now, chained);
 }
 
-static void emit(struct gso_dgram *d, uint32_t type, int err, uint64_t cookie)
+static void emit(struct dgram *d, uint32_t type, int err, uint64_t cookie)
 {
 	gsoi_engine_emit(d->f.e, &(struct gso_engine_event){ .type = type, .err = err, .flow_ctx = d->f.ctx,
-						       .dgram = d, .cookie = cookie });
+						       .dgram = (struct gso_dgram *)d->f.handle, .cookie = cookie });
 }
 
 /* Every queued super-segment goes back to the caller unsent. */
-static void drop_all(struct gso_dgram *d, int err)
+static void drop_all(struct dgram *d, int err)
 {
 	while (d->qlen) {
 		uint64_t cookie = head(d)->cookie;
@@ -90,7 +91,7 @@ static void drop_all(struct gso_dgram *d, int err)
 
 static int d_build(struct eflow *f, const struct gso_sched_burst *b, struct gso_tx *tx, uint64_t now)
 {
-	struct gso_dgram *d = to_d(f);
+	struct dgram *d = to_d(f);
 	struct dsend *r;
 
 	(void)b;
@@ -107,7 +108,7 @@ static int d_build(struct eflow *f, const struct gso_sched_burst *b, struct gso_
 
 static void d_sent(struct eflow *f, const struct gso_sched_burst *b, const struct gso_tx *tx, uint64_t now)
 {
-	struct gso_dgram *d = to_d(f);
+	struct dgram *d = to_d(f);
 	struct dsend *r = head(d);
 	uint64_t cookie = r->cookie;
 	uint32_t nseg = dsend_segs(r);
@@ -126,7 +127,7 @@ static void d_sent(struct eflow *f, const struct gso_sched_burst *b, const struc
 
 static void d_refused(struct eflow *f, const struct gso_sched_burst *b, int err, uint64_t now)
 {
-	struct gso_dgram *d = to_d(f);
+	struct dgram *d = to_d(f);
 	uint64_t cookie = head(d)->cookie;
 
 	(void)b;
@@ -143,7 +144,7 @@ static void d_ended(struct eflow *f, int err)
 
 static void d_neigh(struct eflow *f)
 {
-	struct gso_dgram *d = to_d(f);
+	struct dgram *d = to_d(f);
 
 	/* The Ethernet destination leads every template. */
 	memcpy(d->tmpl.hdr, f->route.dst_mac, 6);
@@ -151,7 +152,7 @@ static void d_neigh(struct eflow *f)
 
 static void d_free(struct eflow *f)
 {
-	struct gso_dgram *d = to_d(f);
+	struct dgram *d = to_d(f);
 
 	free(d->q);
 	free(d);
@@ -168,8 +169,26 @@ const struct eflow_ops gsoi_engine_dgram_ops = {
 
 /* ---- the API ---------------------------------------------------------------------- */
 
+/*
+ * The flow of handle `h` for a call on it: 0 and *out, -EINVAL (NULL),
+ * -EBADF (closed, or its engine destroyed), -EPERM (another thread runs
+ * its engine).
+ */
+static inline __attribute__((always_inline)) int get(const struct gso_dgram *h, struct dgram **out)
+{
+	struct dgram *d;
+
+	if (!h)
+		return -EINVAL;
+	d = gsoi_handle_get((uintptr_t)h, HANDLE_DGRAM);
+	if (!d)
+		return -EBADF;
+	*out = d;
+	return engine_thread_ok(d->f.e);
+}
+
 /* What the device takes with this template (engine.h, gso_dgram_info). */
-static int limits(struct gso_dgram *d, struct gso_engine *e)
+static int limits(struct dgram *d, struct engine *e)
 {
 	/* The payload is ordinary memory: it is copied into whole frames, whatever the device can reference. */
 	int mp = gso_dev__max_payload(e->tx, &d->tmpl, d->tx_flags | GSO_TX_F_COPY);
@@ -184,16 +203,19 @@ static int limits(struct gso_dgram *d, struct gso_engine *e)
 	return 0;
 }
 
-int gso_dgram__open(struct gso_dgram **out, struct gso_engine *e, const struct gso_dgram_opts *o)
+int gso_dgram__open(struct gso_dgram **out, struct gso_engine *h, const struct gso_dgram_opts *o)
 {
+	struct engine *e = gsoi_engine_of(h);
 	const struct gso_tmpl *t;
 	const struct gso_route *rt;
-	struct gso_dgram *d;
+	struct dgram *d;
 	uint32_t qlen, flags;
 	int err;
 
-	if (!e || !o || !out || !GSO_OPTS_VALID(gso_dgram_opts, o))
+	if (!h || !o || !out || !GSO_OPTS_VALID(gso_dgram_opts, o))
 		return -EINVAL;
+	if (!e)
+		return -EBADF;
 	t = GSO_OPTS_GET(o, tmpl, (const struct gso_tmpl *)NULL);
 	qlen = GSO_OPTS_GET(o, queue_len, 0u) ?: e->flow_queue;
 	flags = GSO_OPTS_GET(o, tx_flags, 0u);
@@ -203,6 +225,9 @@ int gso_dgram__open(struct gso_dgram **out, struct gso_engine *e, const struct g
 		return -EINVAL;
 	if (rt && (rt->sz <= sizeof(size_t) || rt->l3 != t->l3))
 		return -EINVAL;
+	err = engine_thread_ok(e);
+	if (err)
+		return err;
 	if (e->dead)
 		return -ENODEV;
 	d = calloc(1, sizeof(*d));
@@ -221,7 +246,8 @@ int gso_dgram__open(struct gso_dgram **out, struct gso_engine *e, const struct g
 	d->ip_id = t->l3 == GSO_L3_IPV4 ? (uint16_t)(t->hdr[t->l3_off + 4] << 8 | t->hdr[t->l3_off + 5]) : 0;
 	err = limits(d, e);
 	if (!err)
-		err = gsoi_engine_flow_add(e, &d->f, &gsoi_engine_dgram_ops, true, GSO_OPTS_GET(o, ctx, (void *)NULL));
+		err = gsoi_engine_flow_add(e, &d->f, &gsoi_engine_dgram_ops, true, GSO_OPTS_GET(o, ctx, (void *)NULL),
+					   HANDLE_DGRAM);
 	if (err) {
 		d_free(&d->f);
 		return err;
@@ -231,19 +257,24 @@ int gso_dgram__open(struct gso_dgram **out, struct gso_engine *e, const struct g
 		memcpy(&d->f.route, rt, rt->sz < sizeof(d->f.route) ? rt->sz : sizeof(d->f.route));
 		d->f.route.sz = sizeof(d->f.route);
 	}
-	*out = d;
+	*out = (struct gso_dgram *)d->f.handle;
 	return 0;
 }
 
-int gso_dgram__send(struct gso_dgram *d, const void *payload, uint32_t len, uint32_t gso_size,
+int gso_dgram__send(struct gso_dgram *h, const void *payload, uint32_t len, uint32_t gso_size,
 		    uint64_t cookie)
 {
 	struct dsend rec = { .p = payload, .len = len, .gso_size = gso_size, .cookie = cookie };
-	struct gso_engine *e;
+	struct engine *e;
+	struct dgram *d;
 	uint32_t tail;
+	int err;
 
-	if (!d || (len && !payload) || !gso_size || gso_size > 65535)
+	if (!h || (len && !payload) || !gso_size || gso_size > 65535)
 		return -EINVAL;
+	err = get(h, &d);
+	if (err)
+		return err;
 	e = d->f.e;
 	if (e->dead)
 		return -ENODEV;
@@ -265,20 +296,25 @@ int gso_dgram__send(struct gso_dgram *d, const void *payload, uint32_t len, uint
 	return 0;
 }
 
-int gso_dgram__set_rate(struct gso_dgram *d, uint64_t rate)
+int gso_dgram__set_rate(struct gso_dgram *h, uint64_t rate)
 {
-	if (!d)
-		return -EINVAL;
+	struct dgram *d;
+	int err = get(h, &d);
+
+	if (err)
+		return err;
 	d->rate = rate;
 	return 0;
 }
 
-int gso_dgram__close(struct gso_dgram *d)
+int gso_dgram__close(struct gso_dgram *h)
 {
-	struct gso_engine *e;
+	struct engine *e;
+	struct dgram *d;
+	int err = get(h, &d);
 
-	if (!d)
-		return -EINVAL;
+	if (err)
+		return err;
 	e = d->f.e;
 	/* Sends it already made are told first, then what it drops, all before it goes. */
 	gsoi_engine_flush_flow_events(e, &d->f);
@@ -289,12 +325,17 @@ int gso_dgram__close(struct gso_dgram *d)
 	return 0;
 }
 
-int gso_dgram__info(const struct gso_dgram *d, struct gso_dgram_info *info)
+int gso_dgram__info(const struct gso_dgram *h, struct gso_dgram_info *info)
 {
 	struct gso_dgram_info full;
+	struct dgram *d;
+	int err;
 
-	if (!d || !GSO_OUT_VALID(info))
+	if (!h || !GSO_OUT_VALID(info))
 		return -EINVAL;
+	err = get(h, &d);
+	if (err)
+		return err;
 	memset(&full, 0, sizeof(full));
 	full.queued = d->qlen;
 	full.queue_len = d->qcap;

@@ -18,6 +18,7 @@
 #ifndef GSO_XDP_ENGINE_INTERNAL_H
 #define GSO_XDP_ENGINE_INTERNAL_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -30,13 +31,15 @@
 #include <gso/steer.h>
 #include <gso/ifcaps.h>
 #include "kernel/rtnl_internal.h"
+#include "handle_internal.h"
 
 #define ENGINE_MAX_RX 16
 #define NIL32 UINT32_MAX
 
 /* The head every flow starts with. */
 struct eflow {
-	struct gso_engine *e;
+	struct engine *e;
+	uintptr_t handle;      /* what the API hands out (handle_internal.h); events carry it */
 	bool armed;            /* its head burst is in the scheduler (or held) */
 	bool follow;           /* rewrite the MAC when route.nexthop's neighbour entry changes */
 	uint32_t slot;         /* index in e->flows[]: the scheduler cookie */
@@ -50,6 +53,7 @@ struct eflow {
 };
 
 struct tcp_key;
+struct stream;
 
 /*
  * Hooks of a multi-queue port (port.c) in each of its engines; NULL in an
@@ -103,7 +107,9 @@ struct etimers {
 	uint32_t *pos;         /* per slot: index in heap, NIL32 = not in it */
 };
 
-struct gso_engine {
+/* The API's struct gso_engine * is the engine's handle (handle_internal.h), not this: gsoi_engine_of(). */
+struct engine {
+	uintptr_t handle;              /* what gso_engine__create() handed out */
 	/* configuration */
 	uint32_t max_flows, max_queued, flow_queue, batch, slack_ns, catchup_ns, flags;
 	gso_engine_event_fn on_event;
@@ -132,6 +138,12 @@ struct gso_engine {
 	atomic_bool wake_pending;
 	pthread_t thread;
 	bool threaded;
+	/*
+	 * The thread that runs the engine now (inside gso_engine__run / poll /
+	 * drain, or the thread of gso_engine__start), as engine_self(); 0: none.
+	 * Calls from any other thread are refused (engine_thread_ok).
+	 */
+	_Atomic uintptr_t owner;
 
 	/* link */
 	struct rtmon mon;              /* fd -1: no monitor */
@@ -161,7 +173,7 @@ struct gso_engine {
 	uint32_t nfree;
 	uint32_t queued;               /* datagram super-segments queued over all flows */
 	struct etimers timers;         /* flows' next timer (streams set one) */
-	struct gso_stream **hash;      /* stream lookup by 4-tuple, hash_mask + 1 buckets */
+	struct stream **hash;          /* stream lookup by 4-tuple, hash_mask + 1 buckets */
 	uint32_t hash_mask;
 	/* events: deferred while a pass works on a batch (so callbacks see a settled state) */
 	struct gso_engine_event *evq;
@@ -186,25 +198,59 @@ struct gso_engine {
 int gsoi_path_choose(const struct gso_ifcaps *ic, uint32_t asked, bool xsk_only, struct gso_path_info *info,
 		     uint32_t *xsk_flags);
 
-static inline uint64_t engine_now(const struct gso_engine *e)
+static inline uint64_t engine_now(const struct engine *e)
 {
 	return e->clock ? e->clock(e->clock_ctx) : gso_evloop_now_ns();
 }
 
+/* The engine of a live handle; NULL for NULL or a destroyed engine's handle. */
+static inline struct engine *gsoi_engine_of(const struct gso_engine *h)
+{
+	return gsoi_handle_get((uintptr_t)h, HANDLE_ENGINE);
+}
+
+/*
+ * The calling thread, as kept in engine.owner: never 0 or
+ * ENGINE_OWNER_STARTING.  The thread pointer where the compiler reads it
+ * as a register (no call: the check stays a few instructions on the
+ * per-send path), else pthread_self().
+ */
+#define ENGINE_OWNER_STARTING ((uintptr_t)1) /* gso_engine__start() until its thread takes over */
+static inline uintptr_t engine_self(void)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+	return (uintptr_t)__builtin_thread_pointer();
+#else
+	return (uintptr_t)pthread_self();
+#endif
+}
+
+/*
+ * engine.h, "Threads": 0, or -EPERM when another thread runs the engine
+ * now.  One relaxed load (and engine_self() while the engine runs): cheap
+ * enough for every call.
+ */
+static inline int engine_thread_ok(const struct engine *e)
+{
+	uintptr_t o = atomic_load_explicit(&e->owner, memory_order_relaxed);
+
+	return !o || o == engine_self() ? 0 : -EPERM;
+}
+
 /* Deliver an event (no-op without a callback). */
-void gsoi_engine_emit(struct gso_engine *e, const struct gso_engine_event *ev);
+void gsoi_engine_emit(struct engine *e, const struct gso_engine_event *ev);
 
 /*
  * Deliver now the events still deferred for flow `f` (before it goes), so
  * that none is delivered after its pointer became invalid.
  */
-void gsoi_engine_flush_flow_events(struct gso_engine *e, const struct eflow *f);
+void gsoi_engine_flush_flow_events(struct engine *e, const struct eflow *f);
 
-/* Flow slots and scheduler flows: 0 or -ENOSPC / -errno. */
-int gsoi_engine_flow_add(struct gso_engine *e, struct eflow *f, const struct eflow_ops *ops, bool pace_all,
-			 void *ctx);
-/* Take the flow out of the scheduler (its head too) and free its slot. */
-void gsoi_engine_flow_del(struct gso_engine *e, struct eflow *f);
+/* Flow slots, scheduler flows and the flow's handle (`kind`): 0 or -ENOSPC / -ENOMEM / -errno. */
+int gsoi_engine_flow_add(struct engine *e, struct eflow *f, const struct eflow_ops *ops, bool pace_all,
+			 void *ctx, enum handle_kind kind);
+/* Take the flow out of the scheduler (its head too), free its slot and retire its handle. */
+void gsoi_engine_flow_del(struct engine *e, struct eflow *f);
 
 /*
  * Put the flow's head burst into the scheduler, stamped at `rate` (wire
@@ -213,11 +259,11 @@ void gsoi_engine_flow_del(struct gso_engine *e, struct eflow *f);
  * "Pacing"); otherwise from now.  0, -EAGAIN (no burst slot: cannot
  * happen with one per flow), or -ERANGE (beyond the horizon).
  */
-int gsoi_engine_arm(struct gso_engine *e, struct eflow *f, uint64_t rate, uint32_t wire_bytes, uint32_t segs,
+int gsoi_engine_arm(struct engine *e, struct eflow *f, uint64_t rate, uint32_t wire_bytes, uint32_t segs,
 		    uint64_t now, bool chained);
 
 /* A flow's next timer changed (UINT64_MAX: none); ops->timers runs when it passes. */
-void gsoi_engine_timer_set(struct gso_engine *e, uint32_t slot, uint64_t deadline);
+void gsoi_engine_timer_set(struct engine *e, uint32_t slot, uint64_t deadline);
 
 /* engine_timer.c: the heap itself. */
 int gsoi_etimers_init(struct etimers *t, uint32_t cap);
@@ -227,15 +273,15 @@ void gsoi_etimers_set(struct etimers *t, uint32_t slot, uint64_t key);
 uint32_t gsoi_etimers_top(const struct etimers *t, uint64_t *key);
 
 /* Stream lookup (engine_tcp.c): the stream a received frame belongs to, or NULL. */
-void gsoi_engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
+void gsoi_engine_stream_input(struct engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
 			      uint64_t now);
 /*
  * Feed a frame received by another engine of the same port to this one's
  * streams, as engine_rx does (events deferred until it is through).  On
  * the engine's thread.
  */
-void gsoi_engine_input_frame(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len);
+void gsoi_engine_input_frame(struct engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len);
 /* The device is gone or the engine ends: every flow ends with err. */
-void gsoi_engine_end_all(struct gso_engine *e, int err);
+void gsoi_engine_end_all(struct engine *e, int err);
 
 #endif

@@ -149,8 +149,10 @@ static int open_rx(struct gso_dev **dev, int ifindex, uint32_t queue, bool small
 }
 
 /* A receive socket on every receive queue the transmit device does not cover. */
-static int open_rxs(struct gso_engine *e, int ifindex, uint32_t nq, uint32_t tx_queue)
+static int open_rxs(struct gso_engine *h, int ifindex, uint32_t nq, uint32_t tx_queue)
 {
+	const struct engine *e = gsoi_engine_of(h);
+
 	for (uint32_t q = 0; q < nq; q++) {
 		struct gso_dev *rx;
 		int err;
@@ -159,7 +161,7 @@ static int open_rxs(struct gso_engine *e, int ifindex, uint32_t nq, uint32_t tx_
 			continue;
 		err = open_rx(&rx, ifindex, q, q != tx_queue);
 		if (!err) {
-			err = gso_engine__add_rx(e, rx);
+			err = gso_engine__add_rx(h, rx);
 			if (err)
 				gso_dev__destroy(rx);
 		}
@@ -178,6 +180,7 @@ int gso_engine__open_path(struct gso_engine **out, int ifindex, const struct gso
 	struct gso_steer *own = NULL;
 	struct gso_dev *tx = NULL;
 	struct gso_engine *e;
+	struct engine *eng;
 	uint32_t asked, queue, flags, xflags, nq;
 	bool no_rx;
 	int err;
@@ -220,7 +223,8 @@ int gso_engine__open_path(struct gso_engine **out, int ifindex, const struct gso
 		gso_dev__destroy(tx);
 		goto fail;
 	}
-	e->own_steer = own != NULL;
+	eng = gsoi_engine_of(e);
+	eng->own_steer = own != NULL;
 	if (!no_rx) {
 		err = open_rxs(e, ifindex, nq, queue);
 		if (err) {
@@ -228,9 +232,9 @@ int gso_engine__open_path(struct gso_engine **out, int ifindex, const struct gso
 			return err;
 		}
 	}
-	info.rx_devs = e->nrx;
-	e->path = info;
-	e->has_path = true;
+	info.rx_devs = eng->nrx;
+	eng->path = info;
+	eng->has_path = true;
 	*out = e;
 	return 0;
 fail:
@@ -238,10 +242,13 @@ fail:
 	return err;
 }
 
-int gso_engine__path(const struct gso_engine *e, struct gso_path_info *info)
+int gso_engine__path(const struct gso_engine *h, struct gso_path_info *info)
 {
+	const struct engine *e = gsoi_engine_of(h);
 	struct gso_path_info full;
 
+	if (h && !e)
+		return -EBADF;
 	if (!e || !GSO_OUT_VALID(info))
 		return -EINVAL;
 	if (!e->has_path)

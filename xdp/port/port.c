@@ -38,7 +38,7 @@ static void run_calls(struct port_q *pq)
 static void on_engine_event(void *ctx, const struct gso_engine_event *ev)
 {
 	struct port_q *pq = ctx;
-	struct gso_port *p = pq->p;
+	struct port *p = pq->p;
 
 	if (ev->type == GSO_EV_WAKE && !atomic_load_explicit(&p->dying, memory_order_relaxed)) {
 		gsoi_port_hand_wake(pq);
@@ -74,13 +74,15 @@ static bool pow2_in(uint32_t v, uint32_t lo, uint32_t hi)
 	return v >= lo && v <= hi && !(v & (v - 1));
 }
 
-static void free_port(struct gso_port *p)
+static void free_port(struct port *p)
 {
+	/* Stale from now on (0, before gso_port__open handed one out: no-op). */
+	gsoi_handle_free(p->handle);
 	for (uint32_t q = 0; q < p->n; q++) {
 		struct port_q *pq = &p->qs[q];
 
-		if (pq->e) {
-			pq->e->port = NULL;
+		if (pq->eng) {
+			pq->eng->port = NULL;
 			if (p->steer && !p->closed)
 				gso_steer__del_dev(p->steer, gso_engine__dev(pq->e));
 		}
@@ -132,7 +134,7 @@ int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opt
 	struct gso_path_info info;
 	const struct gso_engine_opts *ueo;
 	struct link_info li;
-	struct gso_port *p;
+	struct port *p;
 	uint32_t n, have, ring, hand;
 	int err;
 
@@ -222,28 +224,38 @@ int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opt
 			pq->e = NULL;
 			goto fail;
 		}
-		pq->e->path = info;
-		pq->e->path.rx_devs = pq->e->nrx;
-		pq->e->has_path = true;
-		pq->e->port = &gsoi_port_hooks;
-		pq->e->port_ctx = pq;
+		pq->eng = gsoi_engine_of(pq->e);
+		pq->eng->path = info;
+		pq->eng->path.rx_devs = pq->eng->nrx;
+		pq->eng->has_path = true;
+		pq->eng->port = &gsoi_port_hooks;
+		pq->eng->port_ctx = pq;
 	}
-	*out = p;
+	p->handle = gsoi_handle_new(p, HANDLE_PORT);
+	if (!p->handle) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	*out = (struct gso_port *)p->handle;
 	return 0;
 fail:
 	free_port(p);
 	return err;
 }
 
-uint32_t gso_port__queues(const struct gso_port *p)
+uint32_t gso_port__queues(const struct gso_port *h)
 {
+	const struct port *p = port_of(h);
+
 	return p ? p->n : 0;
 }
 
-struct gso_engine *gso_port__engine(const struct gso_port *p, uint32_t q)
+struct gso_engine *gso_port__engine(const struct gso_port *h, uint32_t q)
 {
+	const struct port *p = port_of(h);
+
 	if (!p) {
-		errno = EINVAL;
+		errno = h ? EBADF : EINVAL;
 		return NULL;
 	}
 	if (q >= p->n) {
@@ -253,17 +265,22 @@ struct gso_engine *gso_port__engine(const struct gso_port *p, uint32_t q)
 	return p->qs[q].e;
 }
 
-struct gso_steer *gso_port__steer(const struct gso_port *p)
+struct gso_steer *gso_port__steer(const struct gso_port *h)
 {
+	const struct port *p = port_of(h);
+
 	return p ? p->steer : NULL;
 }
 
 /* ---- running ---- */
 
-int gso_port__start(struct gso_port *p)
+int gso_port__start(struct gso_port *h)
 {
+	struct port *p = port_of(h);
 	int err;
 
+	if (h && !p)
+		return -EBADF;
 	if (!p || p->closed)
 		return -EINVAL;
 	if (atomic_load(&p->running))
@@ -283,28 +300,35 @@ int gso_port__start(struct gso_port *p)
 	return 0;
 }
 
-int gso_port__stop(struct gso_port *p)
+static void port_stop(struct port *p)
 {
-	if (!p)
-		return -EINVAL;
 	if (!atomic_load(&p->running))
-		return 0;
+		return;
 	/* Ask them all first, then join: they wind down in parallel. */
 	for (uint32_t q = 0; q < p->n; q++)
-		atomic_store(&p->qs[q].e->stop, true);
+		atomic_store(&p->qs[q].eng->stop, true);
 	for (uint32_t q = 0; q < p->n; q++)
 		gso_engine__stop(p->qs[q].e);
 	atomic_store(&p->running, false);
+}
+
+int gso_port__stop(struct gso_port *h)
+{
+	struct port *p = port_of(h);
+
+	if (h && !p)
+		return -EBADF;
+	if (!p)
+		return -EINVAL;
+	port_stop(p);
 	return 0;
 }
 
-int gso_port__call(struct gso_port *p, uint32_t q, gso_port_call_fn fn, void *arg)
+static int port_call(struct port *p, uint32_t q, gso_port_call_fn fn, void *arg)
 {
 	struct port_call *c;
 	struct port_q *pq;
 
-	if (!p || !fn)
-		return -EINVAL;
 	if (q >= p->n)
 		return -ENXIO;
 	if (atomic_load_explicit(&p->dying, memory_order_relaxed))
@@ -324,16 +348,29 @@ int gso_port__call(struct gso_port *p, uint32_t q, gso_port_call_fn fn, void *ar
 	return 0;
 }
 
+int gso_port__call(struct gso_port *h, uint32_t q, gso_port_call_fn fn, void *arg)
+{
+	struct port *p = port_of(h);
+
+	if (h && !p)
+		return -EBADF;
+	if (!p || !fn)
+		return -EINVAL;
+	return port_call(p, q, fn, arg);
+}
+
 /* On the worker: is this engine drained? */
-static void drain_check(struct gso_engine *e, void *arg)
+static void drain_check(struct gso_engine *h, void *arg)
 {
 	struct port_q *pq = arg;
+	const struct engine *e = pq->eng;
 
+	(void)h;
 	atomic_store(&pq->drained, e->dead || (!e->queued && !e->nheld && gso_dev__inflight(e->tx) <= 0));
 	atomic_store(&pq->drain_asked, false);
 }
 
-static int drain_started(struct gso_port *p, uint64_t until_ns)
+static int drain_started(struct port *p, uint64_t until_ns)
 {
 	for (;;) {
 		bool all = true;
@@ -346,7 +383,7 @@ static int drain_started(struct gso_port *p, uint64_t until_ns)
 			else if (!atomic_load(&pq->drained)) {
 				all = false;
 				atomic_store(&pq->drain_asked, true);
-				if (gso_port__call(p, q, drain_check, pq))
+				if (port_call(p, q, drain_check, pq))
 					atomic_store(&pq->drain_asked, false);
 			}
 		}
@@ -357,15 +394,18 @@ static int drain_started(struct gso_port *p, uint64_t until_ns)
 		nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
 	}
 	for (uint32_t q = 0; q < p->n; q++)
-		if (p->qs[q].e->dead)
+		if (p->qs[q].eng->dead)
 			return -ENODEV;
 	return 0;
 }
 
-int gso_port__drain(struct gso_port *p, uint64_t until_ns)
+int gso_port__drain(struct gso_port *h, uint64_t until_ns)
 {
+	struct port *p = port_of(h);
 	int err;
 
+	if (h && !p)
+		return -EBADF;
 	if (!p || p->closed)
 		return -EINVAL;
 	if (atomic_load(&p->running)) {
@@ -385,16 +425,20 @@ int gso_port__drain(struct gso_port *p, uint64_t until_ns)
 
 /* ---- ending ---- */
 
-int gso_port__close(struct gso_port *p)
+int gso_port__close(struct gso_port *h)
 {
+	struct port *p = port_of(h);
+
+	if (h && !p)
+		return -EBADF;
 	if (!p)
 		return -EINVAL;
 	if (p->closed)
 		return 0;
-	gso_port__stop(p);
+	port_stop(p);
 	for (uint32_t q = 0; q < p->n; q++) {
 		/* The hand-over is over: streams end without announcing it to engines that are closing too. */
-		p->qs[q].e->port = NULL;
+		p->qs[q].eng->port = NULL;
 		gso_steer__del_dev(p->steer, gso_engine__dev(p->qs[q].e));
 	}
 	for (uint32_t q = 0; q < p->n; q++)
@@ -403,12 +447,15 @@ int gso_port__close(struct gso_port *p)
 	return 0;
 }
 
-void gso_port__destroy(struct gso_port *p)
+void gso_port__destroy(struct gso_port *h)
 {
+	struct port *p = port_of(h);
+
+	/* NULL, or destroyed already (its handle is stale): nothing to do. */
 	if (!p)
 		return;
 	atomic_store(&p->dying, true);
-	gso_port__stop(p);
+	port_stop(p);
 	free_port(p);
 }
 
@@ -419,7 +466,7 @@ static uint64_t ld(const _Atomic uint64_t *c)
 	return atomic_load_explicit(c, memory_order_relaxed);
 }
 
-static void add_q(const struct gso_port *p, const struct port_q *pq, struct gso_port_stats *s)
+static void add_q(const struct port *p, const struct port_q *pq, struct gso_port_stats *s)
 {
 	const struct port_ctr *c = &pq->ctr;
 
@@ -450,10 +497,13 @@ static void add_q(const struct gso_port *p, const struct port_q *pq, struct gso_
 	}
 }
 
-int gso_port__stats(const struct gso_port *p, uint32_t q, struct gso_port_stats *st)
+int gso_port__stats(const struct gso_port *h, uint32_t q, struct gso_port_stats *st)
 {
+	const struct port *p = port_of(h);
 	struct gso_port_stats full;
 
+	if (h && !p)
+		return -EBADF;
 	if (!p || !GSO_OUT_VALID(st))
 		return -EINVAL;
 	if (q != GSO_PORT_ALL && q >= p->n)

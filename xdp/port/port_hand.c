@@ -228,7 +228,7 @@ const struct engine_port_hooks gsoi_port_hooks = {
 
 void gsoi_port_hand_wake(struct port_q *pq)
 {
-	struct gso_port *p = pq->p;
+	struct port *p = pq->p;
 	bool more = false;
 
 	take_msgs(pq);
@@ -242,7 +242,7 @@ void gsoi_port_hand_wake(struct port_q *pq)
 		/* At most one ring's worth per pass, so that one busy queue cannot starve this one. */
 		for (; k < p->handover_size && (f = gsoi_pring_peek(&pq->frames_in[r])); k++) {
 			pq->stale_hit = false;
-			gsoi_engine_input_frame(pq->e, gso_engine__dev(p->qs[f->from].e), f->data, f->len);
+			gsoi_engine_input_frame(pq->eng, gso_engine__dev(p->qs[f->from].e), f->data, f->len);
 			if (!pq->stale_hit)
 				inc(&pq->ctr.handover_in);
 			gsoi_pring_pop(&pq->frames_in[r]);
@@ -257,7 +257,7 @@ void gsoi_port_hand_wake(struct port_q *pq)
 
 /* ---- set-up ---- */
 
-int gsoi_port_hand_init(struct gso_port *p, struct port_q *pq, uint32_t max_flows)
+int gsoi_port_hand_init(struct port *p, struct port_q *pq, uint32_t max_flows)
 {
 	uint32_t nb = 256;
 	int err = -ENOMEM;
@@ -286,7 +286,7 @@ fail:
 	return err;
 }
 
-void gsoi_port_hand_fini(struct gso_port *p, struct port_q *pq)
+void gsoi_port_hand_fini(struct port *p, struct port_q *pq)
 {
 	for (uint32_t r = 0; r < p->n; r++) {
 		if (pq->frames_in)

@@ -92,13 +92,14 @@ struct port_ctr {
 	_Atomic uint32_t streams;
 };
 
-struct gso_port;
+struct port;
 
 /* Everything of queue q; only worker q touches what is not atomic or a ring end of its own. */
 struct port_q {
-	struct gso_port *p;
+	struct port *p;
 	uint32_t q;
-	struct gso_engine *e;
+	struct gso_engine *e;    /* the engine's handle, as the API and the callbacks see it */
+	struct engine *eng;      /* the engine itself (gsoi_engine_of(e)) */
 	int cpu;
 
 	/* producer side of `calls` (the application's thread) */
@@ -120,7 +121,9 @@ struct port_q {
 	_Atomic bool drain_asked;
 };
 
-struct gso_port {
+/* The API's struct gso_port * is the port's handle (engine/handle_internal.h), not this: port_of(). */
+struct port {
+	uintptr_t handle;        /* what gso_port__open() handed out */
 	uint32_t n;
 	struct port_q *qs;
 	struct gso_steer *steer;
@@ -133,11 +136,17 @@ struct gso_port {
 	uint32_t ring_size, handover_size;
 };
 
+/* The port of a live handle; NULL for NULL or a destroyed port's handle. */
+static inline struct port *port_of(const struct gso_port *h)
+{
+	return gsoi_handle_get((uintptr_t)h, HANDLE_PORT);
+}
+
 /* port_hand.c */
 extern const struct engine_port_hooks gsoi_port_hooks;
 /* Allocate / free queue q's hand-over rings, backlog and owner table. */
-int gsoi_port_hand_init(struct gso_port *p, struct port_q *pq, uint32_t max_flows);
-void gsoi_port_hand_fini(struct gso_port *p, struct port_q *pq);
+int gsoi_port_hand_init(struct port *p, struct port_q *pq, uint32_t max_flows);
+void gsoi_port_hand_fini(struct port *p, struct port_q *pq);
 /* On worker q (GSO_EV_WAKE): take owner messages, feed frames handed over, retry the backlog. */
 void gsoi_port_hand_wake(struct port_q *pq);
 

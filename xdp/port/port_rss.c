@@ -55,10 +55,13 @@ uint32_t gso_flow__rss_hash(const struct gso_flow *caller)
 	return gsoi_port_toeplitz(gsoi_port_rss_key, sizeof(gsoi_port_rss_key), in, n);
 }
 
-int gso_port__queue_of(const struct gso_port *p, const struct gso_flow *caller)
+int gso_port__queue_of(const struct gso_port *h, const struct gso_flow *caller)
 {
+	const struct port *p = port_of(h);
 	struct gso_flow f;
 
+	if (h && !p)
+		return -EBADF;
 	if (!p || !gsoi_flow_read(caller, &f) || (f.l3 != GSO_L3_IPV4 && f.l3 != GSO_L3_IPV6))
 		return -EINVAL;
 	return (int)(gso_flow__rss_hash(&f) % p->n);

@@ -54,10 +54,11 @@ struct tslot {
 	bool done_early;  /* the queue let go of all its bytes while it was still being written */
 };
 
-struct gso_stream {
+/* The API's struct gso_stream * is the flow's handle (engine/handle_internal.h), not this. */
+struct stream {
 	struct eflow f;          /* first: engine.c sees flows through it */
 	struct tcp_key key;      /* the peer's segments, for lookup */
-	struct gso_stream *hnext;
+	struct stream *hnext;
 	uint32_t flags, cc_algo, mss_cap, tx_flags, notsent_lowat;
 	uint64_t max_rate, idle_ns;
 	struct gso_burst_opts bo;
@@ -98,9 +99,9 @@ struct gso_stream {
 	struct gso_stream_info st; /* counters kept where gso_stream__info reports them */
 };
 
-static struct gso_stream *to_s(struct eflow *f)
+static struct stream *to_s(struct eflow *f)
 {
-	return (struct gso_stream *)f;
+	return (struct stream *)f;
 }
 
 static bool seq_after(uint32_t a, uint32_t b)
@@ -108,27 +109,27 @@ static bool seq_after(uint32_t a, uint32_t b)
 	return (int32_t)(b - a) < 0;
 }
 
-static uint32_t tsval(const struct gso_stream *s, uint64_t now)
+static uint32_t tsval(const struct stream *s, uint64_t now)
 {
 	return (uint32_t)(now / NS_PER_MS) + s->ts_off;
 }
 
-static bool finished(const struct gso_stream *s)
+static bool finished(const struct stream *s)
 {
 	return s->state == GSO_STREAM_DONE || s->state == GSO_STREAM_FAILED;
 }
 
-static void emit(struct gso_stream *s, uint32_t type, int err)
+static void emit(struct stream *s, uint32_t type, int err)
 {
 	gsoi_engine_emit(s->f.e, &(struct gso_engine_event){ .type = type, .err = err, .flow_ctx = s->f.ctx,
-						       .stream = s, .acked = s->st.acked });
+						       .stream = (struct gso_stream *)s->f.handle, .acked = s->st.acked });
 }
 
-static void s_timer_update(struct gso_stream *s);
+static void s_timer_update(struct stream *s);
 
 /* ---- the end ----------------------------------------------------------------------- */
 
-static void free_slot(struct gso_stream *s, uint32_t i)
+static void free_slot(struct stream *s, uint32_t i)
 {
 	struct tslot *sl = &s->slots[i];
 
@@ -139,7 +140,7 @@ static void free_slot(struct gso_stream *s, uint32_t i)
 }
 
 /* Everything back to the device: the queue's buffers, the one being written. */
-static void release_all(struct gso_stream *s)
+static void release_all(struct stream *s)
 {
 	if (s->fq) {
 		int n = gso_flowq__flush(s->fq, s->rel, s->nrel);
@@ -153,7 +154,7 @@ static void release_all(struct gso_stream *s)
 			free_slot(s, i);
 }
 
-static void close_state(struct gso_stream *s, uint32_t state, int err, const char *why, uint64_t now)
+static void close_state(struct stream *s, uint32_t state, int err, const char *why, uint64_t now)
 {
 	if (finished(s))
 		return;
@@ -167,14 +168,14 @@ static void close_state(struct gso_stream *s, uint32_t state, int err, const cha
 	emit(s, GSO_EV_STREAM_CLOSED, err);
 }
 
-static void fail(struct gso_stream *s, const char *why, int err, uint64_t now)
+static void fail(struct stream *s, const char *why, int err, uint64_t now)
 {
 	close_state(s, GSO_STREAM_FAILED, err, why, now);
 }
 
 /* ---- headers ------------------------------------------------------------------------ */
 
-static void base_fields(const struct gso_stream *s, struct gso_tmpl_fields *f)
+static void base_fields(const struct stream *s, struct gso_tmpl_fields *f)
 {
 	const struct gso_route *r = &s->f.route;
 
@@ -193,7 +194,7 @@ static void base_fields(const struct gso_stream *s, struct gso_tmpl_fields *f)
 }
 
 /* The data/ACK template, rebuilt when the timestamps or the ACK change (at most about every ms). */
-static int refresh_tmpl(struct gso_stream *s, uint64_t now, bool force)
+static int refresh_tmpl(struct stream *s, uint64_t now, bool force)
 {
 	uint32_t tv = tsval(s, now);
 	uint8_t opts[TCP_TS_OPTS_LEN];
@@ -219,9 +220,9 @@ static int refresh_tmpl(struct gso_stream *s, uint64_t now, bool force)
 }
 
 /* A control segment, at once (not paced).  0, -EAGAIN/-ENOBUFS/-ENETDOWN (later), or -errno. */
-static int submit_now(struct gso_stream *s, const struct gso_tx *tx)
+static int submit_now(struct stream *s, const struct gso_tx *tx)
 {
-	struct gso_engine *e = s->f.e;
+	struct engine *e = s->f.e;
 	int r;
 
 	if (e->dead)
@@ -240,7 +241,7 @@ static bool later(int err)
 }
 
 /* A header-only segment with `flags` (ACK, FIN|ACK, RST|ACK, a probe) at `seq`. */
-static int send_ctl(struct gso_stream *s, uint8_t flags, uint32_t seq, uint64_t now)
+static int send_ctl(struct stream *s, uint8_t flags, uint32_t seq, uint64_t now)
 {
 	struct gso_tx tx = { .tmpl = &s->tmpl, .mss = 536, .flags = (uint8_t)s->tx_flags };
 	int err = refresh_tmpl(s, now, false);
@@ -258,7 +259,7 @@ static int send_ctl(struct gso_stream *s, uint8_t flags, uint32_t seq, uint64_t 
 	return err;
 }
 
-static int send_syn(struct gso_stream *s, uint64_t now)
+static int send_syn(struct stream *s, uint64_t now)
 {
 	uint8_t opts[TCP_SYN_OPTS_LEN], frame[GSO_MAX_HDR_LEN + 1];
 	struct gso_tmpl t, syn;
@@ -289,7 +290,7 @@ static int send_syn(struct gso_stream *s, uint64_t now)
 }
 
 /* Sequence number of our next pure ACK: snd_nxt, or past the FIN once it is sent. */
-static uint32_t ack_seq(const struct gso_stream *s)
+static uint32_t ack_seq(const struct stream *s)
 {
 	if (s->fin_sent)
 		return s->fin_seq + 1;
@@ -298,7 +299,7 @@ static uint32_t ack_seq(const struct gso_stream *s)
 
 /* ---- timers -------------------------------------------------------------------------- */
 
-static uint64_t rto_ns(const struct gso_stream *s)
+static uint64_t rto_ns(const struct stream *s)
 {
 	struct gso_cc_state cs = { .sz = sizeof(cs) };
 	uint64_t r = GSO_RTT_INIT_RTO_NS;
@@ -309,14 +310,14 @@ static uint64_t rto_ns(const struct gso_stream *s)
 	return r > MAX_RTO_NS ? MAX_RTO_NS : r;
 }
 
-static bool outstanding(const struct gso_stream *s)
+static bool outstanding(const struct stream *s)
 {
 	if (s->fin_sent && !s->fin_acked)
 		return true;
 	return s->fq && gso_flowq__unacked_bytes(s->fq);
 }
 
-static void s_timer_update(struct gso_stream *s)
+static void s_timer_update(struct stream *s)
 {
 	uint64_t d = UINT64_MAX;
 	uint64_t t[] = { s->syn_at, s->rto_at, s->probe_at, s->retry_at, s->tsq_at, s->linger_at };
@@ -337,7 +338,7 @@ static void s_timer_update(struct gso_stream *s)
 	}
 }
 
-static void check_fq(struct gso_stream *s, uint64_t now)
+static void check_fq(struct stream *s, uint64_t now)
 {
 	int err;
 
@@ -355,7 +356,7 @@ static void check_fq(struct gso_stream *s, uint64_t now)
  * queue that only inflates the RTT.  Devices that complete inside the
  * submit call (AF_XDP copy mode, the AF_PACKET ring) never hit it.
  */
-static bool tsq_full(struct gso_stream *s, uint64_t rate)
+static bool tsq_full(struct stream *s, uint64_t rate)
 {
 	uint64_t bytes = rate == GSO_RATE_UNPACED ? 0 : rate >> 10, bursts;
 	int inflight;
@@ -375,14 +376,14 @@ static bool tsq_full(struct gso_stream *s, uint64_t rate)
 	return (uint64_t)inflight >= bursts * s->st.burst_descs;
 }
 
-static uint64_t pacing_rate(const struct gso_stream *s)
+static uint64_t pacing_rate(const struct stream *s)
 {
 	uint64_t rate = gso_cc__pacing_rate(s->cc);
 
 	return s->max_rate && rate > s->max_rate ? s->max_rate : rate;
 }
 
-static void maybe_fin(struct gso_stream *s, const struct gso_flowq_info *fi, uint64_t now)
+static void maybe_fin(struct stream *s, const struct gso_flowq_info *fi, uint64_t now)
 {
 	int err;
 
@@ -410,7 +411,7 @@ static void maybe_fin(struct gso_stream *s, const struct gso_flowq_info *fi, uin
  * device allow a burst: its size now (gso_burst_size) is what the
  * scheduler charges; build() decides at departure what it carries.
  */
-static void s_arm(struct gso_stream *s, uint64_t now)
+static void s_arm(struct stream *s, uint64_t now)
 {
 	struct gso_flowq_info fi = { .sz = sizeof(fi) };
 	struct gso_burst b = { .sz = sizeof(b) };
@@ -473,7 +474,7 @@ static void s_arm(struct gso_stream *s, uint64_t now)
 
 static int t_build(struct eflow *f, const struct gso_sched_burst *b, struct gso_tx *tx, uint64_t now)
 {
-	struct gso_stream *s = to_s(f);
+	struct stream *s = to_s(f);
 	struct gso_flowq_info fi = { .sz = sizeof(fi) };
 	struct gso_flowq_tx *t = &s->ptx;
 	int err;
@@ -522,7 +523,7 @@ static int t_build(struct eflow *f, const struct gso_sched_burst *b, struct gso_
 	return 0;
 }
 
-static void note_burst(struct gso_stream *s, const struct gso_flowq_tx *t)
+static void note_burst(struct stream *s, const struct gso_flowq_tx *t)
 {
 	s->st.supers++;
 	s->st.segs += t->segs;
@@ -537,7 +538,7 @@ static void note_burst(struct gso_stream *s, const struct gso_flowq_tx *t)
 
 static void t_sent(struct eflow *f, const struct gso_sched_burst *b, const struct gso_tx *tx, uint64_t now)
 {
-	struct gso_stream *s = to_s(f);
+	struct stream *s = to_s(f);
 	uint32_t wire;
 	int err;
 
@@ -576,7 +577,7 @@ static void t_refused(struct eflow *f, const struct gso_sched_burst *b, int err,
 
 static void t_ended(struct eflow *f, int err)
 {
-	struct gso_stream *s = to_s(f);
+	struct stream *s = to_s(f);
 
 	fail(s, err == -ENODEV ? "the interface went away" : "the engine was closed", err, engine_now(f->e));
 	s_timer_update(s);
@@ -584,16 +585,16 @@ static void t_ended(struct eflow *f, int err)
 
 static void t_neigh(struct eflow *f)
 {
-	struct gso_stream *s = to_s(f);
+	struct stream *s = to_s(f);
 
 	memcpy(s->tmpl.hdr, f->route.dst_mac, 6);
 }
 
-static void unhash(struct gso_stream *s);
+static void unhash(struct stream *s);
 
 static void t_free(struct eflow *f)
 {
-	struct gso_stream *s = to_s(f);
+	struct stream *s = to_s(f);
 
 	release_all(s);
 	unhash(s);
@@ -628,7 +629,7 @@ const struct eflow_ops gsoi_engine_stream_ops = {
 /* ---- the handshake ----------------------------------------------------------------------- */
 
 /* SYN-ACK: agree on options; the sizing waits until ESTABLISHED was delivered. */
-static void establish(struct gso_stream *s, const struct tcp_seg *g, struct gso_dev *rx, uint64_t now)
+static void establish(struct stream *s, const struct tcp_seg *g, struct gso_dev *rx, uint64_t now)
 {
 	s->irs = g->seq;
 	s->rcv_nxt = g->seq + 1;
@@ -652,13 +653,13 @@ static void establish(struct gso_stream *s, const struct tcp_seg *g, struct gso_
 	s->need_size = true;
 	s_timer_update(s);
 	gsoi_engine_emit(s->f.e, &(struct gso_engine_event){ .type = GSO_EV_STREAM_ESTABLISHED, .flow_ctx = s->f.ctx,
-							 .stream = s, .dev = rx });
+							 .stream = (struct gso_stream *)s->f.handle, .dev = rx });
 }
 
 /* After ESTABLISHED: size segments on the device, build the queue, CC and pacer. */
-static void size_stream(struct gso_stream *s, uint64_t now)
+static void size_stream(struct stream *s, uint64_t now)
 {
-	struct gso_engine *e = s->f.e;
+	struct engine *e = s->f.e;
 	uint32_t max_ip = GSO_MAX_IP_LEN - s->ip_hdr, mss, limit;
 	int mp, err;
 
@@ -744,7 +745,7 @@ static void size_stream(struct gso_stream *s, uint64_t now)
 
 /* ---- ACKs ------------------------------------------------------------------------------ */
 
-static void give_back(struct gso_stream *s, const struct gso_flowq_rel *r)
+static void give_back(struct stream *s, const struct gso_flowq_rel *r)
 {
 	struct tslot *sl = &s->slots[r->handle];
 
@@ -760,7 +761,7 @@ static void give_back(struct gso_stream *s, const struct gso_flowq_rel *r)
 }
 
 /* A challenge ACK (RFC 5961), or the answer to an out-of-window segment: our SND.NXT and RCV.NXT, throttled. */
-static void challenge_ack(struct gso_stream *s, uint64_t now)
+static void challenge_ack(struct stream *s, uint64_t now)
 {
 	if (!gsoi_tcp_oow_allow(&s->oow_at, now)) {
 		s->st.challenge_limited++;
@@ -771,7 +772,7 @@ static void challenge_ack(struct gso_stream *s, uint64_t now)
 }
 
 /* The ACK field of an acceptable segment.  Returns false when the segment is to be dropped. */
-static bool process_ack(struct gso_stream *s, const struct tcp_seg *g, uint64_t now)
+static bool process_ack(struct stream *s, const struct tcp_seg *g, uint64_t now)
 {
 	struct gso_flowq_info fi = { .sz = sizeof(fi) };
 	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
@@ -878,7 +879,7 @@ static bool process_ack(struct gso_stream *s, const struct tcp_seg *g, uint64_t 
 }
 
 /* The writer waits: tell it when the queue or the device memory has room again. */
-static void maybe_writable(struct gso_stream *s)
+static void maybe_writable(struct stream *s)
 {
 	struct gso_flowq_info fi = { .sz = sizeof(fi) };
 
@@ -891,7 +892,7 @@ static void maybe_writable(struct gso_stream *s)
 	emit(s, GSO_EV_STREAM_WRITABLE, 0);
 }
 
-static void input(struct gso_stream *s, const struct tcp_seg *g, struct gso_dev *rx, uint64_t now)
+static void input(struct stream *s, const struct tcp_seg *g, struct gso_dev *rx, uint64_t now)
 {
 	if (s->state == GSO_STREAM_SYN_SENT) {
 		/* In SYN-SENT only an RST acknowledging our SYN counts (RFC 793). */
@@ -965,22 +966,22 @@ static bool key_eq(const struct tcp_key *a, const struct tcp_key *b)
 	return !memcmp(a, b, sizeof(*a));
 }
 
-static struct gso_stream **bucket(struct gso_engine *e, const struct tcp_key *k)
+static struct stream **bucket(struct engine *e, const struct tcp_key *k)
 {
 	return &e->hash[gsoi_tcp_key_hash(k) & e->hash_mask];
 }
 
-static struct gso_stream *lookup(struct gso_engine *e, const struct tcp_key *k)
+static struct stream *lookup(struct engine *e, const struct tcp_key *k)
 {
-	for (struct gso_stream *s = *bucket(e, k); s; s = s->hnext)
+	for (struct stream *s = *bucket(e, k); s; s = s->hnext)
 		if (key_eq(&s->key, k))
 			return s;
 	return NULL;
 }
 
-static void unhash(struct gso_stream *s)
+static void unhash(struct stream *s)
 {
-	struct gso_stream **p = bucket(s->f.e, &s->key);
+	struct stream **p = bucket(s->f.e, &s->key);
 
 	for (; *p; p = &(*p)->hnext)
 		if (*p == s) {
@@ -991,12 +992,12 @@ static void unhash(struct gso_stream *s)
 		}
 }
 
-void gsoi_engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
+void gsoi_engine_stream_input(struct engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
 			      uint64_t now)
 {
 	struct tcp_key k;
 	struct tcp_seg g;
-	struct gso_stream *s;
+	struct stream *s;
 
 	if (gsoi_tcp_frame_key(frame, len, &k)) {
 		e->st.rx_other++;
@@ -1032,7 +1033,7 @@ void gsoi_engine_stream_input(struct gso_engine *e, struct gso_dev *rx, const ui
 
 /* ---- timers --------------------------------------------------------------------------------- */
 
-static void syn_timer(struct gso_stream *s, uint64_t now)
+static void syn_timer(struct stream *s, uint64_t now)
 {
 	int err;
 
@@ -1054,7 +1055,7 @@ static void syn_timer(struct gso_stream *s, uint64_t now)
 	s->syn_at = now + (err ? RETRY_NS : SYN_RTO_NS << (s->syn_tries - 1));
 }
 
-static void rto_timer(struct gso_stream *s, uint64_t now)
+static void rto_timer(struct stream *s, uint64_t now)
 {
 	if (!outstanding(s)) {
 		s->rto_at = 0;
@@ -1073,7 +1074,7 @@ static void rto_timer(struct gso_stream *s, uint64_t now)
 	s->rto_at = now + rto_ns(s);
 }
 
-static void probe_timer(struct gso_stream *s, uint64_t now)
+static void probe_timer(struct stream *s, uint64_t now)
 {
 	struct gso_flowq_info fi = { .sz = sizeof(fi) };
 
@@ -1092,7 +1093,7 @@ static void probe_timer(struct gso_stream *s, uint64_t now)
 
 static void t_timers(struct eflow *f, uint64_t now)
 {
-	struct gso_stream *s = to_s(f);
+	struct stream *s = to_s(f);
 
 	s->deadline = UINT64_MAX; /* the engine took it out of the heap */
 	if (finished(s))
@@ -1134,7 +1135,7 @@ static uint32_t random32(void)
 	return v;
 }
 
-static int steer_add(struct gso_stream *s)
+static int steer_add(struct stream *s)
 {
 	struct gso_flow fl = { .sz = sizeof(fl), .l3 = s->key.l3, .l4 = GSO_L4_TCP, .sport = s->key.peer_port,
 			       .dport = s->key.our_port };
@@ -1146,16 +1147,19 @@ static int steer_add(struct gso_stream *s)
 	return gso_steer__flow_add(s->f.e->steer, &fl);
 }
 
-int gso_stream__connect(struct gso_stream **out, struct gso_engine *e, const struct gso_stream_opts *o)
+int gso_stream__connect(struct gso_stream **out, struct gso_engine *h, const struct gso_stream_opts *o)
 {
+	struct engine *e = gsoi_engine_of(h);
 	const struct gso_route *rt;
-	struct gso_stream *s;
+	struct stream *s;
 	uint64_t now;
 	size_t alen;
 	int err;
 
-	if (!e || !o || !out || !GSO_OPTS_VALID(gso_stream_opts, o))
+	if (!h || !o || !out || !GSO_OPTS_VALID(gso_stream_opts, o))
 		return -EINVAL;
+	if (!e)
+		return -EBADF;
 	rt = GSO_OPTS_GET(o, route, (const struct gso_route *)NULL);
 	if (!rt || rt->sz <= sizeof(size_t) || (rt->l3 != GSO_L3_IPV4 && rt->l3 != GSO_L3_IPV6) ||
 	    !GSO_OPTS_GET(o, sport, 0) || !GSO_OPTS_GET(o, dport, 0) ||
@@ -1164,6 +1168,9 @@ int gso_stream__connect(struct gso_stream **out, struct gso_engine *e, const str
 		return -EINVAL;
 	if (e->ifindex && rt->ifindex && rt->ifindex != e->ifindex)
 		return -EINVAL;
+	err = engine_thread_ok(e);
+	if (err)
+		return err;
 	if (e->dead)
 		return -ENODEV;
 	s = calloc(1, sizeof(*s));
@@ -1210,7 +1217,8 @@ int gso_stream__connect(struct gso_stream **out, struct gso_engine *e, const str
 	}
 	s->st.min_wnd = UINT32_MAX;
 	s->f.follow = true;
-	err = gsoi_engine_flow_add(e, &s->f, &gsoi_engine_stream_ops, false, GSO_OPTS_GET(o, ctx, (void *)NULL));
+	err = gsoi_engine_flow_add(e, &s->f, &gsoi_engine_stream_ops, false, GSO_OPTS_GET(o, ctx, (void *)NULL),
+				   HANDLE_STREAM);
 	if (err)
 		goto fail;
 	err = steer_add(s);
@@ -1239,7 +1247,7 @@ int gso_stream__connect(struct gso_stream **out, struct gso_engine *e, const str
 	s->syn_at = now + (err ? RETRY_NS : SYN_RTO_NS);
 	s->last_heard = now;
 	s_timer_update(s);
-	*out = s;
+	*out = (struct gso_stream *)s->f.handle;
 	return 0;
 fail:
 	free(s->slots);
@@ -1248,7 +1256,25 @@ fail:
 	return err;
 }
 
-static int can_write(const struct gso_stream *s)
+/*
+ * The flow of handle `h` for a call on it: 0 and *out, -EINVAL (NULL),
+ * -EBADF (closed, or its engine destroyed), -EPERM (another thread runs
+ * its engine).
+ */
+static inline __attribute__((always_inline)) int get(const struct gso_stream *h, struct stream **out)
+{
+	struct stream *s;
+
+	if (!h)
+		return -EINVAL;
+	s = gsoi_handle_get((uintptr_t)h, HANDLE_STREAM);
+	if (!s)
+		return -EBADF;
+	*out = s;
+	return engine_thread_ok(s->f.e);
+}
+
+static int can_write(const struct stream *s)
 {
 	if (finished(s))
 		return s->st.err ? s->st.err : -ENOTCONN;
@@ -1259,7 +1285,7 @@ static int can_write(const struct gso_stream *s)
 	return 0;
 }
 
-static int find_slot(struct gso_stream *s, uint32_t *idx)
+static int find_slot(struct stream *s, uint32_t *idx)
 {
 	for (uint32_t k = 0; k < s->nslots; k++) {
 		uint32_t i = (s->slot_hint + k) % s->nslots;
@@ -1273,16 +1299,13 @@ static int find_slot(struct gso_stream *s, uint32_t *idx)
 	return -ENOBUFS;
 }
 
-int gso_stream__reserve(struct gso_stream *s, void **buf, uint32_t *len)
+static int reserve(struct stream *s, void **buf, uint32_t *len)
 {
 	struct gso_flowq_info fi = { .sz = sizeof(fi) };
 	struct tslot *sl;
 	uint32_t i;
-	int err;
+	int err = can_write(s);
 
-	if (!s || !buf || !len)
-		return -EINVAL;
-	err = can_write(s);
 	if (err) {
 		if (err == -EAGAIN)
 			s->want_write = true;
@@ -1319,7 +1342,7 @@ int gso_stream__reserve(struct gso_stream *s, void **buf, uint32_t *len)
 }
 
 /* The slot being written is full (or no more is coming): hand it over to the queue alone. */
-static void end_write(struct gso_stream *s)
+static void end_write(struct stream *s)
 {
 	struct tslot *sl;
 
@@ -1332,12 +1355,23 @@ static void end_write(struct gso_stream *s)
 	s->wslot = -1;
 }
 
-int gso_stream__commit(struct gso_stream *s, uint32_t len)
+int gso_stream__reserve(struct gso_stream *h, void **buf, uint32_t *len)
+{
+	struct stream *s;
+	int err;
+
+	if (!h || !buf || !len)
+		return -EINVAL;
+	err = get(h, &s);
+	return err ? err : reserve(s, buf, len);
+}
+
+static int commit(struct stream *s, uint32_t len)
 {
 	uint64_t now;
 	int err;
 
-	if (!s || s->wslot < 0 || len > s->st.seg_limit - s->wfill)
+	if (s->wslot < 0 || len > s->st.seg_limit - s->wfill)
 		return -EINVAL;
 	err = can_write(s);
 	if (err)
@@ -1358,30 +1392,43 @@ int gso_stream__commit(struct gso_stream *s, uint32_t len)
 	return 0;
 }
 
-int gso_stream__write(struct gso_stream *s, const void *data, uint32_t len)
+int gso_stream__commit(struct gso_stream *h, uint32_t len)
 {
+	struct stream *s;
+	int err = get(h, &s);
+
+	return err ? err : commit(s, len);
+}
+
+int gso_stream__write(struct gso_stream *h, const void *data, uint32_t len)
+{
+	struct stream *s;
 	void *p;
 	uint32_t room;
 	int err;
 
-	if (!s || (!data && len))
+	if (!h || (!data && len))
 		return -EINVAL;
-	err = gso_stream__reserve(s, &p, &room);
+	err = get(h, &s);
+	if (!err)
+		err = reserve(s, &p, &room);
 	if (err)
 		return err;
 	if (room > len)
 		room = len;
 	memcpy(p, data, room);
-	err = gso_stream__commit(s, room);
+	err = commit(s, room);
 	return err ? err : (int)room;
 }
 
-int gso_stream__shutdown(struct gso_stream *s)
+int gso_stream__shutdown(struct gso_stream *h)
 {
+	struct stream *s;
 	uint64_t now;
+	int err = get(h, &s);
 
-	if (!s)
-		return -EINVAL;
+	if (err)
+		return err;
 	if (finished(s))
 		return -ENOTCONN;
 	s->data_done = true;
@@ -1392,12 +1439,14 @@ int gso_stream__shutdown(struct gso_stream *s)
 	return 0;
 }
 
-int gso_stream__close(struct gso_stream *s)
+int gso_stream__close(struct gso_stream *h)
 {
-	struct gso_engine *e;
+	struct engine *e;
+	struct stream *s;
+	int err = get(h, &s);
 
-	if (!s)
-		return -EINVAL;
+	if (err)
+		return err;
 	e = s->f.e;
 	if (!finished(s) && s->state != GSO_STREAM_SYN_SENT && s->sized && !e->dead)
 		send_ctl(s, GSO_TCP_RST | GSO_TCP_ACK, ack_seq(s), engine_now(e));
@@ -1407,13 +1456,18 @@ int gso_stream__close(struct gso_stream *s)
 	return 0;
 }
 
-int gso_stream__info(const struct gso_stream *s, struct gso_stream_info *info)
+int gso_stream__info(const struct gso_stream *h, struct gso_stream_info *info)
 {
 	struct gso_stream_info full;
 	struct gso_cc_state cs = { .sz = sizeof(cs) };
+	struct stream *s;
+	int err;
 
-	if (!s || !GSO_OUT_VALID(info))
+	if (!h || !GSO_OUT_VALID(info))
 		return -EINVAL;
+	err = get(h, &s);
+	if (err)
+		return err;
 	full = s->st;
 	full.state = s->state;
 	full.sack = s->sack_ok;

@@ -42,6 +42,27 @@
  * its flows must come from the event callback (which runs on that thread),
  * except gso_engine__wake() and gso_engine__stop(), which any thread may
  * call.  Hand-off between threads, one engine per queue: <gso/port.h>.
+ * Checked in every build: while a thread runs the engine (it is inside
+ * gso_engine__run, __poll or __drain, or it is the thread of
+ * gso_engine__start until gso_engine__stop), a call on the engine or its
+ * flows from any other thread fails with -EPERM and changes nothing
+ * (wake and stop aside; gso_engine__close stops the engine's thread
+ * first).  While no thread runs it, calls are accepted from any thread:
+ * the caller keeps them to one thread at a time.  (A relaxed atomic load
+ * and pthread_self() per call.)
+ *
+ * Handles.  struct gso_engine *, struct gso_dgram * and struct
+ * gso_stream * (and <gso/port.h>'s struct gso_port *) are handles, not
+ * addresses: each names an entry of a process-wide table of live objects
+ * and that entry's generation, which changes when the object is closed or
+ * destroyed.  So every call with the handle of a flow closed (or freed
+ * with its engine) or of an engine destroyed fails with -EBADF and
+ * touches nothing, also after a new object has taken its place: a new
+ * object never gets the handle of an old one (the generation is 40 bits
+ * on 64-bit systems).  gso_engine__destroy() of a destroyed engine does
+ * nothing.  Compare handles with ==, never dereference them.  The check
+ * does not make a handle safe to use concurrently with the call that
+ * closes it on another thread (see "Threads").
  *
  * Conventions as in <gso/dev.h>: calls return 0, a count or a negative
  * errno and a failed call changes nothing; options and output structs
@@ -58,6 +79,8 @@
  *   -ENOSPC     every flow slot of the engine is in use
  *   -ENODEV     the interface is gone: the engine is dead, destroy it
  *   -ESHUTDOWN  the flow is closing (no more data)
+ *   -EBADF      the handle of a closed flow or a destroyed engine ("Handles")
+ *   -EPERM      another thread runs the engine ("Threads")
  */
 #ifndef GSO_ENGINE_H
 #define GSO_ENGINE_H
@@ -219,7 +242,9 @@ GSO_API int gso_engine__open(struct gso_engine **out, int ifindex, uint32_t queu
  * GSO_EV_DGRAM_DROPPED with -ECANCELED, streams GSO_EV_STREAM_CLOSED with
  * -ECANCELED unless closed already), every device is closed and destroyed.
  * Must not run on the engine's own thread; stops that thread first.  NULL
- * is a no-op.
+ * and a destroyed engine's handle are a no-op.  The engine's handle is
+ * stale from the start of the call: the callbacks it runs get -EBADF for
+ * calls on the engine (and on the flows once each is freed).
  */
 GSO_API void gso_engine__destroy(struct gso_engine *e);
 
@@ -228,7 +253,10 @@ GSO_API void gso_engine__destroy(struct gso_engine *e);
  * what was queued or in flight is reclaimed, so each device's chunk
  * accounting can be read as balanced (gso_dev__stats keeps working until
  * gso_engine__destroy()).  The engine does nothing afterwards but be
- * destroyed.  Must not run on the engine's own thread.  0 or -EINVAL.
+ * destroyed.  Must not run on the engine's own thread.  0, -EINVAL,
+ * -EBADF, -EDEADLK (called inside one of the engine's own passes, i.e.
+ * from its event callback), -EPERM (another thread runs it with
+ * gso_engine__run / __poll).
  */
 GSO_API int gso_engine__close(struct gso_engine *e);
 
@@ -237,15 +265,16 @@ GSO_API int gso_engine__close(struct gso_engine *e);
  * segments of its stream flows to them; it owns the device from now on.
  * With opts.steer an AF_XDP device joins the steering program too.
  * Returns 0, -EINVAL (NULL, no receive side), -EEXIST (added already),
- * -E2BIG (16 receive devices already), or an errno of the event loop or
- * of gso_steer__add_dev() (nothing added then).
+ * -E2BIG (16 receive devices already), -EBADF, -EPERM, or an errno of
+ * the event loop or of gso_steer__add_dev() (nothing added then).
  */
 GSO_API int gso_engine__add_rx(struct gso_engine *e, struct gso_dev *rx);
 
 /*
  * Remove receive device `rx` and give it back to the caller (not closed;
- * out of the steering program of opts.steer).  Returns 0, -EINVAL, -ENOENT (not a receive device of this engine),
- * -EBUSY (it is the transmit device).
+ * out of the steering program of opts.steer).  Returns 0, -EINVAL,
+ * -ENOENT (not a receive device of this engine), -EBUSY (it is the
+ * transmit device), -EBADF, -EPERM.
  */
 GSO_API int gso_engine__del_rx(struct gso_engine *e, struct gso_dev *rx);
 
@@ -255,11 +284,15 @@ GSO_API int gso_engine__del_rx(struct gso_engine *e, struct gso_dev *rx);
  * receive device, else it is closed and destroyed with the engine.
  * Flows sized for the old device keep their sizes: switch before data
  * flows (e.g. on GSO_EV_STREAM_ESTABLISHED, before which a stream has
- * sent only its SYN and handshake ACK).  Returns 0, -EINVAL, -ESHUTDOWN.
+ * sent only its SYN and handshake ACK).  Returns 0, -EINVAL, -ESHUTDOWN,
+ * -E2BIG, -EBADF, -EPERM.
  */
 GSO_API int gso_engine__set_tx(struct gso_engine *e, struct gso_dev *tx);
 
-/* The transmit device (for gso_dev__caps / __stats), never NULL for a live engine. */
+/*
+ * The transmit device (for gso_dev__caps / __stats), never NULL for a
+ * live engine; NULL for NULL and a destroyed engine's handle.
+ */
 GSO_API struct gso_dev *gso_engine__dev(const struct gso_engine *e);
 
 /*
@@ -385,7 +418,8 @@ GSO_API int gso_engine__open_path(struct gso_engine **out, int ifindex, const st
 /*
  * What gso_engine__open_path() (or gso_port__open()) chose and why: fills
  * `info` up to info->sz.  Returns 0, -EINVAL (NULL, sz too small),
- * -ENOENT (an engine made otherwise: nothing chose its path).
+ * -EBADF (a destroyed engine), -ENOENT (an engine made otherwise: nothing
+ * chose its path).
  */
 GSO_API int gso_engine__path(const struct gso_engine *e, struct gso_path_info *info);
 
@@ -394,7 +428,8 @@ GSO_API int gso_engine__path(const struct gso_engine *e, struct gso_path_info *i
  * monitor, run expired timers, send everything due (within slack_ns),
  * reap completions.  *next_ns (may be NULL) is when the engine has work
  * next (GSO_EVLOOP_FOREVER: only an event can give it work).  Returns 0,
- * -ENODEV (the device is gone; every flow has ended), or -EINVAL.
+ * -ENODEV (the device is gone; every flow has ended), -EINVAL, -EBADF,
+ * -EPERM (another thread runs the engine).
  */
 GSO_API int gso_engine__poll(struct gso_engine *e, uint64_t *next_ns);
 
@@ -403,7 +438,8 @@ GSO_API int gso_engine__poll(struct gso_engine *e, uint64_t *next_ns);
  * gso_engine__stop()), sleeping whenever nothing is due: a quiet engine
  * uses no CPU, and it spins only for waits shorter than the event loop's
  * spin threshold.  Never blocks past until_ns.  Returns 0 (until_ns
- * reached, or stopped), -ENODEV, -EINVAL (also with opts.clock set).
+ * reached, or stopped), -ENODEV, -EINVAL (also with opts.clock set),
+ * -EBADF, -EPERM (another thread runs the engine).
  */
 GSO_API int gso_engine__run(struct gso_engine *e, uint64_t until_ns);
 
@@ -414,31 +450,32 @@ GSO_API int gso_engine__run(struct gso_engine *e, uint64_t until_ns);
  * frames may still be in the device's ring), or until `until_ns`.
  * Stream flows are not waited for (their end is GSO_EV_STREAM_CLOSED).
  * Returns 0 (drained), -ETIMEDOUT, -ENODEV, -EINVAL (also with opts.clock
- * set).
+ * set), -EBADF, -EPERM (another thread runs the engine).
  */
 GSO_API int gso_engine__drain(struct gso_engine *e, uint64_t until_ns);
 
 /*
  * Run on a thread of the engine's own (pinned to CPU `cpu` when >= 0)
  * until gso_engine__stop().  From then on see "Threads" above.  Returns
- * 0, -EINVAL (opts.clock set), -EALREADY (running), or pthread's errno.
+ * 0, -EINVAL (opts.clock set), -EALREADY (running), -EBADF, -EPERM
+ * (another thread runs the engine), or pthread's errno.
  */
 GSO_API int gso_engine__start(struct gso_engine *e, int cpu);
 
 /*
  * Ask gso_engine__run() (or the engine's thread) to return, and join the
  * thread if there is one (unless called on it).  Any thread.  Returns 0,
- * -EINVAL.
+ * -EINVAL, -EBADF.
  */
 GSO_API int gso_engine__stop(struct gso_engine *e);
 
-/* Deliver GSO_EV_WAKE on the engine's thread soon.  Any thread.  0 or -EINVAL. */
+/* Deliver GSO_EV_WAKE on the engine's thread soon.  Any thread.  0, -EINVAL, -EBADF. */
 GSO_API int gso_engine__wake(struct gso_engine *e);
 
 /*
  * Tell the engine the interface's state (with GSO_ENGINE_F_NO_LINK_MONITOR,
  * or a caller that learns of it first): `up` true = it carries frames
- * (kick again, send); false = hold everything.  0 or -EINVAL.
+ * (kick again, send); false = hold everything.  0, -EINVAL, -EBADF, -EPERM.
  */
 GSO_API int gso_engine__link_changed(struct gso_engine *e, bool up);
 
@@ -475,10 +512,13 @@ struct gso_engine_stats {
 };
 #define gso_engine_stats__last_field rx_csum_partial
 
-/* Fill `st` up to st->sz.  0 or -EINVAL (NULL, sz too small). */
+/* Fill `st` up to st->sz.  0, -EINVAL (NULL, sz too small), -EBADF, -EPERM. */
 GSO_API int gso_engine__stats(const struct gso_engine *e, struct gso_engine_stats *st);
 
-/* The statistics of the engine's event loop (wake-up lateness, sleeps, spins): gso_evloop__stats(). */
+/*
+ * The statistics of the engine's event loop (wake-up lateness, sleeps,
+ * spins): gso_evloop__stats()'s returns, and -EBADF, -EPERM.
+ */
 GSO_API int gso_engine__evloop_stats(const struct gso_engine *e, struct gso_evloop_stats *st);
 
 /* ===================================================================== */
@@ -505,7 +545,8 @@ struct gso_dgram_opts {
 
 /*
  * Open a datagram flow.  Returns 0 and *out, or -EINVAL (NULL, not a UDP
- * template, bad option), -ENOSPC (max_flows open), -ENODEV.
+ * template, bad option), -ENOSPC (max_flows open), -ENODEV, -ENOMEM,
+ * -EBADF (a destroyed engine), -EPERM (another thread runs the engine).
  */
 GSO_API int gso_dgram__open(struct gso_dgram **out, struct gso_engine *e,
 			    const struct gso_dgram_opts *o);
@@ -519,19 +560,21 @@ GSO_API int gso_dgram__open(struct gso_dgram **out, struct gso_engine *e,
  *
  * Returns 0, or -EINVAL (NULL with len > 0, gso_size 0 or > 65535),
  * -EMSGSIZE (see the header comment; gso_dgram__info says the limits),
- * -EAGAIN (the flow's queue or the engine's is full), -ESHUTDOWN (closed),
- * -ENODEV.  Nothing is queued on error.
+ * -EAGAIN (the flow's queue or the engine's is full), -ENODEV, -EBADF (the
+ * flow was closed, or its engine destroyed), -EPERM (another thread runs
+ * the engine).  Nothing is queued on error.
  */
 GSO_API int gso_dgram__send(struct gso_dgram *d, const void *payload, uint32_t len,
 			    uint32_t gso_size, uint64_t cookie);
 
-/* Set the pacing rate (0 = unpaced), for super-segments stamped from now on.  0 or -EINVAL. */
+/* Set the pacing rate (0 = unpaced), for super-segments stamped from now on.  0, -EINVAL, -EBADF, -EPERM. */
 GSO_API int gso_dgram__set_rate(struct gso_dgram *d, uint64_t rate);
 
 /*
  * Close the flow: every super-segment still queued gets
  * GSO_EV_DGRAM_DROPPED (-ECANCELED) now, during this call, and the flow
- * is freed (its pointer is invalid afterwards).  0 or -EINVAL.
+ * is freed: its handle is stale afterwards, and every call with it (a
+ * second close too) returns -EBADF.  0, -EINVAL, -EBADF, -EPERM.
  */
 GSO_API int gso_dgram__close(struct gso_dgram *d);
 
@@ -551,7 +594,7 @@ struct gso_dgram_info {
 };
 #define gso_dgram_info__last_field dropped
 
-/* Fill `info` up to info->sz.  0 or -EINVAL. */
+/* Fill `info` up to info->sz.  0, -EINVAL, -EBADF, -EPERM. */
 GSO_API int gso_dgram__info(const struct gso_dgram *d, struct gso_dgram_info *info);
 
 /* ===================================================================== */
@@ -594,7 +637,8 @@ struct gso_stream_opts {
  * Stream flows only send: data the peer sends is not accepted (never
  * acknowledged).  Returns 0 and *out, or -EINVAL (NULL, bad option, a
  * route of another interface), -ENOSPC, -EEXIST (a stream with this
- * 4-tuple is open), -ENODEV, or the steering program's errno.
+ * 4-tuple is open), -ENODEV, -ENOMEM, -EBADF (a destroyed engine), -EPERM
+ * (another thread runs the engine), or the steering program's errno.
  */
 GSO_API int gso_stream__connect(struct gso_stream **out, struct gso_engine *e,
 				const struct gso_stream_opts *o);
@@ -606,23 +650,29 @@ GSO_API int gso_stream__connect(struct gso_stream **out, struct gso_engine *e,
  * same room.  Returns 0, or -EAGAIN (not established yet, or notsent_lowat
  * reached: wait for GSO_EV_STREAM_WRITABLE), -ENOBUFS (no device memory:
  * wait for ACKs, also signalled with WRITABLE), -ESHUTDOWN, -ECONNRESET /
- * other -errno (the connection has ended), -EINVAL.
+ * other -errno (the connection has ended), -EINVAL, -EBADF (the stream
+ * was closed, or its engine destroyed), -EPERM (another thread runs the
+ * engine).
  */
 GSO_API int gso_stream__reserve(struct gso_stream *s, void **buf, uint32_t *len);
 
-/* Send `len` (<= what reserve gave) bytes written at the reserved room.  0, -EINVAL. */
+/*
+ * Send `len` (<= what reserve gave) bytes written at the reserved room.
+ * 0, -EINVAL, -EAGAIN, the connection's -errno (as reserve), -EBADF, -EPERM.
+ */
 GSO_API int gso_stream__commit(struct gso_stream *s, uint32_t len);
 
 /* Copy in up to `len` bytes.  Returns how many were taken (>= 1), or reserve's errors. */
 GSO_API int gso_stream__write(struct gso_stream *s, const void *data, uint32_t len);
 
-/* No more data: the FIN follows the last byte.  0, -EINVAL, -ENOTCONN (ended). */
+/* No more data: the FIN follows the last byte.  0, -EINVAL, -ENOTCONN (ended), -EBADF, -EPERM. */
 GSO_API int gso_stream__shutdown(struct gso_stream *s);
 
 /*
  * Free the flow.  A connection still open is abandoned: queued data is
- * dropped, and the peer gets a RST.  The pointer is invalid afterwards.
- * 0 or -EINVAL.
+ * dropped, and the peer gets a RST.  Its handle is stale afterwards, and
+ * every call with it (a second close too) returns -EBADF.  0, -EINVAL,
+ * -EBADF, -EPERM.
  */
 GSO_API int gso_stream__close(struct gso_stream *s);
 
@@ -685,7 +735,7 @@ struct gso_stream_info {
 };
 #define gso_stream_info__last_field burst_hist
 
-/* Fill `info` up to info->sz.  Works until gso_stream__close().  0 or -EINVAL. */
+/* Fill `info` up to info->sz.  Works until gso_stream__close().  0, -EINVAL, -EBADF, -EPERM. */
 GSO_API int gso_stream__info(const struct gso_stream *s, struct gso_stream_info *info);
 
 #ifdef __cplusplus

@@ -49,6 +49,13 @@
  * is freed (rings again, one per ordered pair of queues): no lock on the
  * per-frame path.  Hand-overs are counted per queue (gso_port_stats).
  *
+ * Handles.  struct gso_port * is a checked handle, as the engine's and
+ * the flows' are (<gso/engine.h>, "Handles"): after gso_port__destroy()
+ * every call with it fails with -EBADF (NULL and errno EBADF where a
+ * pointer is returned, 0 from gso_port__queues) and touches nothing, and
+ * gso_port__destroy() again does nothing.  The engines' handles die with
+ * the port.
+ *
  * Conventions as in <gso/engine.h>: 0 or a negative errno, a failed call
  * changes nothing and leaves nothing open, options start with `size_t sz`
  * (GSO_OPTS()), 0 means "default", the library never prints.
@@ -155,21 +162,22 @@ struct gso_port_opts {
  */
 GSO_API int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opts *opts);
 
-/* Queues (engines) of the port; 0 for NULL. */
+/* Queues (engines) of the port; 0 for NULL and a destroyed port's handle. */
 GSO_API uint32_t gso_port__queues(const struct gso_port *p);
 
 /*
  * Engine `q` (for calls on its worker, or before start), NULL when q is
- * out of range (errno ENXIO) or p is NULL (EINVAL).
+ * out of range (errno ENXIO), p is NULL (EINVAL) or a destroyed port's
+ * handle (EBADF).
  */
 GSO_API struct gso_engine *gso_port__engine(const struct gso_port *p, uint32_t q);
 
-/* The steering program the engines use (the port's own or opts.steer). */
+/* The steering program the engines use (the port's own or opts.steer); NULL for NULL and a destroyed port. */
 GSO_API struct gso_steer *gso_port__steer(const struct gso_port *p);
 
 /*
  * Start worker q on engine q for every q (gso_engine__start with cpus[q]).
- * Calls queued before are run then.  Returns 0, -EINVAL, -EALREADY
+ * Calls queued before are run then.  Returns 0, -EINVAL, -EBADF, -EALREADY
  * (started), or pthread's errno (the workers started are stopped again).
  */
 GSO_API int gso_port__start(struct gso_port *p);
@@ -177,7 +185,7 @@ GSO_API int gso_port__start(struct gso_port *p);
 /*
  * Stop every worker and join it.  Each returns within one pass of its
  * loop (it is woken; no pass blocks).  Flows stay as they are, calls still
- * queued stay queued.  0 or -EINVAL; a no-op when not started.
+ * queued stay queued.  0, -EINVAL or -EBADF; a no-op when not started.
  */
 GSO_API int gso_port__stop(struct gso_port *p);
 
@@ -188,7 +196,7 @@ GSO_API int gso_port__stop(struct gso_port *p);
  * running and are asked (through their rings) until all say drained;
  * not started: each engine is drained in turn on the caller's thread.
  * Returns 0, -ETIMEDOUT, -ENODEV (an engine's interface is gone),
- * -EINVAL.
+ * -EINVAL, -EBADF.
  */
 GSO_API int gso_port__drain(struct gso_port *p, uint64_t until_ns);
 
@@ -196,8 +204,8 @@ GSO_API int gso_port__drain(struct gso_port *p, uint64_t until_ns);
  * Run fn(engine q, arg) on worker q, after every call queued before it
  * on q.  Lock-free; see "Hand-off" above for the one-producer rule.
  * Returns 0, -EAGAIN (the ring of q is full: retry after some ran),
- * -ENXIO (q >= queues), -EINVAL (NULL p or fn), -ESHUTDOWN (the port is
- * being destroyed).  Calls are run only by a started worker; those still
+ * -ENXIO (q >= queues), -EINVAL (NULL p or fn), -EBADF (a destroyed
+ * port), -ESHUTDOWN (the port is being destroyed).  Calls are run only by a started worker; those still
  * queued at gso_port__destroy() are discarded, never run.
  */
 GSO_API int gso_port__call(struct gso_port *p, uint32_t q, gso_port_call_fn fn, void *arg);
@@ -206,7 +214,8 @@ GSO_API int gso_port__call(struct gso_port *p, uint32_t q, gso_port_call_fn fn, 
  * The queue for flow `f` (the flow as the peer's frames carry it, e.g.
  * gso_flow__reply_of() of the template): gso_flow__rss_hash(f) % N.
  * The same on every run and every host.  Returns the queue, or -EINVAL
- * (NULL, f->sz bad as for gso_steer__flow_add, an unknown l3).
+ * (NULL, f->sz bad as for gso_steer__flow_add, an unknown l3), -EBADF (a
+ * destroyed port).
  */
 GSO_API int gso_port__queue_of(const struct gso_port *p, const struct gso_flow *f);
 
@@ -224,7 +233,7 @@ GSO_API uint32_t gso_flow__rss_hash(const struct gso_flow *f);
  * Close every engine (gso_engine__close: every flow ends, every buffer is
  * reclaimed, the devices are closed) after stopping the workers, so that
  * gso_port__stats shows the chunk accounting balanced.  The port does
- * nothing afterwards but be destroyed.  0 or -EINVAL.
+ * nothing afterwards but be destroyed.  0, -EINVAL, -EBADF.
  */
 GSO_API int gso_port__close(struct gso_port *p);
 
@@ -233,7 +242,8 @@ GSO_API int gso_port__close(struct gso_port *p);
  * gso_engine__destroy says, on the caller's thread, with events
  * delivered to the port's callback), the port's own steering program
  * and the rings.  Calls still queued are discarded.  When it returns no
- * thread of the port is left.  NULL is a no-op.
+ * thread of the port is left.  NULL and a destroyed port's handle are a
+ * no-op.
  */
 GSO_API void gso_port__destroy(struct gso_port *p);
 
@@ -269,7 +279,8 @@ struct gso_port_stats {
 /*
  * Statistics of queue `q`, or with GSO_PORT_ALL the sum over all queues.
  * Any thread (the port's own counters are atomic).  Returns 0, -EINVAL
- * (NULL, sz too small), -ENXIO (q out of range).
+ * (NULL, sz too small), -EBADF (a destroyed port), -ENXIO (q out of
+ * range).
  */
 GSO_API int gso_port__stats(const struct gso_port *p, uint32_t q, struct gso_port_stats *st);
 
