@@ -320,8 +320,9 @@ GSO_API int gso_flowq__timeout(struct gso_flowq *q);
  * The delivery-rate sample of the last gso_flowq__ack() (see the top of
  * this file and struct gso_rate_sample); delivered and interval_ns are 0
  * when the ACK gave none (it delivered nothing newly, it was old, or the
- * interval was shorter than the min RTT).  Fills `rs` up to rs->sz and
- * sets rs->sz to what it wrote.  Returns 0, or -EINVAL (NULL, sz too small).
+ * interval was shorter than the min RTT).  Fills `rs` up to rs->sz (0:
+ * whole) and sets rs->sz to what it wrote.  Returns 0, or -EINVAL (NULL,
+ * sz 1..sizeof(size_t)).
  */
 GSO_API int gso_flowq__rate_sample(const struct gso_flowq *q, struct gso_rate_sample *rs);
 
