@@ -1019,12 +1019,17 @@ int gso_engine__open(struct gso_engine **out, int ifindex, uint32_t queue_id, co
 		     const struct gso_engine_opts *opts)
 {
 	GSO_OPTS(gso_xsk_opts, xo, .rx_size = DEF_RX_SIZE, .rx_chunks = DEF_RX_CHUNKS);
+	struct gso_engine chk;
 	struct link_info li;
 	struct gso_dev *dev;
 	int err;
 
-	if (!out || ifindex <= 0)
+	if (!out || ifindex <= 0 || (xsk && !GSO_OPTS_VALID(gso_xsk_opts, xsk)))
 		return -EINVAL;
+	/* Bad options are -EINVAL at once, not after a bind that waits for a busy queue. */
+	err = read_opts(&chk, opts);
+	if (err)
+		return err;
 	memset(&li, 0, sizeof(li));
 	err = gsoi_link_rtnl(ifindex, &li);
 	if (err)
@@ -1033,8 +1038,6 @@ int gso_engine__open(struct gso_engine **out, int ifindex, uint32_t queue_id, co
 	if ((li.rx_queues && queue_id >= li.rx_queues) || (li.tx_queues && queue_id >= li.tx_queues))
 		return -ENXIO;
 	if (xsk) {
-		if (!GSO_OPTS_VALID(gso_xsk_opts, xsk))
-			return -EINVAL;
 		memset(&xo, 0, sizeof(xo));
 		memcpy(&xo, xsk, xsk->sz < sizeof(xo) ? xsk->sz : sizeof(xo));
 		xo.sz = sizeof(xo);
