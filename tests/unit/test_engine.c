@@ -663,3 +663,92 @@ Test(engine, own_thread_wake_stop)
 	cr_assert_eq(atomic_load(&wakes), n);
 	gso_engine__destroy(e);
 }
+
+/* A datagram flow's first super-segments already depart on the paced grid, none back to back. */
+Test(engine, dgram_first_supers_paced)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 4, 64);
+	uint64_t rate = 1000000, t0 = vnow;
+	uint32_t len = 1000, mss = 1000, wire = len + 42;
+	uint64_t want = (uint64_t)wire * SEC / rate;
+	struct gso_dgram *d = dgram(e, 9, rate, 64);
+
+	for (int i = 0; i < 20; i++)
+		cr_assert_eq(gso_dgram__send(d, payload, len, mss, (uint64_t)i), 0);
+	run_until(e, t0 + SEC);
+	cr_assert_eq(f->nrec, 20);
+	cr_expect_eq(f->rec[0].t, t0, "the first leaves at once");
+	for (unsigned k = 1; k < f->nrec; k++) {
+		uint64_t gap = f->rec[k].t - f->rec[k - 1].t;
+
+		/* The slack lets a burst leave up to 50 us early, never more. */
+		cr_expect_geq(gap + 50000, want, "super-segment %u: gap %lu, want %lu", k, gap, want);
+		cr_expect_leq(gap, want + 50000, "super-segment %u: gap %lu, want %lu", k, gap, want);
+	}
+	gso_engine__destroy(e);
+}
+
+/*
+ * A backlogged datagram flow whose engine is polled late (a loaded
+ * machine: every poll 2 gaps late) falls behind its rate: one
+ * GSO_EV_FLOW_BEHIND (-ETIME) and one episode in the counters, however
+ * many bursts it lasts; polled on time again it catches up: one event
+ * with err 0.
+ */
+Test(engine, dgram_behind_raised_once_and_cleared)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 4, 64);
+	uint64_t rate = 1000000;
+	uint32_t len = 4000, mss = 1000, wire = len + 4 * 42;
+	uint64_t gap = (uint64_t)wire * SEC / rate; /* ~4.2 ms, more than catchup_ns (1 ms) */
+	struct gso_dgram *d = dgram(e, 11, rate, 64);
+	struct gso_dgram_info info = { 0 };
+	struct gso_engine_stats st = { 0 };
+	unsigned sent = 0, k;
+
+	for (int phase = 0; phase < 3; phase++) {
+		/* 0: on time, 1: every poll late by two gaps, 2: on time again. */
+		uint64_t end = vnow + SEC;
+
+		while (vnow < end) {
+			uint64_t next;
+
+			while (gso_dgram__send(d, payload, len, mss, sent) == 0)
+				sent++;
+			cr_assert_eq(gso_engine__poll(e, &next), 0);
+			if (next == GSO_EVLOOP_FOREVER)
+				next = vnow + gap;
+			vnow = (next > vnow ? next : vnow + 1000) + (phase == 1 ? 2 * gap : 0);
+		}
+		if (phase == 0) {
+			cr_expect_eq(count_events(GSO_EV_FLOW_BEHIND, 0), 0, "on time: never behind");
+			cr_assert_eq(gso_dgram__info(d, &info), 0);
+			cr_expect_eq(info.lost_ns, 0);
+		}
+		if (phase == 1) {
+			cr_assert_eq(gso_dgram__info(d, &info), 0);
+			cr_expect_eq(info.sz, sizeof(info), "sz 0: filled whole");
+			cr_expect_eq(info.behind, 1);
+			cr_expect_eq(info.behind_events, 1, "once per episode");
+			cr_expect_gt(info.lost_ns, SEC / 2);
+		}
+	}
+	cr_assert_eq(count_events(GSO_EV_FLOW_BEHIND, 11), 2, "behind once, caught up once");
+	for (k = 0; k < evs->n && evs->ev[k].type != GSO_EV_FLOW_BEHIND; k++)
+		;
+	cr_expect_eq(evs->ev[k].err, -ETIME);
+	cr_expect_eq(evs->ev[k].dgram, d);
+	cr_expect_eq((uintptr_t)evs->ev[k].flow_ctx, 11);
+	for (k++; k < evs->n && evs->ev[k].type != GSO_EV_FLOW_BEHIND; k++)
+		;
+	cr_expect_eq(evs->ev[k].err, 0, "caught up");
+	cr_assert_eq(gso_dgram__info(d, &info), 0);
+	cr_expect_eq(info.behind, 0);
+	cr_expect_eq(info.behind_events, 1);
+	cr_assert_eq(gso_engine__stats(e, &st), 0);
+	cr_expect_eq(st.behind_events, 1);
+	cr_expect_eq(st.lost_ns, info.lost_ns);
+	gso_engine__destroy(e);
+}

@@ -140,12 +140,58 @@ int gsoi_engine_arm(struct gso_engine *e, struct eflow *f, uint64_t rate, uint32
 		t = f->grid_ns > floor ? f->grid_ns : floor;
 		if (t > now)
 			t = now;
+		if (f->grid_ns < floor) {
+			/* The grid moves: time the flow will never make good (its debt). */
+			f->win_lost += floor - f->grid_ns;
+			f->lost_ns += floor - f->grid_ns;
+			e->st.lost_ns += floor - f->grid_ns;
+		}
 	}
 	gso_sched__flow_set_rate(e->sched, f->sched_id, rate ? rate : GSO_RATE_UNPACED);
 	err = gso_sched__enqueue(e->sched, t, &b);
 	if (!err)
 		f->armed = true;
 	return err;
+}
+
+/*
+ * At each super-segment a flow sends: close its debt window once it is at
+ * least GSO_ENGINE_BEHIND_WIN_NS long, and start or end a behind episode
+ * (engine.h, GSO_EV_FLOW_BEHIND).  A few adds and compares per burst.
+ */
+static void behind_check(struct gso_engine *e, struct eflow *f, uint64_t now)
+{
+	uint64_t el;
+	int err;
+
+	if (!f->win_start) {
+		f->win_start = now;
+		return;
+	}
+	el = now - f->win_start;
+	if (el < GSO_ENGINE_BEHIND_WIN_NS)
+		return;
+	if (!f->behind && f->win_lost > el / GSO_ENGINE_BEHIND_RAISE) {
+		f->behind = true;
+		f->behind_events++;
+		e->st.behind_events++;
+		err = -ETIME;
+	} else if (f->behind && f->win_lost <= el / GSO_ENGINE_BEHIND_CLEAR) {
+		f->behind = false;
+		err = 0;
+	} else {
+		err = 1;
+	}
+	f->win_start = now;
+	f->win_lost = 0;
+	if (err <= 0) {
+		bool dg = f->ops == &gsoi_engine_dgram_ops;
+
+		gsoi_engine_emit(e, &(struct gso_engine_event){ .type = GSO_EV_FLOW_BEHIND, .err = err,
+							       .flow_ctx = f->ctx,
+							       .dgram = dg ? (struct gso_dgram *)f : NULL,
+							       .stream = dg ? NULL : (struct gso_stream *)f });
+	}
 }
 
 void gsoi_engine_timer_set(struct gso_engine *e, uint32_t slot, uint64_t deadline)
@@ -530,6 +576,7 @@ static void engine_tx(struct gso_engine *e, uint64_t now)
 			q->f->armed = false;
 			q->f->grid_ns = q->b.departure_ns;
 			e->st.supers++;
+			behind_check(e, q->f, now);
 			q->f->ops->sent(q->f, &q->b, &e->txq[j], now);
 		}
 		if (taken == m)

@@ -35,6 +35,27 @@
  * lower the long-run rate: a flow that is late catches up, by at most
  * catchup_ns worth of its rate (then its grid moves).  A burst due within
  * slack_ns leaves now, with its own stamp (sch_fq's timer slack).
+ * A datagram flow is paced from its first super-segment: the first leaves
+ * at once, each next one wire bytes / rate after the one before (no
+ * unpaced initial window).  A stream flow leaves its first 10 segments
+ * unpaced, as Linux does (its initial window), then follows its pacing
+ * rate.
+ *
+ * Pacing debt.  The time a flow's grid moves (it was more than
+ * catchup_ns late, on a loaded machine or a slow device) is lost for
+ * good: the flow runs below its rate.  The engine counts it per flow
+ * (gso_dgram_info.lost_ns) and in all (gso_engine_stats.lost_ns), and
+ * looks at it per window of the flow's own sends, each at least
+ * GSO_ENGINE_BEHIND_WIN_NS long: a flow whose window lost more than
+ * 1/GSO_ENGINE_BEHIND_RAISE of its length (it ran below about 7/8 of its
+ * rate while it had data queued) falls behind: GSO_EV_FLOW_BEHIND with
+ * err -ETIME, once per episode, and behind_events counts it.  A window
+ * that lost at most 1/GSO_ENGINE_BEHIND_CLEAR of its length ends the
+ * episode: GSO_EV_FLOW_BEHIND with err 0.  Windows close only when the
+ * flow sends, so a flow that stops sending stays behind until it sends
+ * again.  Stream flows are stamped when they send (their rate is the
+ * congestion control's, not a grid), lose nothing by this measure and
+ * never raise the event; their lateness shows in late_ns_max.
  *
  * Threads.  An engine is used by one thread at a time: the caller's own
  * loop (gso_engine__run / gso_engine__poll), or the thread that
@@ -109,6 +130,12 @@ enum gso_ev_type {
 	GSO_EV_WAKE,
 	/* The interface went away: every flow has ended (err -ENODEV). */
 	GSO_EV_DEV_GONE,
+	/*
+	 * A paced flow fell behind its rate (err -ETIME), or caught up again
+	 * (err 0): see "Pacing debt" above.  Once per episode each way.
+	 * `dgram` (or `stream`) and `flow_ctx` name the flow.
+	 */
+	GSO_EV_FLOW_BEHIND,
 };
 
 struct gso_engine_event {
@@ -146,6 +173,9 @@ typedef uint64_t (*gso_engine_clock_fn)(void *ctx);
 #define GSO_ENGINE_DEF_QUANTUM (65536u + 4096u) /* one largest super-segment with its headers */
 #define GSO_ENGINE_MAX_WAIT_NS 10000000000ull /* slack / catch-up bounds: 10 s */
 #define GSO_ENGINE_LINK_RETRY_NS 100000000ull /* while down, kick again this often */
+#define GSO_ENGINE_BEHIND_WIN_NS 100000000ull /* pacing debt: windows of at least 100 ms */
+#define GSO_ENGINE_BEHIND_RAISE 8u   /* behind: a window lost more than 1/8 of its length */
+#define GSO_ENGINE_BEHIND_CLEAR 32u  /* caught up: a window lost at most 1/32 of its length */
 
 /* No rtnetlink monitor: link changes come only from gso_engine__link_changed(). */
 #define GSO_ENGINE_F_NO_LINK_MONITOR (1u << 0)
@@ -336,11 +366,14 @@ struct gso_engine_stats {
 	 * (CHECKSUM_PARTIAL).  Anything else wrong is rx_bad_csum.
 	 */
 	uint64_t rx_csum_partial;
+	/* Pacing debt ("Pacing" above): behind episodes of all flows, and the schedule time they lost. */
+	uint64_t behind_events;
+	uint64_t lost_ns;
 	size_t :0;
 };
-#define gso_engine_stats__last_field rx_csum_partial
+#define gso_engine_stats__last_field lost_ns
 
-/* Fill `st` up to st->sz.  0 or -EINVAL (NULL, sz too small). */
+/* Fill `st` up to st->sz (0: whole).  0 or -EINVAL (NULL, sz 1..sizeof(size_t)). */
 GSO_API int gso_engine__stats(const struct gso_engine *e, struct gso_engine_stats *st);
 
 /* The statistics of the engine's event loop (wake-up lateness, sleeps, spins): gso_evloop__stats(). */
@@ -412,11 +445,15 @@ struct gso_dgram_info {
 	uint64_t sent_frames; /* datagrams in them */
 	uint64_t sent_bytes;  /* their payload bytes */
 	uint64_t dropped;     /* super-segments dropped */
+	/* Pacing debt ("Pacing" above): */
+	uint32_t behind;      /* 1 while the flow is behind its rate */
+	uint64_t behind_events; /* episodes it fell behind */
+	uint64_t lost_ns;     /* schedule time it lost (more than catchup_ns late) */
 	size_t :0;
 };
-#define gso_dgram_info__last_field dropped
+#define gso_dgram_info__last_field lost_ns
 
-/* Fill `info` up to info->sz.  0 or -EINVAL. */
+/* Fill `info` up to info->sz (0: whole).  0 or -EINVAL. */
 GSO_API int gso_dgram__info(const struct gso_dgram *d, struct gso_dgram_info *info);
 
 /* ===================================================================== */
