@@ -752,3 +752,37 @@ Test(engine, dgram_behind_raised_once_and_cleared)
 	cr_expect_eq(st.lost_ns, info.lost_ns);
 	gso_engine__destroy(e);
 }
+
+/* A stream's mss cap below the smallest segment it can send is -EINVAL at connect, not a failure later. */
+Test(engine, stream_mss_minimum)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 8, 64);
+	struct gso_route rt = { .sz = sizeof(rt), .l3 = GSO_L3_IPV4, .mtu = 1500 };
+	struct gso_stream *s = NULL;
+	uint16_t port = 5000;
+
+	memcpy(rt.src, "\x0a\0\0\1", 4);
+	memcpy(rt.dst, "\x0a\0\0\2", 4);
+	memcpy(rt.nexthop, rt.dst, 4);
+	memcpy(rt.src_mac, "\x02\0\0\0\0\1", 6);
+	memcpy(rt.dst_mac, "\x02\0\0\0\0\2", 6);
+	for (uint32_t mss = 1; mss <= 80; mss++) {
+		for (int nots = 0; nots < 2; nots++) {
+			uint32_t min = GSO_STREAM_MIN_MSS + (nots ? 0 : GSO_STREAM_TS_LEN);
+			GSO_OPTS(gso_stream_opts, o, .route = &rt, .sport = port++, .dport = 80, .mss = mss,
+				 .flags = nots ? GSO_STREAM_F_NO_TS : 0);
+			int err = gso_stream__connect(&s, e, &o);
+
+			if (mss < min) {
+				cr_expect_eq(err, -EINVAL, "mss %u%s", mss, nots ? " no ts" : "");
+			} else {
+				cr_expect_eq(err, 0, "mss %u%s", mss, nots ? " no ts" : "");
+				if (!err)
+					gso_stream__close(s);
+			}
+		}
+	}
+	cr_expect_eq(GSO_STREAM_MIN_MSS + GSO_STREAM_TS_LEN, 76u);
+	gso_engine__destroy(e);
+}

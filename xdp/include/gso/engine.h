@@ -467,6 +467,15 @@ GSO_API int gso_dgram__info(const struct gso_dgram *d, struct gso_dgram_info *in
 #define GSO_STREAM_F_KNOWN    0x7u
 
 #define GSO_STREAM_DEF_IDLE_NS 10000000000ull /* end the connection after 10 s without a word from the peer */
+/*
+ * The smallest segment payload a stream sends: Linux's floor (TCP_MIN_MSS
+ * 88) less 24 bytes of options.  Timestamps, when agreed, take
+ * GSO_STREAM_TS_LEN more from every segment, so the smallest opts.mss is
+ * GSO_STREAM_MIN_MSS + GSO_STREAM_TS_LEN (76), or GSO_STREAM_MIN_MSS (64)
+ * with GSO_STREAM_F_NO_TS.
+ */
+#define GSO_STREAM_MIN_MSS 64u
+#define GSO_STREAM_TS_LEN 12u
 
 struct gso_stream_opts {
 	size_t sz;
@@ -477,7 +486,9 @@ struct gso_stream_opts {
 	uint16_t dport;       /* the peer's port (required) */
 	uint32_t flags;       /* GSO_STREAM_F_* */
 	uint32_t cc_algo;     /* enum gso_cc_algo (GSO_CC_BBR: rate samples from the flow queue) */
-	uint32_t mss;         /* cap on the segment size (0: MTU, peer and device decide) */
+	uint32_t mss;         /* cap on the segment size, the MSS we announce (0: MTU, peer and
+			       * device decide); 0 or >= GSO_STREAM_MIN_MSS + GSO_STREAM_TS_LEN
+			       * (>= GSO_STREAM_MIN_MSS with GSO_STREAM_F_NO_TS) */
 	uint64_t max_rate;    /* pacing rate cap, wire bytes/s (0 = none) */
 	uint32_t pacing_shift, min_segs, win_divisor; /* gso_burst_opts (0 = Linux's defaults) */
 	uint32_t tx_flags;    /* GSO_TX_F_* on every super-segment */
@@ -494,9 +505,13 @@ struct gso_stream_opts {
  * says until the handshake completes or idle_ns passes).  The peer's
  * segments must reach one of the engine's receive devices (opts.steer).
  * Stream flows only send: data the peer sends is not accepted (never
- * acknowledged).  Returns 0 and *out, or -EINVAL (NULL, bad option, a
- * route of another interface), -ENOSPC, -EEXIST (a stream with this
- * 4-tuple is open), -ENODEV, or the steering program's errno.
+ * acknowledged).  Returns 0 and *out, or -EINVAL (NULL, bad option, mss
+ * below its minimum (see GSO_STREAM_MIN_MSS), a route of another
+ * interface), -ENOSPC, -EEXIST (a stream with this
+ * 4-tuple is open), -ENODEV, or the steering program's errno.  A segment
+ * size that the peer's MSS or the route's MTU makes smaller than the
+ * minimum ends the connection after the handshake (GSO_EV_STREAM_CLOSED,
+ * -EINVAL).
  */
 GSO_API int gso_stream__connect(struct gso_stream **out, struct gso_engine *e,
 				const struct gso_stream_opts *o);
