@@ -177,8 +177,9 @@ struct gso_burst {
  *
  * `in` is required and only read; `o` may be NULL (all defaults; so is an
  * `o` all zero, sz 0 included); `out` may be NULL, else it is filled up to
- * out->sz bytes (sz 0: whole) and out->sz is set to the bytes written.  Returns the segment count (>= 0; 0 when nothing may go now:
- * cwnd full, window closed, no data, or deferred), or
+ * out->sz bytes (sz 0: whole) and out->sz is set to the bytes written.
+ * Returns the segment count (>= 0; 0 when nothing may go now: cwnd full,
+ * window closed, no data, or deferred), or
  *   -EINVAL  in NULL; bad sz or non-zero unknown tail in `in` or `o`
  *            (sz 0 with a field set: `in` written `= {0}` and then filled
  *            without .sz, whose fields would be ignored);
