@@ -69,7 +69,7 @@ static inline bool gso_opts_tail_zero(const void *opts, size_t known, size_t sz)
  * library): the caller's sz is 0 (the whole struct, GSO_SZ0) or reaches
  * past the sz field itself.
  */
-#define GSO_OUT_VALID(p) ((p) && ((p)->sz > sizeof(size_t) || (p)->sz == 0))
+#define GSO_OUT_VALID(p) ((p) && (size_t)((p)->sz - 1) >= sizeof(size_t)) /* sz 0 wraps: one compare */
 
 /*
  * Write the result `full` (a local of the struct type, sz not yet set) to
@@ -82,7 +82,7 @@ static inline bool gso_opts_tail_zero(const void *opts, size_t known, size_t sz)
 	do {                                                                 \
 		if ((dst)->sz == 0 && GSO_SZ0(full) < sizeof(full))          \
 			(dst)->sz = GSO_SZ0(full);                           \
-		if ((dst)->sz >= sizeof(full) || (dst)->sz == 0) {           \
+		if ((size_t)((dst)->sz - 1) >= sizeof(full) - 1) {           \
 			(full).sz = sizeof(full);                            \
 			*(dst) = (full);                                     \
 		} else {                                                     \
