@@ -366,7 +366,7 @@ struct gso_engine_stats {
 	 * (CHECKSUM_PARTIAL).  Anything else wrong is rx_bad_csum.
 	 */
 	uint64_t rx_csum_partial;
-	/* Pacing debt ("Pacing" above): behind episodes of all flows, and the schedule time they lost. */
+	/* Pacing debt ("Pacing debt" at the top): behind episodes of all flows, and the schedule time they lost. */
 	uint64_t behind_events;
 	uint64_t lost_ns;
 	size_t :0;
@@ -445,7 +445,7 @@ struct gso_dgram_info {
 	uint64_t sent_frames; /* datagrams in them */
 	uint64_t sent_bytes;  /* their payload bytes */
 	uint64_t dropped;     /* super-segments dropped */
-	/* Pacing debt ("Pacing" above): */
+	/* Pacing debt ("Pacing debt" at the top): */
 	uint32_t behind;      /* 1 while the flow is behind its rate */
 	uint64_t behind_events; /* episodes it fell behind */
 	uint64_t lost_ns;     /* schedule time it lost (more than catchup_ns late) */
