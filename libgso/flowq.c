@@ -420,13 +420,12 @@ int gso_flowq__check_app_limited(struct gso_flowq *q, uint32_t cwnd_segs)
 
 int gso_flowq__rate_sample(const struct gso_flowq *q, struct gso_rate_sample *rs)
 {
-	size_t n;
+	struct gso_rate_sample full;
 
-	if (!q || !rs || rs->sz < sizeof(size_t))
+	if (!q || !GSO_OUT_VALID(rs))
 		return -EINVAL;
-	n = rs->sz < sizeof(q->rs) ? rs->sz : sizeof(q->rs);
-	memcpy((char *)rs + sizeof(size_t), (const char *)&q->rs + sizeof(size_t), n - sizeof(size_t));
-	rs->sz = n; /* what was written, as gso_flowq__info() */
+	full = q->rs;
+	GSO_OUT_PUT(rs, full);
 	return 0;
 }
 

@@ -7,19 +7,37 @@
 #include <gso/pacer.h>
 #include "opts_internal.h"
 
+/* gso_pacer.init_ of an initialised pacer: `= {0}` and stack garbage are not it. */
+#define PACER_INIT 0x70616365725f6f6bull
+
+static bool ready(const struct gso_pacer *p)
+{
+	return p && p->init_ == PACER_INIT;
+}
+
 int gso_pacer__init(struct gso_pacer *p, const struct gso_pacer_opts *o)
 {
 	uint32_t unpaced, flags;
+	size_t sz;
 
-	if (!p || p->sz < sizeof(*p) || !GSO_OPTS_VALID(gso_pacer_opts, o))
+	if (!p)
+		return -EINVAL;
+	sz = GSO_STATE_SZ(p);
+	if (!sz)
+		return -EINVAL; /* the caller's struct may end before init_: not written */
+	/* A failed init leaves no marker: a caller that ignores the error fails at the first stamp. */
+	p->init_ = 0;
+	if (!GSO_OPTS_VALID(gso_pacer_opts, o))
 		return -EINVAL;
 	unpaced = GSO_OPTS_GET(o, unpaced_segs, 0u);
 	flags = GSO_OPTS_GET(o, flags, 0u);
 	if (flags & ~GSO_PACER_F_PACE_ALL)
 		return -EINVAL;
 	memset(&p->next_ns_, 0, sizeof(*p) - offsetof(struct gso_pacer, next_ns_));
+	p->sz = sz;
 	p->unpaced_segs_ = unpaced ? unpaced : GSO_PACER_DEF_UNPACED_SEGS;
 	p->flags_ = flags;
+	p->init_ = PACER_INIT;
 	return 0;
 }
 
@@ -29,7 +47,7 @@ int gso_pacer__stamp(struct gso_pacer *p, uint64_t now_ns, uint64_t rate,
 	uint64_t dep, gap, credit, frac;
 	bool first;
 
-	if (!p || !departure_ns || !rate || !segs || !wire_bytes)
+	if (!ready(p) || !departure_ns || !rate || !segs || !wire_bytes)
 		return -EINVAL;
 
 	dep = p->next_ns_ > now_ns ? p->next_ns_ : now_ns;
@@ -70,7 +88,7 @@ int gso_pacer__refund(struct gso_pacer *p, uint64_t rate, uint32_t wire_bytes, u
 {
 	uint64_t gap;
 
-	if (!p || !rate)
+	if (!ready(p) || !rate)
 		return -EINVAL;
 	if (rate == GSO_RATE_UNPACED || !wire_bytes ||
 	    (!(p->flags_ & GSO_PACER_F_PACE_ALL) && p->segs_sent_ <= p->unpaced_segs_))
@@ -84,12 +102,12 @@ int gso_pacer__refund(struct gso_pacer *p, uint64_t rate, uint32_t wire_bytes, u
 
 uint64_t gso_pacer__next(const struct gso_pacer *p)
 {
-	return p ? p->next_ns_ : 0;
+	return ready(p) ? p->next_ns_ : UINT64_MAX;
 }
 
 void gso_pacer__reset(struct gso_pacer *p)
 {
-	if (!p)
+	if (!ready(p))
 		return;
 	p->next_ns_ = 0;
 	p->segs_sent_ = 0;

@@ -352,7 +352,7 @@ Test(route, bad_arguments)
 	cr_assert_eq(gso_route__lookup(GSO_L3_IPV4, a, 0, GSO_ROUTE_MAX_TIMEOUT_MS + 1, &r), -EINVAL);
 	cr_assert_eq(memcmp(&r, &before, sizeof(r)), 0);
 	struct gso_route small = r;
-	small.sz = 0;
+	small.sz = 4;
 	cr_assert_eq(gso_route__lookup(GSO_L3_IPV4, a, 0, 0, &small), -EINVAL);
 	small.sz = sizeof(size_t);
 	cr_assert_eq(gso_route__lookup(GSO_L3_IPV4, a, 0, 0, &small), -EINVAL);

@@ -80,7 +80,7 @@ Test(xsk_caps, veth_probe)
 	cr_assert_eq(gso_ifcaps__probe(-1, 0, &c), -EINVAL);
 	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifindex[0], 0, NULL), -EINVAL);
 	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifindex[0], 1u << 30, &c), -EINVAL);
-	c.sz = 0;
+	c.sz = 4;
 	cr_assert_eq(gso_ifcaps__probe(xt_g.tb.ifindex[0], 0, &c), -EINVAL);
 }
 

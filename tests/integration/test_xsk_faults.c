@@ -9,6 +9,8 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
+#include <gso/engine.h>
+
 #include "test_xsk_util.h"
 
 TestSuite(xsk_faults, .fini = xt_fini, .timeout = 60);
@@ -385,4 +387,54 @@ Test(xsk_faults, rebind_same_queue_at_once)
 	GSO_OPTS(gso_xsk_opts, o2, .mode = GSO_XSK_MODE_COPY, .bind_wait_ms = 50);
 	cr_assert_eq(gso_xsk__create(&d2, xt_g.tb.ifindex[0], &o2), -EBUSY);
 	cr_assert_null(d2);
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/*
+ * Options written `= {0}` and then filled without sz, on a queue another
+ * socket holds: -EINVAL at once, before any bind (not -EBUSY after the
+ * 2 s bind retry); all-zero ones are the defaults.
+ */
+Test(xsk_faults, sz0_options_on_taken_queue_einval_at_once)
+{
+	struct gso_xsk_opts xo = { 0 };
+	struct gso_engine_opts eo = { 0 };
+	struct gso_engine *e = NULL;
+	struct gso_dev *d = NULL;
+	struct timespec t0;
+	int err;
+
+	GSO_OPTS(gso_xsk_opts, o);
+	setup_udp(&o); /* queue 0 is now taken */
+	xo.mode = GSO_XSK_MODE_COPY;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = gso_xsk__create(&d, xt_g.tb.ifindex[0], &xo);
+	cr_expect_eq(err, -EINVAL, "xsk opts sz 0 with a field set: %s", strerror(-err));
+	cr_expect_lt(ms_since(&t0), 200.0, "no bind wait");
+	cr_expect_null(d);
+
+	eo.max_flows = 16;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = gso_engine__open(&e, xt_g.tb.ifindex[0], 0, NULL, &eo);
+	cr_expect_eq(err, -EINVAL, "engine opts sz 0 with a field set: %s", strerror(-err));
+	cr_expect_lt(ms_since(&t0), 200.0, "no bind wait");
+	cr_expect_null(e);
+
+	GSO_OPTS(gso_engine_opts, big, .batch = GSO_ENGINE_MAX_BATCH + 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cr_expect_eq(gso_engine__open(&e, xt_g.tb.ifindex[0], 0, NULL, &big), -EINVAL);
+	cr_expect_lt(ms_since(&t0), 200.0, "no bind wait");
+
+	/* All zero: the defaults, so the taken queue answers (after the short wait asked for). */
+	struct gso_xsk_opts zero = { 0 };
+	err = gso_xsk__create(&d, xt_g.tb.ifindex[0], &zero);
+	cr_expect_eq(err, -EBUSY, "all-zero xsk opts are the defaults: %s", strerror(-err));
+	check_all_free_after_close();
 }

@@ -944,3 +944,126 @@ Test(engine_misuse, churn_keeps_memory_flat)
 	cr_assert_leq(mallinfo2().uordblks, before + 4096, "engines: the heap grew by %zu bytes",
 		      mallinfo2().uordblks - before);
 }
+
+/* A datagram flow's first super-segments already depart on the paced grid, none back to back. */
+Test(engine, dgram_first_supers_paced)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 4, 64);
+	uint64_t rate = 1000000, t0 = vnow;
+	uint32_t len = 1000, mss = 1000, wire = len + 42;
+	uint64_t want = (uint64_t)wire * SEC / rate;
+	struct gso_dgram *d = dgram(e, 9, rate, 64);
+
+	for (int i = 0; i < 20; i++)
+		cr_assert_eq(gso_dgram__send(d, payload, len, mss, (uint64_t)i), 0);
+	run_until(e, t0 + SEC);
+	cr_assert_eq(f->nrec, 20);
+	cr_expect_eq(f->rec[0].t, t0, "the first leaves at once");
+	for (unsigned k = 1; k < f->nrec; k++) {
+		uint64_t gap = f->rec[k].t - f->rec[k - 1].t;
+
+		/* The slack lets a burst leave up to 50 us early, never more. */
+		cr_expect_geq(gap + 50000, want, "super-segment %u: gap %lu, want %lu", k, gap, want);
+		cr_expect_leq(gap, want + 50000, "super-segment %u: gap %lu, want %lu", k, gap, want);
+	}
+	gso_engine__destroy(e);
+}
+
+/*
+ * A backlogged datagram flow whose engine is polled late (a loaded
+ * machine: every poll 2 gaps late) falls behind its rate: one
+ * GSO_EV_FLOW_BEHIND (-ETIME) and one episode in the counters, however
+ * many bursts it lasts; polled on time again it catches up: one event
+ * with err 0.
+ */
+Test(engine, dgram_behind_raised_once_and_cleared)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 4, 64);
+	uint64_t rate = 1000000;
+	uint32_t len = 4000, mss = 1000, wire = len + 4 * 42;
+	uint64_t gap = (uint64_t)wire * SEC / rate; /* ~4.2 ms, more than catchup_ns (1 ms) */
+	struct gso_dgram *d = dgram(e, 11, rate, 64);
+	struct gso_dgram_info info = { 0 };
+	struct gso_engine_stats st = { 0 };
+	unsigned sent = 0, k;
+
+	for (int phase = 0; phase < 3; phase++) {
+		/* 0: on time, 1: every poll late by two gaps, 2: on time again. */
+		uint64_t end = vnow + SEC;
+
+		while (vnow < end) {
+			uint64_t next;
+
+			while (gso_dgram__send(d, payload, len, mss, sent) == 0)
+				sent++;
+			cr_assert_eq(gso_engine__poll(e, &next), 0);
+			if (next == GSO_EVLOOP_FOREVER)
+				next = vnow + gap;
+			vnow = (next > vnow ? next : vnow + 1000) + (phase == 1 ? 2 * gap : 0);
+		}
+		if (phase == 0) {
+			cr_expect_eq(count_events(GSO_EV_FLOW_BEHIND, 0), 0, "on time: never behind");
+			cr_assert_eq(gso_dgram__info(d, &info), 0);
+			cr_expect_eq(info.lost_ns, 0);
+		}
+		if (phase == 1) {
+			cr_assert_eq(gso_dgram__info(d, &info), 0);
+			cr_expect_eq(info.sz, sizeof(info), "sz 0: filled whole");
+			cr_expect_eq(info.behind, 1);
+			cr_expect_eq(info.behind_events, 1, "once per episode");
+			cr_expect_gt(info.lost_ns, SEC / 2);
+		}
+	}
+	cr_assert_eq(count_events(GSO_EV_FLOW_BEHIND, 11), 2, "behind once, caught up once");
+	for (k = 0; k < evs->n && evs->ev[k].type != GSO_EV_FLOW_BEHIND; k++)
+		;
+	cr_expect_eq(evs->ev[k].err, -ETIME);
+	cr_expect_eq(evs->ev[k].dgram, d);
+	cr_expect_eq((uintptr_t)evs->ev[k].flow_ctx, 11);
+	for (k++; k < evs->n && evs->ev[k].type != GSO_EV_FLOW_BEHIND; k++)
+		;
+	cr_expect_eq(evs->ev[k].err, 0, "caught up");
+	cr_assert_eq(gso_dgram__info(d, &info), 0);
+	cr_expect_eq(info.behind, 0);
+	cr_expect_eq(info.behind_events, 1);
+	cr_assert_eq(gso_engine__stats(e, &st), 0);
+	cr_expect_eq(st.behind_events, 1);
+	cr_expect_eq(st.lost_ns, info.lost_ns);
+	gso_engine__destroy(e);
+}
+
+/* A stream's mss cap below the smallest segment it can send is -EINVAL at connect, not a failure later. */
+Test(engine, stream_mss_minimum)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e = engine(f, 8, 64);
+	struct gso_route rt = { .sz = sizeof(rt), .l3 = GSO_L3_IPV4, .mtu = 1500 };
+	struct gso_stream *s = NULL;
+	uint16_t port = 5000;
+
+	memcpy(rt.src, "\x0a\0\0\1", 4);
+	memcpy(rt.dst, "\x0a\0\0\2", 4);
+	memcpy(rt.nexthop, rt.dst, 4);
+	memcpy(rt.src_mac, "\x02\0\0\0\0\1", 6);
+	memcpy(rt.dst_mac, "\x02\0\0\0\0\2", 6);
+	for (uint32_t mss = 1; mss <= 80; mss++) {
+		for (int nots = 0; nots < 2; nots++) {
+			uint32_t min = GSO_STREAM_MIN_MSS + (nots ? 0 : GSO_STREAM_TS_LEN);
+			GSO_OPTS(gso_stream_opts, o, .route = &rt, .sport = port++, .dport = 80, .mss = mss,
+				 .flags = nots ? GSO_STREAM_F_NO_TS : 0);
+			int err = gso_stream__connect(&s, e, &o);
+
+			if (mss < min) {
+				cr_expect_eq(err, -EINVAL, "mss %u%s", mss, nots ? " no ts" : "");
+			} else {
+				cr_expect_eq(err, 0, "mss %u%s", mss, nots ? " no ts" : "");
+				if (!err)
+					gso_stream__close(s);
+			}
+		}
+	}
+	cr_expect_eq(GSO_STREAM_MIN_MSS + GSO_STREAM_TS_LEN, 76u);
+	gso_engine__destroy(e);
+}

@@ -161,8 +161,11 @@ ParameterizedTest(uint32_t *be, evloop, bad_args)
 	struct gso_evloop_stats st;
 	cr_expect_eq(gso_evloop__stats(NULL, &st), -EINVAL);
 	cr_expect_eq(gso_evloop__stats(l, NULL), -EINVAL);
-	st.sz = 0;
+	st.sz = 4;
 	cr_expect_eq(gso_evloop__stats(l, &st), -EINVAL);
+	st.sz = 0;
+	cr_expect_eq(gso_evloop__stats(l, &st), 0, "sz 0 (= {0}): the whole struct");
+	cr_expect_eq(st.sz, sizeof(st));
 
 	gso_evloop__destroy(l);
 	gso_evloop__destroy(NULL);

@@ -588,14 +588,18 @@ Test(flowq_rate, sample_size_and_bad_args)
 			    offsetof(struct gso_rate_sample, flags) - sizeof(size_t)), 0);
 	cr_expect_eq(rs.flags, 0xa5a5a5a5u);
 
-	/* Only sz: nothing to copy.  Shorter than sz: refused, nothing written. */
+	/* Not past sz: refused, nothing written.  sz 0 (`= {0}`): the whole struct. */
 	memset(&rs, 0xa5, sizeof(rs));
 	rs.sz = sizeof(size_t);
-	cr_expect_eq(gso_flowq__rate_sample(q, &rs), 0);
+	cr_expect_eq(gso_flowq__rate_sample(q, &rs), -EINVAL);
 	cr_expect_eq(rs.delivered, 0xa5a5a5a5a5a5a5a5ull);
 	rs.sz = sizeof(size_t) - 1;
 	cr_expect_eq(gso_flowq__rate_sample(q, &rs), -EINVAL);
 	cr_expect_eq(rs.delivered, 0xa5a5a5a5a5a5a5a5ull);
+	rs.sz = 0;
+	cr_expect_eq(gso_flowq__rate_sample(q, &rs), 0);
+	cr_expect_eq(rs.sz, sizeof(rs));
+	cr_expect_eq(memcmp(&rs, &full, sizeof(rs)), 0);
 
 	/* A newer caller's larger struct: the known part filled, its tail left alone. */
 	memset(&big, 0xa5, sizeof(big));

@@ -596,11 +596,11 @@ Test(edt, rejects_and_writes_nothing)
 	cr_expect_eq(gso_pacer__init(&p, &bad), -EINVAL);
 	cr_expect_eq(gso_pacer__init(NULL, NULL), -EINVAL);
 	cr_expect_eq(gso_pacer__init(&p, NULL), 0);
-	/* sz is the caller's: 0 or short is refused, nothing written */
-	ref = p;
+	/* sz is the caller's: short is refused, nothing written; 0 is the whole struct */
 	p.sz = 0;
-	ref.sz = 0;
-	cr_expect_eq(gso_pacer__init(&p, NULL), -EINVAL);
+	cr_expect_eq(gso_pacer__init(&p, NULL), 0);
+	cr_expect_eq(p.sz, sizeof(p));
+	ref = p;
 	p.sz = sizeof(p) - 1;
 	ref.sz = sizeof(p) - 1;
 	cr_expect_eq(gso_pacer__init(&p, NULL), -EINVAL);

@@ -85,12 +85,15 @@ Test(steer_flow, bad_arguments)
 	bad = t;
 	bad.hdr_len = (uint16_t)(bad.l4_off + 2);
 	cr_assert_eq(gso_flow__reply_of(&f, &bad), -EINVAL, "ports past the headers");
-	f.sz = 0;
-	cr_assert_eq(gso_flow__reply_of(&f, &t), -EINVAL, "sz not set");
+	f.sz = 4;
+	cr_assert_eq(gso_flow__reply_of(&f, &t), -EINVAL, "sz short of the sz field");
 	f.sz = sizeof(size_t);
 	cr_assert_eq(gso_flow__reply_of(&f, &t), -EINVAL, "sz only covers sz");
 	f.sz = sizeof(f);
 	cr_assert_eq(memcmp(&f, &before, sizeof(f)), 0, "failed calls write nothing");
+	struct gso_flow z = { 0 };
+	cr_assert_eq(gso_flow__reply_of(&z, &t), 0, "sz 0 (= {0}): the whole struct");
+	cr_assert_eq(z.sz, sizeof(z));
 	/* The steering calls check their arguments before touching a kernel object. */
 	cr_assert_eq(gso_steer__flow_add(NULL, &f), -EINVAL);
 	cr_assert_eq(gso_steer__flow_del(NULL, &f), -EINVAL);

@@ -166,18 +166,21 @@ int gsoi_tso_choose(const struct tso_limits *l, const struct gso_tx *tx, unsigne
 }
 
 /*
- * A caller's flow reaches at least why[] (its sz, as GSO_OPTS sets it);
- * a caller built against an older header has fewer reasons, and a reason
- * past its sz is counted in the totals only.
+ * A caller's flow reaches at least why[] (its sz, as GSO_OPTS sets it),
+ * or has sz 0 (`= {0}`: the whole struct, GSO_SZ0); a caller built
+ * against an older header has fewer reasons, and a reason past its sz is
+ * counted in the totals only.
  */
 static bool flow_sz_ok(const struct gso_tso_flow *flow)
 {
-	return flow->sz >= offsetof(struct gso_tso_flow, why);
+	return flow->sz >= offsetof(struct gso_tso_flow, why) || flow->sz == 0;
 }
 
 static void flow_count_why(struct gso_tso_flow *flow, unsigned why)
 {
-	if ((flow->sz - offsetof(struct gso_tso_flow, why)) / sizeof(flow->why[0]) > why)
+	size_t sz = flow->sz ? flow->sz : GSO_SZ0(*flow);
+
+	if ((sz - offsetof(struct gso_tso_flow, why)) / sizeof(flow->why[0]) > why)
 		flow->why[why]++;
 }
 

@@ -149,12 +149,58 @@ int gsoi_engine_arm(struct engine *e, struct eflow *f, uint64_t rate, uint32_t w
 		t = f->grid_ns > floor ? f->grid_ns : floor;
 		if (t > now)
 			t = now;
+		if (f->grid_ns < floor) {
+			/* The grid moves: time the flow will never make good (its debt). */
+			f->win_lost += floor - f->grid_ns;
+			f->lost_ns += floor - f->grid_ns;
+			e->st.lost_ns += floor - f->grid_ns;
+		}
 	}
 	gso_sched__flow_set_rate(e->sched, f->sched_id, rate ? rate : GSO_RATE_UNPACED);
 	err = gso_sched__enqueue(e->sched, t, &b);
 	if (!err)
 		f->armed = true;
 	return err;
+}
+
+/*
+ * At each super-segment a flow sends: close its debt window once it is at
+ * least GSO_ENGINE_BEHIND_WIN_NS long, and start or end a behind episode
+ * (engine.h, GSO_EV_FLOW_BEHIND).  A few adds and compares per burst.
+ */
+static void behind_check(struct engine *e, struct eflow *f, uint64_t now)
+{
+	uint64_t el;
+	int err;
+
+	if (!f->win_start) {
+		f->win_start = now;
+		return;
+	}
+	el = now - f->win_start;
+	if (el < GSO_ENGINE_BEHIND_WIN_NS)
+		return;
+	if (!f->behind && f->win_lost > el / GSO_ENGINE_BEHIND_RAISE) {
+		f->behind = true;
+		f->behind_events++;
+		e->st.behind_events++;
+		err = -ETIME;
+	} else if (f->behind && f->win_lost <= el / GSO_ENGINE_BEHIND_CLEAR) {
+		f->behind = false;
+		err = 0;
+	} else {
+		err = 1;
+	}
+	f->win_start = now;
+	f->win_lost = 0;
+	if (err <= 0) {
+		bool dg = f->ops == &gsoi_engine_dgram_ops;
+
+		gsoi_engine_emit(e, &(struct gso_engine_event){ .type = GSO_EV_FLOW_BEHIND, .err = err,
+							       .flow_ctx = f->ctx,
+							       .dgram = dg ? (struct gso_dgram *)f->handle : NULL,
+							       .stream = dg ? NULL : (struct gso_stream *)f->handle });
+	}
 }
 
 void gsoi_engine_timer_set(struct engine *e, uint32_t slot, uint64_t deadline)
@@ -603,6 +649,7 @@ static void engine_tx(struct engine *e, uint64_t now)
 			q->f->armed = false;
 			q->f->grid_ns = q->b.departure_ns;
 			e->st.supers++;
+			behind_check(e, q->f, now);
 			q->f->ops->sent(q->f, &q->b, &e->txq[j], now);
 		}
 		if (taken == m)
@@ -1197,12 +1244,17 @@ int gso_engine__open(struct gso_engine **out, int ifindex, uint32_t queue_id, co
 		     const struct gso_engine_opts *opts)
 {
 	GSO_OPTS(gso_xsk_opts, xo, .rx_size = DEF_RX_SIZE, .rx_chunks = DEF_RX_CHUNKS);
+	struct engine chk;
 	struct link_info li;
 	struct gso_dev *dev;
 	int err;
 
-	if (!out || ifindex <= 0)
+	if (!out || ifindex <= 0 || (xsk && !GSO_OPTS_VALID(gso_xsk_opts, xsk)))
 		return -EINVAL;
+	/* Bad options are -EINVAL at once, not after a bind that waits for a busy queue. */
+	err = read_opts(&chk, opts);
+	if (err)
+		return err;
 	memset(&li, 0, sizeof(li));
 	err = gsoi_link_rtnl(ifindex, &li);
 	if (err)
@@ -1211,8 +1263,6 @@ int gso_engine__open(struct gso_engine **out, int ifindex, uint32_t queue_id, co
 	if ((li.rx_queues && queue_id >= li.rx_queues) || (li.tx_queues && queue_id >= li.tx_queues))
 		return -ENXIO;
 	if (xsk) {
-		if (!GSO_OPTS_VALID(gso_xsk_opts, xsk))
-			return -EINVAL;
 		memset(&xo, 0, sizeof(xo));
 		memcpy(&xo, xsk, xsk->sz < sizeof(xo) ? xsk->sz : sizeof(xo));
 		xo.sz = sizeof(xo);

@@ -347,6 +347,9 @@ int gso_dgram__info(const struct gso_dgram *h, struct gso_dgram_info *info)
 	full.sent_frames = d->sent_frames;
 	full.sent_bytes = d->sent_bytes;
 	full.dropped = d->dropped;
+	full.behind = d->f.behind;
+	full.behind_events = d->f.behind_events;
+	full.lost_ns = d->f.lost_ns;
 	GSO_OUT_PUT(info, full);
 	return 0;
 }

@@ -50,6 +50,12 @@ struct eflow {
 	struct gso_tso_flow *tso; /* per-flow offload choice on TSO devices (NULL: the device's default) */
 	bool ended;            /* ops->ended ran */
 	struct gso_route route; /* addressing, for neighbour following */
+	/* Pacing debt (engine.h, GSO_EV_FLOW_BEHIND): */
+	bool behind;           /* in a behind episode */
+	uint64_t win_start;    /* start of the current debt window (0: none yet) */
+	uint64_t win_lost;     /* schedule time lost in it */
+	uint64_t lost_ns;      /* schedule time lost in all */
+	uint64_t behind_events; /* episodes */
 };
 
 struct tcp_key;

@@ -670,7 +670,7 @@ static void size_stream(struct stream *s, uint64_t now)
 	if (s->mss_cap && s->mss_cap < mss)
 		mss = s->mss_cap;
 	/* Linux's floor (TCP_MIN_MSS 88) less the options: anything smaller is a broken peer or MTU. */
-	if (mss < 64 + (s->ts_ok ? TCP_TS_OPTS_LEN : 0)) {
+	if (mss < GSO_STREAM_MIN_MSS + (s->ts_ok ? TCP_TS_OPTS_LEN : 0)) {
 		fail(s, "segment size too small (peer MSS or MTU)", -EINVAL, now);
 		return;
 	}
@@ -1147,6 +1147,8 @@ static int steer_add(struct stream *s)
 	return gso_steer__flow_add(s->f.e->steer, &fl);
 }
 
+_Static_assert(TCP_TS_OPTS_LEN == GSO_STREAM_TS_LEN, "engine.h says what timestamps take");
+
 int gso_stream__connect(struct gso_stream **out, struct gso_engine *h, const struct gso_stream_opts *o)
 {
 	struct engine *e = gsoi_engine_of(h);
@@ -1164,7 +1166,9 @@ int gso_stream__connect(struct gso_stream **out, struct gso_engine *h, const str
 	if (!rt || rt->sz <= sizeof(size_t) || (rt->l3 != GSO_L3_IPV4 && rt->l3 != GSO_L3_IPV6) ||
 	    !GSO_OPTS_GET(o, sport, 0) || !GSO_OPTS_GET(o, dport, 0) ||
 	    (GSO_OPTS_GET(o, flags, 0u) & ~GSO_STREAM_F_KNOWN) || GSO_OPTS_GET(o, cc_algo, 0u) > GSO_CC_BBR ||
-	    (GSO_OPTS_GET(o, mss, 0u) && GSO_OPTS_GET(o, mss, 0u) < 64))
+	    (GSO_OPTS_GET(o, mss, 0u) &&
+	     GSO_OPTS_GET(o, mss, 0u) < GSO_STREAM_MIN_MSS +
+						(GSO_OPTS_GET(o, flags, 0u) & GSO_STREAM_F_NO_TS ? 0 : GSO_STREAM_TS_LEN)))
 		return -EINVAL;
 	if (e->ifindex && rt->ifindex && rt->ifindex != e->ifindex)
 		return -EINVAL;

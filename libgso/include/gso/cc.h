@@ -49,6 +49,7 @@ struct gso_rtt {
 	/* private: the library's own; do not read or write */
 	uint64_t min_rtt_at_ns_;  /* when min_rtt_ns was taken */
 	uint64_t min_rtt_win_ns_; /* window of the minimum */
+	uint64_t init_;           /* a marker that gso_rtt__init() set */
 };
 
 #define GSO_RTT_DEF_MIN_WIN_NS 300000000000ull /* tcp_min_rtt_wlen: 300 s */
@@ -56,16 +57,19 @@ struct gso_rtt {
 #define GSO_RTT_INIT_RTO_NS 1000000000ull      /* RFC 6298 initial RTO: 1 s */
 
 /*
- * Initialise; min_win_ns 0 = GSO_RTT_DEF_MIN_WIN_NS.  -EINVAL on NULL or
- * r->sz smaller than this struct.  Only sz is kept from before.
+ * Initialise; min_win_ns 0 = GSO_RTT_DEF_MIN_WIN_NS.  r->sz 0 (`= {0}`)
+ * stands for the whole struct and is set to it.  -EINVAL on NULL or r->sz
+ * 1..sizeof(*r) - 1.  Only sz is kept from before.  An estimator that was
+ * never initialised is refused: gso_rtt__update() returns -EINVAL and
+ * gso_rtt__rto() GSO_RTT_INIT_RTO_NS (the RTO of no sample).
  */
 GSO_API int gso_rtt__init(struct gso_rtt *r, uint64_t min_win_ns);
 
 /*
  * Fold in one RTT sample taken at now_ns.  The first sample sets srtt =
  * sample, rttvar = sample / 2.  The minimum is replaced by a larger sample
- * only once it is older than the window.  Returns 0, or -EINVAL (r NULL,
- * sample 0).
+ * only once it is older than the window.  Returns 0, or -EINVAL (r NULL
+ * or not initialised, sample 0).
  */
 GSO_API int gso_rtt__update(struct gso_rtt *r, uint64_t now_ns, uint64_t sample_ns);
 

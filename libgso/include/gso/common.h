@@ -16,6 +16,12 @@
  *   GSO_OPTS(gso_dev_caps, c);                  all fields zero
  * Fields not named are zero, which always means "default".
  *
+ * A struct written `= {0}` (sz 0) is also safe: a result is filled whole
+ * and its sz set; an options struct all zero is all defaults, but one
+ * with a field set and sz 0 is -EINVAL (the fields would be ignored);
+ * gso_pacer and gso_rtt take sz 0 at __init as their whole size, and
+ * refuse every later call if __init did not run or failed.
+ *
  * Language: the public headers are ISO C11 and C++11 (from C++ they are
  * extern "C").  GSO_OPTS is ISO C11 and, in C++, needs C++20 (designated
  * initializers): name the fields in declaration order, without narrowing

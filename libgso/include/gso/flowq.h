@@ -202,8 +202,8 @@ struct gso_flowq_tx {
  * most max_bytes.  Nothing changes: send it, then gso_flowq__sent().
  *
  * Returns 1 and fills *tx; 0 when nothing can be sent now (tx->len 0,
- * tx->why says why); -EINVAL (NULL, max_segs 0, tx->sz not larger than
- * sizeof(size_t)); -EUCLEAN (the counters
+ * tx->why says why); -EINVAL (NULL, max_segs 0, tx->sz 1..sizeof(size_t);
+ * 0 is the whole struct); -EUCLEAN (the counters
  * and the entries disagree: a bug, see gso_flowq__check()).
  */
 GSO_API int gso_flowq__peek(const struct gso_flowq *q, uint32_t max_segs, struct gso_flowq_tx *tx);
@@ -212,8 +212,8 @@ GSO_API int gso_flowq__peek(const struct gso_flowq *q, uint32_t max_segs, struct
  * Record that `tx` (from gso_flowq__peek(), possibly with a smaller len)
  * was handed to the device at `now_ns`.  The entry is split where the
  * range ends; new data advances snd_nxt; a retransmission goes back in
- * flight.  Returns 0, or -EINVAL (NULL, tx->sz not larger than
- * sizeof(size_t), len 0, or tx is not what
+ * flight.  Returns 0, or -EINVAL (NULL, tx->sz 1..sizeof(size_t), len 0,
+ * or tx is not what
  * gso_flowq__peek() would allow now: other seq/handle/off/mss/kind, or
  * longer), -ENOSPC (a split is needed and no entry is free; peek says
  * GSO_FLOWQ_WHY_SLOTS first), -EUCLEAN as gso_flowq__peek().
@@ -320,8 +320,9 @@ GSO_API int gso_flowq__timeout(struct gso_flowq *q);
  * The delivery-rate sample of the last gso_flowq__ack() (see the top of
  * this file and struct gso_rate_sample); delivered and interval_ns are 0
  * when the ACK gave none (it delivered nothing newly, it was old, or the
- * interval was shorter than the min RTT).  Fills `rs` up to rs->sz and
- * sets rs->sz to what it wrote.  Returns 0, or -EINVAL (NULL, sz too small).
+ * interval was shorter than the min RTT).  Fills `rs` up to rs->sz (0:
+ * whole) and sets rs->sz to what it wrote.  Returns 0, or -EINVAL (NULL,
+ * sz 1..sizeof(size_t)).
  */
 GSO_API int gso_flowq__rate_sample(const struct gso_flowq *q, struct gso_rate_sample *rs);
 

@@ -98,7 +98,7 @@ struct gso_offload_req {
  * handed one; the encoders below re-check through this function.
  *
  * Returns 0, or
- *   -EINVAL    `t`/`r` NULL, r->sz not larger than sizeof(size_t),
+ *   -EINVAL    `t`/`r` NULL, r->sz 1..sizeof(size_t) (0: the whole struct),
  *              unknown flag; mss 0 or >= 0xffff (0xffff is
  *              the kernel's GSO_BY_FRAGS) -- the errno Linux gives for the
  *              same virtio_net_hdr; FIXEDID on IPv4 without DF (Linux fails

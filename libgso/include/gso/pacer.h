@@ -126,7 +126,10 @@ enum gso_burst_limit {
 	GSO_BURST_LIM_DEFER,      /* deferred: 0 segments until defer_until_ns or an ACK */
 };
 
-/* The result of gso_burst_size().  The caller sets sz (GSO_OPTS or .sz = sizeof). */
+/*
+ * The result of gso_burst_size().  The caller sets sz (GSO_OPTS or .sz =
+ * sizeof), or leaves it 0 (`= {0}`): filled whole, sz set to the bytes written.
+ */
 struct gso_burst {
 	size_t sz;
 	uint32_t segs;       /* segments in the burst (also returned); 0 = send nothing now */
@@ -172,12 +175,15 @@ struct gso_burst {
  *  - something is in flight and its oldest segment left at least srtt/2
  *    ago, so an ACK is expected soon.
  *
- * `in` is required and only read; `o` may be NULL (all defaults); `out` may
- * be NULL, else it is filled up to out->sz bytes and out->sz is set to the
- * bytes written.  Returns the segment count (>= 0; 0 when nothing may go now:
- * cwnd full, window closed, no data, or deferred), or
- *   -EINVAL  in NULL; bad sz or non-zero unknown tail in `in` or `o`;
- *            out->sz not larger than sizeof(size_t); rate 0;
+ * `in` is required and only read; `o` may be NULL (all defaults; so is an
+ * `o` all zero, sz 0 included); `out` may be NULL, else it is filled up to
+ * out->sz bytes (sz 0: whole) and out->sz is set to the bytes written.
+ * Returns the segment count (>= 0; 0 when nothing may go now: cwnd full,
+ * window closed, no data, or deferred), or
+ *   -EINVAL  in NULL; bad sz or non-zero unknown tail in `in` or `o`
+ *            (sz 0 with a field set: `in` written `= {0}` and then filled
+ *            without .sz, whose fields would be ignored);
+ *            out->sz 1..sizeof(size_t); rate 0;
  *            mss 0 or > 65535; cwnd 0; hdr_len > GSO_MAX_HDR_LEN;
  *            dev_max_bytes < hdr_len + mss or > 2^24; dev_max_segs > 65535;
  *            a setting out of its range; an unknown flag
@@ -203,8 +209,14 @@ struct gso_pacer_opts {
 /*
  * One flow's pacing state.  Exposed so that it can live inside the caller's
  * flow struct without allocation; use the functions.  Copying it copies
- * the state.  The caller sets sz before gso_pacer__init():
+ * the state.  The caller sets sz before gso_pacer__init(), or leaves it 0
+ * (`= {0}`: the whole struct):
  *   struct gso_pacer p = { .sz = sizeof(p) };
+ * A pacer that gso_pacer__init() did not initialise (left `= {0}` or
+ * uninitialised, or whose init failed) is refused by every later call:
+ * __stamp and __refund return -EINVAL, __next returns UINT64_MAX ("never",
+ * so that a caller that waits for it sends nothing rather than unpaced),
+ * __reset does nothing.
  */
 struct gso_pacer {
 	size_t sz;
@@ -215,12 +227,14 @@ struct gso_pacer {
 	uint64_t frac_rate_;    /* rate `frac_` belongs to */
 	uint32_t unpaced_segs_;
 	uint32_t flags_;
+	uint64_t init_;         /* a marker that gso_pacer__init() set */
 };
 
 /*
  * Initialise `p` (caller memory, any alignment of the struct, p->sz set by
- * the caller).  Returns 0, or -EINVAL (p NULL, p->sz smaller than this
- * struct, bad opts sz/tail, unknown flag).  Only sz is kept from before.
+ * the caller, or 0 for the whole struct, then set to it).  Returns 0, or
+ * -EINVAL (p NULL, p->sz 1..sizeof(*p) - 1, bad opts sz/tail, unknown
+ * flag; `p` is then left unusable).  Only sz is kept from before.
  */
 GSO_API int gso_pacer__init(struct gso_pacer *p, const struct gso_pacer_opts *o);
 
@@ -247,7 +261,8 @@ GSO_API int gso_pacer__init(struct gso_pacer *p, const struct gso_pacer_opts *o)
  * (<gso/engine.h>) does this for its flows.
  *
  * Returns 0 and writes *departure_ns, or -EINVAL (p or departure_ns NULL,
- * rate 0, segs 0, wire_bytes 0).  On error nothing changes.
+ * p not initialised, rate 0, segs 0, wire_bytes 0).  On error nothing
+ * changes.
  */
 GSO_API int gso_pacer__stamp(struct gso_pacer *p, uint64_t now_ns, uint64_t rate,
 			     uint32_t wire_bytes, uint32_t segs, uint64_t *departure_ns);
@@ -259,14 +274,15 @@ GSO_API int gso_pacer__stamp(struct gso_pacer *p, uint64_t now_ns, uint64_t rate
  * the flow's rate counts what left, not what was planned.  The clock moves
  * back by wire_bytes / rate but never before floor_ns (pass that burst's
  * departure).  Nothing changes while the clock does not run (unpaced
- * segments, GSO_RATE_UNPACED).  Returns 0, or -EINVAL (p NULL, rate 0).
+ * segments, GSO_RATE_UNPACED).  Returns 0, or -EINVAL (p NULL or not
+ * initialised, rate 0).
  */
 GSO_API int gso_pacer__refund(struct gso_pacer *p, uint64_t rate, uint32_t wire_bytes, uint64_t floor_ns);
 
-/* Earliest departure of the flow's next burst (0 before the first). */
+/* Earliest departure of the flow's next burst (0 before the first; UINT64_MAX: p NULL or not initialised). */
 GSO_API uint64_t gso_pacer__next(const struct gso_pacer *p);
 
-/* Forget the history (segments sent, clock): the flow starts afresh. */
+/* Forget the history (segments sent, clock): the flow starts afresh.  Nothing for p NULL or not initialised. */
 GSO_API void gso_pacer__reset(struct gso_pacer *p);
 
 #ifdef __cplusplus

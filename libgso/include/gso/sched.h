@@ -196,8 +196,8 @@ GSO_API int gso_sched__dequeue_batch(struct gso_sched *s, uint64_t now_ns,
 GSO_API uint64_t gso_sched__next_time(const struct gso_sched *s);
 
 /*
- * Counters and occupancy, filled up to st->sz; st->sz becomes the bytes
- * written.  Returns 0, or -EINVAL (NULL, sz not larger than sizeof(size_t)).
+ * Counters and occupancy, filled up to st->sz (0: whole); st->sz becomes
+ * the bytes written.  Returns 0, or -EINVAL (NULL, sz 1..sizeof(size_t)).
  */
 GSO_API int gso_sched__stats(const struct gso_sched *s, struct gso_sched_stats *st);
 

@@ -443,9 +443,10 @@ GSO_API const char *gso_tso_why_name(unsigned why);
  * A flow's (or socket's) choice and its counters.  Owned by the caller,
  * who sets `sz`, `mode` and `flags` (declare it with GSO_OPTS: all-zero
  * is auto); gso_tso__submit() adds to the counters for every
- * super-segment it queues.  `sz` must reach at least `why`; why[] is
- * last, so that a new reason extends it, and reasons past the caller's
- * sz are counted only in the totals.  Not shared between threads.
+ * super-segment it queues.  `sz` must reach at least `why`, or be 0 (a
+ * flow written `= {0}`: the whole struct); why[] is last, so that a new
+ * reason extends it, and reasons past the caller's sz are counted only in
+ * the totals.  Not shared between threads.
  */
 struct gso_tso_flow {
 	size_t sz;

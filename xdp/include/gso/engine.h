@@ -35,6 +35,27 @@
  * lower the long-run rate: a flow that is late catches up, by at most
  * catchup_ns worth of its rate (then its grid moves).  A burst due within
  * slack_ns leaves now, with its own stamp (sch_fq's timer slack).
+ * A datagram flow is paced from its first super-segment: the first leaves
+ * at once, each next one wire bytes / rate after the one before (no
+ * unpaced initial window).  A stream flow leaves its first 10 segments
+ * unpaced, as Linux does (its initial window), then follows its pacing
+ * rate.
+ *
+ * Pacing debt.  The time a flow's grid moves (it was more than
+ * catchup_ns late, on a loaded machine or a slow device) is lost for
+ * good: the flow runs below its rate.  The engine counts it per flow
+ * (gso_dgram_info.lost_ns) and in all (gso_engine_stats.lost_ns), and
+ * looks at it per window of the flow's own sends, each at least
+ * GSO_ENGINE_BEHIND_WIN_NS long: a flow whose window lost more than
+ * 1/GSO_ENGINE_BEHIND_RAISE of its length (it ran below about 7/8 of its
+ * rate while it had data queued) falls behind: GSO_EV_FLOW_BEHIND with
+ * err -ETIME, once per episode, and behind_events counts it.  A window
+ * that lost at most 1/GSO_ENGINE_BEHIND_CLEAR of its length ends the
+ * episode: GSO_EV_FLOW_BEHIND with err 0.  Windows close only when the
+ * flow sends, so a flow that stops sending stays behind until it sends
+ * again.  Stream flows are stamped when they send (their rate is the
+ * congestion control's, not a grid), lose nothing by this measure and
+ * never raise the event; their lateness shows in late_ns_max.
  *
  * Threads.  An engine is used by one thread at a time: the caller's own
  * loop (gso_engine__run / gso_engine__poll), or the thread that
@@ -132,6 +153,12 @@ enum gso_ev_type {
 	GSO_EV_WAKE,
 	/* The interface went away: every flow has ended (err -ENODEV). */
 	GSO_EV_DEV_GONE,
+	/*
+	 * A paced flow fell behind its rate (err -ETIME), or caught up again
+	 * (err 0): see "Pacing debt" above.  Once per episode each way.
+	 * `dgram` (or `stream`) and `flow_ctx` name the flow.
+	 */
+	GSO_EV_FLOW_BEHIND,
 };
 
 struct gso_engine_event {
@@ -169,6 +196,9 @@ typedef uint64_t (*gso_engine_clock_fn)(void *ctx);
 #define GSO_ENGINE_DEF_QUANTUM (65536u + 4096u) /* one largest super-segment with its headers */
 #define GSO_ENGINE_MAX_WAIT_NS 10000000000ull /* slack / catch-up bounds: 10 s */
 #define GSO_ENGINE_LINK_RETRY_NS 100000000ull /* while down, kick again this often */
+#define GSO_ENGINE_BEHIND_WIN_NS 100000000ull /* pacing debt: windows of at least 100 ms */
+#define GSO_ENGINE_BEHIND_RAISE 8u   /* behind: a window lost more than 1/8 of its length */
+#define GSO_ENGINE_BEHIND_CLEAR 32u  /* caught up: a window lost at most 1/32 of its length */
 
 /* No rtnetlink monitor: link changes come only from gso_engine__link_changed(). */
 #define GSO_ENGINE_F_NO_LINK_MONITOR (1u << 0)
@@ -508,11 +538,14 @@ struct gso_engine_stats {
 	 * (CHECKSUM_PARTIAL).  Anything else wrong is rx_bad_csum.
 	 */
 	uint64_t rx_csum_partial;
+	/* Pacing debt ("Pacing debt" at the top): behind episodes of all flows, and the schedule time they lost. */
+	uint64_t behind_events;
+	uint64_t lost_ns;
 	size_t :0;
 };
-#define gso_engine_stats__last_field rx_csum_partial
+#define gso_engine_stats__last_field lost_ns
 
-/* Fill `st` up to st->sz.  0, -EINVAL (NULL, sz too small), -EBADF, -EPERM. */
+/* Fill `st` up to st->sz (0: whole).  0, -EINVAL (NULL, sz 1..sizeof(size_t)), -EBADF, -EPERM. */
 GSO_API int gso_engine__stats(const struct gso_engine *e, struct gso_engine_stats *st);
 
 /*
@@ -590,11 +623,15 @@ struct gso_dgram_info {
 	uint64_t sent_frames; /* datagrams in them */
 	uint64_t sent_bytes;  /* their payload bytes */
 	uint64_t dropped;     /* super-segments dropped */
+	/* Pacing debt ("Pacing debt" at the top): */
+	uint32_t behind;      /* 1 while the flow is behind its rate */
+	uint64_t behind_events; /* episodes it fell behind */
+	uint64_t lost_ns;     /* schedule time it lost (more than catchup_ns late) */
 	size_t :0;
 };
-#define gso_dgram_info__last_field dropped
+#define gso_dgram_info__last_field lost_ns
 
-/* Fill `info` up to info->sz.  0, -EINVAL, -EBADF, -EPERM. */
+/* Fill `info` up to info->sz (0: whole).  0, -EINVAL, -EBADF, -EPERM. */
 GSO_API int gso_dgram__info(const struct gso_dgram *d, struct gso_dgram_info *info);
 
 /* ===================================================================== */
@@ -608,6 +645,15 @@ GSO_API int gso_dgram__info(const struct gso_dgram *d, struct gso_dgram_info *in
 #define GSO_STREAM_F_KNOWN    0x7u
 
 #define GSO_STREAM_DEF_IDLE_NS 10000000000ull /* end the connection after 10 s without a word from the peer */
+/*
+ * The smallest segment payload a stream sends: Linux's floor (TCP_MIN_MSS
+ * 88) less 24 bytes of options.  Timestamps, when agreed, take
+ * GSO_STREAM_TS_LEN more from every segment, so the smallest opts.mss is
+ * GSO_STREAM_MIN_MSS + GSO_STREAM_TS_LEN (76), or GSO_STREAM_MIN_MSS (64)
+ * with GSO_STREAM_F_NO_TS.
+ */
+#define GSO_STREAM_MIN_MSS 64u
+#define GSO_STREAM_TS_LEN 12u
 
 struct gso_stream_opts {
 	size_t sz;
@@ -618,7 +664,9 @@ struct gso_stream_opts {
 	uint16_t dport;       /* the peer's port (required) */
 	uint32_t flags;       /* GSO_STREAM_F_* */
 	uint32_t cc_algo;     /* enum gso_cc_algo (GSO_CC_BBR: rate samples from the flow queue) */
-	uint32_t mss;         /* cap on the segment size (0: MTU, peer and device decide) */
+	uint32_t mss;         /* cap on the segment size, the MSS we announce (0: MTU, peer and
+			       * device decide); 0 or >= GSO_STREAM_MIN_MSS + GSO_STREAM_TS_LEN
+			       * (>= GSO_STREAM_MIN_MSS with GSO_STREAM_F_NO_TS) */
 	uint64_t max_rate;    /* pacing rate cap, wire bytes/s (0 = none) */
 	uint32_t pacing_shift, min_segs, win_divisor; /* gso_burst_opts (0 = Linux's defaults) */
 	uint32_t tx_flags;    /* GSO_TX_F_* on every super-segment */
@@ -635,10 +683,14 @@ struct gso_stream_opts {
  * says until the handshake completes or idle_ns passes).  The peer's
  * segments must reach one of the engine's receive devices (opts.steer).
  * Stream flows only send: data the peer sends is not accepted (never
- * acknowledged).  Returns 0 and *out, or -EINVAL (NULL, bad option, a
- * route of another interface), -ENOSPC, -EEXIST (a stream with this
- * 4-tuple is open), -ENODEV, -ENOMEM, -EBADF (a destroyed engine), -EPERM
- * (another thread runs the engine), or the steering program's errno.
+ * acknowledged).  Returns 0 and *out, or -EINVAL (NULL, bad option, mss
+ * below its minimum (see GSO_STREAM_MIN_MSS), a route of another
+ * interface), -ENOSPC, -EEXIST (a stream with this 4-tuple is open),
+ * -ENODEV, -ENOMEM, -EBADF (a destroyed engine), -EPERM (another thread
+ * runs the engine), or the steering program's errno.  A segment size
+ * that the peer's MSS or the route's MTU makes smaller than the minimum
+ * ends the connection after the handshake (GSO_EV_STREAM_CLOSED,
+ * -EINVAL).
  */
 GSO_API int gso_stream__connect(struct gso_stream **out, struct gso_engine *e,
 				const struct gso_stream_opts *o);
