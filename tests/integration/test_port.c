@@ -355,3 +355,36 @@ Test(port, bad_input, .fini = fini, .timeout = 120)
 	gso_port__destroy(p);
 	gso_steer__destroy(steer);
 }
+
+/*
+ * The queues a port opens by default, and those gso_engine__open() takes,
+ * are the ones in use, not the ones the driver allocated: a veth with 4
+ * queues allocated and 1 in use (ethtool -L; a veth made without
+ * numtxqueues allocates one per possible CPU and uses 1) opens a port of
+ * one queue.  rtnetlink reports only the allocated count, and a port that
+ * trusted it bound queue 1, which does not exist: -EINVAL.
+ */
+Test(port, default_queues_are_those_in_use, .fini = fini, .timeout = 120)
+{
+	struct gso_port *p = NULL;
+	struct gso_engine *e = NULL;
+	int ifq;
+
+	bed();
+	cr_assert_eq(nsbed_sh(&tb, 0, "ip link add pq0 numtxqueues 4 numrxqueues 4 type veth peer name pq1 "
+				      "numtxqueues 4 numrxqueues 4 && ethtool -L pq0 rx 1 tx 1 && ethtool -L pq1 rx 1 tx 1 && "
+				      "ip link set pq0 up && ip link set pq1 up && test ! -e /sys/class/net/pq0/queues/tx-1"),
+		     0);
+	cr_assert_eq(nsbed_enter(&tb, 0), 0);
+	ifq = (int)if_nametoindex("pq0");
+	cr_assert_gt(ifq, 0);
+	cr_assert_eq(gso_port__open(&p, ifq, NULL), 0, "a default port on a veth of one queue in use");
+	cr_assert_eq(gso_port__queues(p), 1);
+	gso_port__destroy(p);
+	{
+		GSO_OPTS(gso_port_opts, po, .queues = 2);
+		cr_assert_eq(gso_port__open(&p, ifq, &po), -ERANGE, "2 queues where 1 is in use");
+	}
+	cr_assert_eq(gso_engine__open(&e, ifq, 1, NULL, NULL), -ENXIO, "queue 1 is allocated, not in use");
+	cr_assert_null(e);
+}

@@ -1245,7 +1245,7 @@ int gso_engine__open(struct gso_engine **out, int ifindex, uint32_t queue_id, co
 {
 	GSO_OPTS(gso_xsk_opts, xo, .rx_size = DEF_RX_SIZE, .rx_chunks = DEF_RX_CHUNKS);
 	struct engine chk;
-	struct link_info li;
+	uint32_t rxq, txq;
 	struct gso_dev *dev;
 	int err;
 
@@ -1255,12 +1255,11 @@ int gso_engine__open(struct gso_engine **out, int ifindex, uint32_t queue_id, co
 	err = read_opts(&chk, opts);
 	if (err)
 		return err;
-	memset(&li, 0, sizeof(li));
-	err = gsoi_link_rtnl(ifindex, &li);
+	err = gsoi_link_queues(ifindex, &rxq, &txq);
 	if (err)
 		return err;
 	/* AF_XDP binds a queue that exists both ways (xsk_bind: real_num_rx/tx_queues). */
-	if ((li.rx_queues && queue_id >= li.rx_queues) || (li.tx_queues && queue_id >= li.tx_queues))
+	if ((rxq && queue_id >= rxq) || (txq && queue_id >= txq))
 		return -ENXIO;
 	if (xsk) {
 		memset(&xo, 0, sizeof(xo));

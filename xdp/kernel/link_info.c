@@ -175,6 +175,44 @@ out:
 	return err;
 }
 
+/*
+ * The queues in use, from the driver's channel counts: rtnetlink reports
+ * the allocated ones (a veth allocates one per possible CPU and runs
+ * one), and an AF_XDP socket binds only a queue in use.  Left as they
+ * are when the driver has no channel counts.
+ */
+static void channels(int fd, const char *ifname, struct link_info *li)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+
+	if (!ethtool(fd, ifname, &ch) && (ch.rx_count || ch.tx_count || ch.combined_count)) {
+		li->rx_queues = ch.rx_count + ch.combined_count;
+		li->tx_queues = ch.tx_count + ch.combined_count;
+	}
+}
+
+int gsoi_link_queues(int ifindex, uint32_t *rx, uint32_t *tx)
+{
+	char ifname[IF_NAMESIZE];
+	struct link_info li;
+	int fd, err;
+
+	memset(&li, 0, sizeof(li));
+	err = gsoi_link_rtnl(ifindex, &li);
+	if (err)
+		return err;
+	if (if_indextoname((unsigned)ifindex, ifname)) {
+		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0) {
+			channels(fd, ifname, &li);
+			close(fd);
+		}
+	}
+	*rx = li.rx_queues;
+	*tx = li.tx_queues;
+	return 0;
+}
+
 int gsoi_link_ethtool(const char *ifname, struct link_info *li)
 {
 	struct ethtool_drvinfo di;
@@ -189,12 +227,7 @@ int gsoi_link_ethtool(const char *ifname, struct link_info *li)
 		memcpy(li->driver, di.driver, sizeof(li->driver) - 1);
 		li->driver[sizeof(li->driver) - 1] = 0;
 	}
-	/* Channels count the queues in use; rtnetlink reports the allocated ones. */
-	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
-	if (!ethtool(fd, ifname, &ch) && (ch.rx_count || ch.tx_count || ch.combined_count)) {
-		li->rx_queues = ch.rx_count + ch.combined_count;
-		li->tx_queues = ch.tx_count + ch.combined_count;
-	}
+	channels(fd, ifname, li);
 	if (!li->driver[0] && (li->ifi_flags & IFF_LOOPBACK))
 		strcpy(li->driver, "loopback");
 	err = features(fd, ifname, li);

@@ -21,7 +21,13 @@ struct link_info {
 
 /* RTM_GETLINK: MTU, real queue counts, GSO/TSO limits.  0 or -errno. */
 int gsoi_link_rtnl(int ifindex, struct link_info *li);
-/* ETHTOOL_GDRVINFO + GSTRINGS/GFEATURES.  0 or -errno (driver may be set anyway). */
+/*
+ * The receive and transmit queues in use (what an AF_XDP socket can bind):
+ * rtnetlink's allocated counts, narrowed by ethtool's channel counts where
+ * the driver has them.  0 (a count may be 0: unknown), -ENODEV or -errno.
+ */
+int gsoi_link_queues(int ifindex, uint32_t *rx, uint32_t *tx);
+/* ETHTOOL_GDRVINFO + GSTRINGS/GFEATURES/GCHANNELS.  0 or -errno (driver may be set anyway). */
 int gsoi_link_ethtool(const char *ifname, struct link_info *li);
 /* ethtool name of GSO_IF_* bit i, or NULL. */
 const char *gsoi_link_feature_name(unsigned i);

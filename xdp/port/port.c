@@ -133,9 +133,8 @@ int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opt
 	GSO_OPTS(gso_xsk_opts, xo);
 	struct gso_path_info info;
 	const struct gso_engine_opts *ueo;
-	struct link_info li;
 	struct port *p;
-	uint32_t n, have, ring, hand;
+	uint32_t n, have, rxq, txq, ring, hand;
 	int err;
 
 	if (!out || ifindex <= 0 || !GSO_OPTS_VALID(gso_port_opts, o))
@@ -146,14 +145,13 @@ int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opt
 	if (!pow2_in(ring, 2, GSO_PORT_MAX_RING) || !pow2_in(hand, 2, 65536) || !GSO_OPTS_VALID(gso_engine_opts, ueo) ||
 	    GSO_OPTS_GET(ueo, clock, (gso_engine_clock_fn)NULL))
 		return -EINVAL;
-	memset(&li, 0, sizeof(li));
-	err = gsoi_link_rtnl(ifindex, &li);
+	err = gsoi_link_queues(ifindex, &rxq, &txq);
 	if (err)
 		return err;
 	/* A socket binds a queue that exists both ways (xsk_bind: real_num_rx/tx_queues). */
-	have = li.tx_queues;
-	if (li.rx_queues && li.rx_queues < have)
-		have = li.rx_queues;
+	have = txq;
+	if (rxq && rxq < have)
+		have = rxq;
 	if (!have)
 		have = 1;
 	n = GSO_OPTS_GET(o, queues, 0u);

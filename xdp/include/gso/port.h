@@ -96,9 +96,10 @@ typedef void (*gso_port_call_fn)(struct gso_engine *e, void *arg);
 struct gso_port_opts {
 	size_t sz;
 	/*
-	 * Engines (= queues 0..queues-1); 0 = the interface's TX queue count
-	 * (its RX count if smaller: a socket binds a queue that exists both
-	 * ways), at most GSO_PORT_MAX_QUEUES.
+	 * Engines (= queues 0..queues-1); 0 = the interface's TX queues in
+	 * use (its RX count if smaller: a socket binds a queue that exists
+	 * both ways; in use as ethtool's channels say, not as allocated), at
+	 * most GSO_PORT_MAX_QUEUES.
 	 */
 	uint32_t queues;
 	/*
