@@ -212,11 +212,16 @@ static inline const char *bt_str(const char *json, const char *key)
 	return s;
 }
 
-/* A program's stdout and stderr, for failure messages. */
+/*
+ * A program's stdout and stderr, for failure messages: whole, on the test
+ * binary's stderr (Criterion shows no info logs by default and cuts an
+ * assertion's message at 4 KiB, and a rare failure in CI is only as
+ * useful as the counters it leaves in the log).
+ */
 static inline void bt_dump(const struct bt_proc *p, const char *what)
 {
-	cr_log_info("%s (exit %d) stdout: %s", what, p->status, bt_read(p->out));
-	cr_log_info("%s stderr: %s", what, bt_read(p->err));
+	fprintf(stderr, "==== %s (exit %d) stdout:\n%s\n==== %s stderr:\n%s\n==== end of %s\n", what, p->status,
+		bt_read(p->out), what, bt_read(p->err), what);
 }
 
 /* Kill and reap every child still running, remove the scratch files. */
