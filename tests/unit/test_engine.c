@@ -25,6 +25,8 @@
 #include <gso/engine.h>
 #include <gso/gso.h>
 #include "dev/dev_internal.h"
+#include "engine/engine_internal.h"
+#include <gso/csum.h>
 #include "gso_test.h"
 
 #define MS 1000000ull
@@ -38,6 +40,7 @@ struct rec {
 	uint16_t sport;    /* which flow (UDP source port) */
 	uint16_t ip_id;
 	uint32_t len, mss, first_word;
+	uint8_t tcp_flags; /* a stream's frames: the TCP flags of the template */
 };
 
 struct fake {
@@ -49,6 +52,7 @@ struct fake {
 	unsigned nrec;
 	struct rec *rec;
 	uint64_t kicks;
+	struct dev_mem mem; /* buffers for stream flows (fake_mem) */
 };
 
 static uint64_t vnow;
@@ -93,7 +97,8 @@ static void record(struct fake *f, const struct gso_tx *tx)
 	r->len = tx->len;
 	r->mss = tx->mss;
 	r->first_word = 0;
-	if (tx->len >= 4)
+	r->tcp_flags = t->l4 == GSO_L4_TCP ? t->hdr[t->l4_off + 13] : 0;
+	if (tx->len >= 4 && tx->data)
 		memcpy(&r->first_word, tx->data, 4);
 }
 
@@ -148,6 +153,10 @@ static void f_close(struct gso_dev *d)
 
 static void f_destroy(struct gso_dev *d)
 {
+	if (d->mem) {
+		gsoi_ua_fini(&d->mem->ua);
+		free(d->mem->base);
+	}
 	free(F(d)->rec);
 	free(d);
 }
@@ -175,6 +184,17 @@ static struct fake *fake_new(void)
 	f->rec = calloc(MAX_REC, sizeof(*f->rec));
 	cr_assert_not_null(f->rec);
 	return f;
+}
+
+/* Device memory for stream flows' buffers: what they write into before it is sent. */
+static void fake_mem(struct fake *f)
+{
+	f->mem.chunk_size = 2048;
+	f->mem.len = 1024ull * f->mem.chunk_size;
+	f->mem.base = calloc(1, f->mem.len);
+	cr_assert_not_null(f->mem.base);
+	cr_assert_eq(gsoi_ua_init(&f->mem.ua, 1024, 1024), 0);
+	f->dev.mem = &f->mem;
 }
 
 /* ---- events ---- */
@@ -1065,5 +1085,151 @@ Test(engine, stream_mss_minimum)
 		}
 	}
 	cr_expect_eq(GSO_STREAM_MIN_MSS + GSO_STREAM_TS_LEN, 76u);
+	gso_engine__destroy(e);
+}
+
+/* ---- a stream against a scripted peer ---- */
+
+/* The peer (10.0.0.2:80) sends our stream (10.0.0.1:dport) a segment without options or payload. */
+static void tcp_in(struct gso_engine *h, uint16_t dport, uint32_t seq, uint32_t ack, uint8_t flags, uint16_t win)
+{
+	uint8_t f[54] = { 0 }, *ip = f + 14, *t = ip + 20;
+	uint16_t c;
+
+	memcpy(f, "\x02\0\0\0\0\1", 6);
+	memcpy(f + 6, "\x02\0\0\0\0\2", 6);
+	f[12] = 0x08;
+	ip[0] = 0x45;
+	ip[3] = 40;
+	ip[6] = 0x40;
+	ip[8] = 64;
+	ip[9] = 6;
+	memcpy(ip + 12, "\x0a\0\0\2", 4);
+	memcpy(ip + 16, "\x0a\0\0\1", 4);
+	c = gso_csum_finish(gso_csum_partial(ip, 20, 0));
+	memcpy(ip + 10, &c, 2);
+	t[1] = 80;
+	t[2] = (uint8_t)(dport >> 8);
+	t[3] = (uint8_t)dport;
+	for (int i = 0; i < 4; i++) {
+		t[4 + i] = (uint8_t)(seq >> (24 - 8 * i));
+		t[8 + i] = (uint8_t)(ack >> (24 - 8 * i));
+	}
+	t[12] = 5 << 4;
+	t[13] = flags;
+	t[14] = (uint8_t)(win >> 8);
+	t[15] = (uint8_t)win;
+	c = gso_csum_finish(gso_csum_partial(t, 20, gso_csum_pseudo4(ip + 12, ip + 16, 6, 20)));
+	memcpy(t + 16, &c, 2);
+	gsoi_engine_input_frame(gsoi_engine_of(h), NULL, f, sizeof(f));
+}
+
+static unsigned count_tcp(const struct fake *f, uint8_t flag)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < f->nrec; i++)
+		n += !!(f->rec[i].tcp_flags & flag);
+	return n;
+}
+
+/*
+ * The ACK that leaves nothing outstanding comes while the flow's burst (a
+ * retransmission after an RTO) is still in the engine, held by the
+ * device: that burst finds nothing to send when it leaves, and the FIN
+ * must still go.  Before the fix the FIN waited for an s_arm() that only
+ * a later ACK or timer would bring, and with nothing outstanding no timer
+ * came: the stream sat silent until "the peer went silent" (seen as
+ * sender::loss_newreno failing after one RTO under CPU load).
+ */
+Test(engine, fin_after_ack_while_burst_held)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e;
+	struct gso_stream *s;
+	const uint32_t irs = 7000, len = 3 * 536;
+	struct gso_stream_info si = { .sz = sizeof(si) };
+	struct gso_engine_stats st = { .sz = sizeof(st) };
+	int w;
+
+	fake_mem(f);
+	e = engine(f, 8, 64);
+	s = stream(e, 5001);
+	run_until(e, vnow + MS);
+	cr_assert_eq(count_tcp(f, GSO_TCP_SYN), 1);
+	tcp_in(e, 5001, irs, 1001, GSO_TCP_SYN | GSO_TCP_ACK, 65535);
+	run_until(e, vnow + MS);
+	w = gso_stream__write(s, payload, len);
+	cr_assert_eq(w, (int)len, "write: %d", w);
+	cr_assert_eq(gso_stream__shutdown(s), 0);
+	run_until(e, vnow + 10 * MS);
+	cr_assert_eq(count_tcp(f, GSO_TCP_FIN), 0, "FIN before the data was acknowledged");
+	/* No ACK: the RTO fires and its retransmission is held by a full device. */
+	f->room = 0;
+	run_until(e, vnow + 5 * SEC);
+	cr_assert_eq(count_tcp(f, GSO_TCP_FIN), 0);
+	cr_assert_eq(gso_stream__info(s, &si), 0);
+	cr_assert_geq(si.rto, 1);
+	cr_assert_eq(si.retrans_supers, 0, "the retransmission left: it was to be held");
+	cr_assert_eq(gso_engine__stats(e, &st), 0);
+	cr_assert_gt(st.backpressure, 0);
+	/* Now everything is acknowledged (the originals arrived after all), the device takes again. */
+	tcp_in(e, 5001, irs + 1, 1001 + len, GSO_TCP_ACK, 65535);
+	f->room = UINT32_MAX;
+	run_until(e, vnow + 2 * SEC);
+	cr_assert_eq(gso_stream__info(s, &si), 0);
+	cr_expect_eq(si.acked, len);
+	cr_expect_eq(si.err, 0);
+	cr_expect_eq(count_tcp(f, GSO_TCP_FIN), 1, "no FIN after everything was acknowledged (state %u, rto %llu)",
+		     si.state, (unsigned long long)si.rto);
+	gso_stream__close(s);
+	gso_engine__destroy(e);
+}
+
+/*
+ * The same without backpressure, as sender::loss_newreno met it: after an
+ * RTO, an ACK for the first retransmission lets the flow queue the next
+ * one in the scheduler, and the next ACK in the same receive batch
+ * acknowledges everything (the originals had arrived) before that burst
+ * leaves.
+ */
+Test(engine, fin_after_ack_while_burst_queued)
+{
+	struct fake *f = fake_new();
+	struct gso_engine *e;
+	struct gso_stream *s;
+	const uint32_t irs = 7000, len = 3 * 536;
+	struct gso_stream_info si = { .sz = sizeof(si) };
+	unsigned sent;
+	int w;
+
+	fake_mem(f);
+	e = engine(f, 8, 64);
+	s = stream(e, 5002);
+	run_until(e, vnow + MS);
+	tcp_in(e, 5002, irs, 1001, GSO_TCP_SYN | GSO_TCP_ACK, 65535);
+	run_until(e, vnow + MS);
+	w = gso_stream__write(s, payload, len);
+	cr_assert_eq(w, (int)len, "write: %d", w);
+	cr_assert_eq(gso_stream__shutdown(s), 0);
+	run_until(e, vnow + 10 * MS);
+	sent = f->nrec;
+	/* The RTO (200 ms: the SYN's RTT is the sample) and its one retransmission (cwnd 1). */
+	run_until(e, vnow + 300 * MS);
+	cr_assert_eq(gso_stream__info(s, &si), 0);
+	cr_assert_eq(si.rto, 1, "rto %llu retrans %llu recs %u sent %u", (unsigned long long)si.rto,
+		     (unsigned long long)si.retrans_supers, f->nrec, sent);
+	cr_assert_eq(si.retrans_supers, 1);
+	cr_assert_eq(f->nrec, sent + 1);
+	/* One batch: the first segment acknowledged (cwnd 2: the other two queued), then all of it. */
+	tcp_in(e, 5002, irs + 1, 1001 + 536, GSO_TCP_ACK, 65535);
+	tcp_in(e, 5002, irs + 1, 1001 + len, GSO_TCP_ACK, 65535);
+	run_until(e, vnow + 10 * MS);
+	cr_assert_eq(gso_stream__info(s, &si), 0);
+	cr_expect_eq(si.acked, len);
+	cr_expect_eq(si.err, 0);
+	cr_expect_eq(si.rto, 1);
+	cr_expect_eq(count_tcp(f, GSO_TCP_FIN), 1, "no FIN after everything was acknowledged (state %u)", si.state);
+	gso_stream__close(s);
 	gso_engine__destroy(e);
 }

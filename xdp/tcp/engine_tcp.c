@@ -419,17 +419,26 @@ static void s_arm(struct stream *s, uint64_t now)
 	uint32_t cwnd;
 	int segs;
 
-	if (s->state != GSO_STREAM_ESTABLISHED || !s->sized || s->f.armed || s->f.e->dead)
+	if (s->state != GSO_STREAM_ESTABLISHED || !s->sized || s->f.e->dead)
 		return;
 	gso_flowq__info(s->fq, &fi);
 	cwnd = gso_cc__cwnd(s->cc);
 	if (!fi.lost_pending && !fi.unsent_bytes) {
 		/* Room in cwnd and nothing to send: samples from now on measure us, not the path. */
-		if (!fi.app_limited && gso_flowq__check_app_limited(s->fq, cwnd) == 1)
+		if (!s->f.armed && !fi.app_limited && gso_flowq__check_app_limited(s->fq, cwnd) == 1)
 			s->st.app_limited_marks++;
+		/*
+		 * Even while armed: the burst in the engine (paced, or held by
+		 * the device) was sized for a retransmission this ACK made
+		 * needless, and finds nothing when it leaves; the engine does not
+		 * call us back then, and with nothing outstanding no timer would,
+		 * so the FIN would wait for the idle timeout.
+		 */
 		maybe_fin(s, &fi, now);
 		return;
 	}
+	if (s->f.armed)
+		return;
 	rate = pacing_rate(s);
 	if (!s->user_min_segs)
 		s->bo.min_segs = gso_cc__min_burst_segs(s->cc); /* BBR's own; 0: the pacer's default */
