@@ -176,15 +176,12 @@ const struct eflow_ops gsoi_engine_dgram_ops = {
  */
 static inline __attribute__((always_inline)) int get(const struct gso_dgram *h, struct dgram **out)
 {
-	struct dgram *d;
+	struct eflow *f = NULL;
+	int err = gsoi_flow_get((uintptr_t)h, HANDLE_DGRAM, &f);
 
-	if (!h)
-		return -EINVAL;
-	d = gsoi_handle_get((uintptr_t)h, HANDLE_DGRAM);
-	if (!d)
-		return -EBADF;
-	*out = d;
-	return engine_thread_ok(d->f.e);
+	if (f)
+		*out = to_d(f);
+	return err;
 }
 
 /* What the device takes with this template (engine.h, gso_dgram_info). */

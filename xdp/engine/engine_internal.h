@@ -243,6 +243,27 @@ static inline int engine_thread_ok(const struct engine *e)
 	return !o || o == engine_self() ? 0 : -EPERM;
 }
 
+/*
+ * A flow call's first step (engine.h, "Handles" and "Threads"): the live
+ * flow of kind `kind` behind handle `h`, and whether this thread may use
+ * its engine.  0 and *out, -EINVAL (NULL), -EBADF (closed, stale or
+ * another kind's), -EPERM (another thread runs the engine; *out is set).
+ * Inline: it runs on every send.
+ */
+static inline __attribute__((always_inline)) int gsoi_flow_get(uintptr_t h, enum handle_kind kind,
+							       struct eflow **out)
+{
+	struct eflow *f;
+
+	if (!h)
+		return -EINVAL;
+	f = gsoi_handle_get(h, kind);
+	if (!f)
+		return -EBADF;
+	*out = f;
+	return engine_thread_ok(f->e);
+}
+
 /* Deliver an event (no-op without a callback). */
 void gsoi_engine_emit(struct engine *e, const struct gso_engine_event *ev);
 

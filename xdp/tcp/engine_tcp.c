@@ -1276,15 +1276,12 @@ fail:
  */
 static inline __attribute__((always_inline)) int get(const struct gso_stream *h, struct stream **out)
 {
-	struct stream *s;
+	struct eflow *f = NULL;
+	int err = gsoi_flow_get((uintptr_t)h, HANDLE_STREAM, &f);
 
-	if (!h)
-		return -EINVAL;
-	s = gsoi_handle_get((uintptr_t)h, HANDLE_STREAM);
-	if (!s)
-		return -EBADF;
-	*out = s;
-	return engine_thread_ok(s->f.e);
+	if (f)
+		*out = to_s(f);
+	return err;
 }
 
 static int can_write(const struct stream *s)
