@@ -123,6 +123,7 @@ extern "C" {
 struct gso_engine; /* opaque */
 struct gso_dgram;  /* a datagram flow, opaque */
 struct gso_stream; /* a stream (TCP) flow, opaque */
+struct gso_listener; /* a stream listener (passive open), opaque */
 
 /* ===================================================================== */
 /* Events                                                                 */
@@ -159,6 +160,24 @@ enum gso_ev_type {
 	 * `dgram` (or `stream`) and `flow_ctx` name the flow.
 	 */
 	GSO_EV_FLOW_BEHIND,
+	/*
+	 * A listener has connections waiting (`listener`, flow_ctx = its
+	 * opts.ctx): take them with gso_listener__accept() until -EAGAIN.
+	 * Raised when its accept queue goes from empty to not empty.
+	 */
+	GSO_EV_LISTENER_READY,
+	/*
+	 * The peer's bytes wait to be read (gso_stream__read / __peek), or
+	 * its FIN does (a read returns 0).  Raised when in-order bytes (or
+	 * the FIN) arrive and the application has read since the last
+	 * READABLE (or never): read until -EAGAIN or 0 after each.
+	 */
+	GSO_EV_STREAM_READABLE,
+	/*
+	 * The peer sent its FIN: every byte it will send is in the receive
+	 * buffer.  Writing goes on (half-close) until gso_stream__shutdown().
+	 */
+	GSO_EV_STREAM_PEER_CLOSED,
 };
 
 struct gso_engine_event {
@@ -170,6 +189,7 @@ struct gso_engine_event {
 	uint64_t cookie;  /* GSO_EV_DGRAM_*: the cookie given to gso_dgram__send() */
 	uint64_t acked;   /* GSO_EV_STREAM_ACKED: stream bytes acknowledged in all */
 	struct gso_dev *dev; /* GSO_EV_STREAM_ESTABLISHED: the receive device the SYN-ACK came in on */
+	struct gso_listener *listener; /* GSO_EV_LISTENER_READY: the listener */
 };
 
 /*
@@ -674,16 +694,30 @@ struct gso_stream_opts {
 	uint64_t idle_ns;     /* 0 = GSO_STREAM_DEF_IDLE_NS */
 	uint32_t isn;         /* initial sequence number; 0 = random */
 	void *ctx;            /* returned in this flow's events */
+	/*
+	 * Receive buffer: the peer's bytes not read yet, in order and out of
+	 * order, GSO_STREAM_MIN_RCVBUF..GSO_STREAM_MAX_RCVBUF (0 =
+	 * GSO_STREAM_DEF_RCVBUF).  The window we advertise is what of it is
+	 * free.  For gso_listener__accept() it is ignored: the listener's
+	 * rcvbuf applies, since bytes arrive before the accept.
+	 */
+	uint32_t rcvbuf;
 	size_t :0;
 };
-#define gso_stream_opts__last_field ctx
+#define gso_stream_opts__last_field rcvbuf
+
+#define GSO_STREAM_DEF_RCVBUF (256u << 10)
+#define GSO_STREAM_MIN_RCVBUF 4096u
+#define GSO_STREAM_MAX_RCVBUF (64u << 20)
+/* Out-of-order byte ranges a stream holds (beyond: a new range is dropped, the peer sends it again). */
+#define GSO_STREAM_OOO_RANGES 4u
 
 /*
  * Open a TCP connection: send the SYN now (retransmitted as RFC 6298
  * says until the handshake completes or idle_ns passes).  The peer's
  * segments must reach one of the engine's receive devices (opts.steer).
- * Stream flows only send: data the peer sends is not accepted (never
- * acknowledged).  Returns 0 and *out, or -EINVAL (NULL, bad option, mss
+ * What the peer sends is received as "Receiving" below says.  Returns
+ * 0 and *out, or -EINVAL (NULL, bad option, mss
  * below its minimum (see GSO_STREAM_MIN_MSS), a route of another
  * interface), -ENOSPC, -EEXIST (a stream with this 4-tuple is open),
  * -ENODEV, -ENOMEM, -EBADF (a destroyed engine), -EPERM (another thread
@@ -728,13 +762,67 @@ GSO_API int gso_stream__shutdown(struct gso_stream *s);
  */
 GSO_API int gso_stream__close(struct gso_stream *s);
 
+/*
+ * Receiving.  Every stream (connected or accepted) takes the peer's bytes
+ * into its receive buffer (opts.rcvbuf) and acknowledges them as Linux
+ * does: every segment at once for the first 16 (quick ACKs), then at
+ * least every second full-sized segment, else after 40 ms (delayed ACK);
+ * data we send carries the ACK with it.  Out-of-order bytes within the
+ * window are held (at most GSO_STREAM_OOO_RANGES ranges) and answered at
+ * once with a duplicate ACK carrying SACK blocks (when SACK was agreed),
+ * the newest first; filling a hole is acknowledged at once too.  The
+ * window advertised is the free part of the buffer (scaled, never
+ * moving its right edge back), and reopens with a window update when
+ * reads free at least two segments or half the buffer.
+ *
+ * The peer's FIN comes as GSO_EV_STREAM_PEER_CLOSED (state
+ * GSO_STREAM_CLOSE_WAIT); writing goes on until gso_stream__shutdown(),
+ * after which our FIN's ACK ends the stream (GSO_EV_STREAM_CLOSED, err
+ * 0).  A stream that shut down first keeps receiving until the peer's FIN
+ * (state GSO_STREAM_CLOSING), or until it has been silent for idle_ns
+ * (500 ms if it never sent a byte: a sink that does not close).  The
+ * side that closes first keeps TIME_WAIT: the engine remembers the
+ * 4-tuple for GSO_STREAM_TIME_WAIT_NS after the stream ends (and after
+ * gso_stream__close()), answers a retransmitted FIN with an ACK, and lets
+ * a listener take a new SYN for it (sequence number past the old one),
+ * as Linux does; at most GSO_STREAM_MAX_TIME_WAIT per engine, the oldest
+ * forgotten first.
+ */
+#define GSO_STREAM_TIME_WAIT_NS 60000000000ull /* TCP_TIMEWAIT_LEN */
+#define GSO_STREAM_MAX_TIME_WAIT 16384u
+
+/*
+ * Copy up to `len` received bytes, in order, to `buf` and free their
+ * room in the window.  Returns the bytes copied (>= 1), 0 at the end of
+ * the stream (the peer's FIN, everything before it read), -EAGAIN
+ * (nothing to read yet: wait for GSO_EV_STREAM_READABLE), the error that
+ * ended the connection (-ECONNRESET, ...; what was received before is
+ * lost), -EINVAL, -EBADF, -EPERM.
+ */
+GSO_API int gso_stream__read(struct gso_stream *s, void *buf, uint32_t len);
+
+/*
+ * Zero-copy read: *data and *len are the next in-order bytes, in the
+ * receive buffer itself (the first contiguous part of what is readable:
+ * peek again after consuming it for the rest).  Valid until the next
+ * call on the stream or until the event callback returns.  Returns 0
+ * (*len >= 1), or what gso_stream__read returns where it returns 0 or
+ * less (then *len is 0).
+ */
+GSO_API int gso_stream__peek(struct gso_stream *s, const void **data, uint32_t *len);
+
+/* Done with the first `len` peeked bytes.  0, -EINVAL (more than readable), -EBADF, -EPERM. */
+GSO_API int gso_stream__consume(struct gso_stream *s, uint32_t len);
+
 enum gso_stream_state {
 	GSO_STREAM_SYN_SENT = 0,
 	GSO_STREAM_ESTABLISHED,
-	GSO_STREAM_FIN_SENT,   /* shutdown, everything sent with the FIN; waiting for its ACK */
-	GSO_STREAM_CLOSING,    /* FIN acknowledged; lingering for the peer's FIN */
+	GSO_STREAM_FIN_SENT,   /* shutdown, everything sent with the FIN; waiting for its ACK (FIN-WAIT-1) */
+	GSO_STREAM_CLOSING,    /* FIN acknowledged; receiving until the peer's FIN (FIN-WAIT-2) */
 	GSO_STREAM_DONE,
 	GSO_STREAM_FAILED,
+	GSO_STREAM_CLOSE_WAIT, /* the peer's FIN came; we may still send */
+	GSO_STREAM_LAST_ACK,   /* the peer's FIN came, ours is sent; waiting for its ACK */
 };
 
 #define GSO_STREAM_BURST_HIST 129 /* burst_hist[i]: super-segments of i segments (the last: more) */
@@ -783,9 +871,132 @@ struct gso_stream_info {
 	struct gso_cc_bbr_info bbr;  /* with GSO_CC_BBR: the model (sz 0 otherwise) */
 	/* Last, so that a longer histogram extends it: */
 	uint64_t burst_hist[GSO_STREAM_BURST_HIST];
+	/* Receiving ("Receiving" above): */
+	uint64_t rx_bytes;           /* in-order bytes received */
+	uint64_t rx_read;            /* bytes the application has read */
+	uint64_t rx_segs;            /* segments that carried data */
+	uint64_t rx_ooo_segs;        /* ... of them out of order, held */
+	uint64_t rx_ooo_dropped;     /* ... of them out of order, dropped (no range left) */
+	uint64_t rx_dup_segs;        /* ... of them wholly old (answered with an ACK) */
+	uint64_t rx_beyond_wnd;      /* bytes past the advertised window: cut off */
+	uint64_t acks_sent;          /* pure ACKs sent for received data (quick, delayed, out of order) */
+	uint64_t acks_delayed;       /* ... of them when the delayed-ACK timer fired */
+	uint64_t wnd_updates;        /* ... of them window updates after reads */
+	uint32_t rcv_wnd;            /* the window advertised last, bytes */
+	uint32_t rcv_wscale;         /* our window scale (what the peer shifts by) */
+	uint32_t rcvbuf;             /* receive buffer bytes */
+	uint32_t rx_queued;          /* bytes received and not read */
 	size_t :0;
 };
-#define gso_stream_info__last_field burst_hist
+#define gso_stream_info__last_field rx_queued
+
+/* ===================================================================== */
+/* Listeners (TCP passive open)                                           */
+/* ===================================================================== */
+
+#define GSO_LISTEN_DEF_BACKLOG 128u      /* connections waiting for gso_listener__accept() */
+#define GSO_LISTEN_MAX_BACKLOG 65535u
+#define GSO_LISTEN_DEF_SYN_BACKLOG 256u  /* half-open connections held */
+#define GSO_LISTEN_MAX_SYN_BACKLOG 65536u
+/* Answer every SYN with a SYN cookie, also while the half-open table has room (tests). */
+#define GSO_LISTEN_F_COOKIES_ALWAYS (1u << 8)
+#define GSO_LISTEN_F_KNOWN (GSO_STREAM_F_NO_SACK | GSO_STREAM_F_NO_TS | GSO_LISTEN_F_COOKIES_ALWAYS)
+
+struct gso_listen_opts {
+	size_t sz;
+	uint8_t l3;           /* GSO_L3_IPV4 or GSO_L3_IPV6 (required) */
+	uint8_t addr[16];     /* local address (required; IPv4 in the first 4 bytes), network order */
+	uint16_t port;        /* local port, host order (required) */
+	uint32_t backlog;     /* accept queue, 1..GSO_LISTEN_MAX_BACKLOG (0 = GSO_LISTEN_DEF_BACKLOG) */
+	uint32_t syn_backlog; /* half-open table, 1..GSO_LISTEN_MAX_SYN_BACKLOG (0 = DEF) */
+	uint32_t flags;       /* GSO_STREAM_F_NO_SACK, GSO_STREAM_F_NO_TS (not offered), GSO_LISTEN_F_* */
+	uint32_t mss;         /* cap on the MSS we announce (as gso_stream_opts.mss; 0: MTU) */
+	uint32_t rcvbuf;      /* accepted streams' receive buffer (as gso_stream_opts.rcvbuf) */
+	void *ctx;            /* GSO_EV_LISTENER_READY's flow_ctx */
+	size_t :0;
+};
+#define gso_listen_opts__last_field ctx
+
+/*
+ * Listen for TCP connections to addr:port on the engine's receive
+ * devices: the steering program (the engine's) hands every TCP segment
+ * to that address and port to the engine, so the kernel never sees them
+ * (and never answers them).
+ *
+ * A SYN is answered with a SYN-ACK that carries what the client offered
+ * and we support: MSS (ours from the device's MTU, and opts.mss), window
+ * scale, SACK-permitted and timestamps.  The half-open connection is
+ * held (SYN-ACK retransmitted at 1, 2, 4, 8, 16 s, as Linux does) until
+ * the client's ACK.  When the half-open table is full, or with
+ * GSO_LISTEN_F_COOKIES_ALWAYS, the SYN is answered statelessly with a
+ * SYN cookie (as Linux's tcp_syncookies=1): the initial sequence number
+ * is a keyed hash of the 4-tuple, a 64-second time slot and the MSS
+ * class, and our timestamp (echoed by the client) carries the window
+ * scale and SACK (without timestamps, a cookie connection has neither).
+ * So a flood of spoofed SYNs fills the table and then costs one SYN-ACK
+ * each, and a real client's ACK still opens its connection.  When the
+ * handshake completes the connection waits in the accept queue (its
+ * first bytes are received and acknowledged meanwhile); when that is
+ * full, the client's ACK is dropped (the client sends it again with its
+ * data), as Linux does.  A segment for no connection of the listener (no
+ * SYN, no valid cookie) is answered with an RST.
+ *
+ * A stream accepted replies to the link-layer address its SYN came from,
+ * through the engine's transmit device, with the device's MTU: no route
+ * lookup per connection (right for a server on the client's LAN or
+ * behind one gateway).
+ *
+ * Returns 0 and *out, or -EINVAL (NULL, bad option), -EADDRINUSE (a
+ * listener on that address and port in this engine), -ENOSPC,
+ * -ENOMEM, -ENODEV, -EBADF, -EPERM, -EOPNOTSUPP (an engine with no
+ * steering program), or the steering program's errno.
+ */
+GSO_API int gso_listener__open(struct gso_listener **out, struct gso_engine *e,
+			       const struct gso_listen_opts *o);
+
+/*
+ * Take the oldest connection of the accept queue: *out is an established
+ * stream (GSO_EV_STREAM_WRITABLE follows once it is sized, and
+ * GSO_EV_STREAM_READABLE if bytes came before the accept).  `o` (NULL =
+ * defaults) gives its cc_algo, max_rate, pacing_shift, min_segs,
+ * win_divisor, tx_flags, notsent_lowat, idle_ns, ctx and flag
+ * GSO_STREAM_F_CHECK; route, ports, isn, mss, rcvbuf and the other flags
+ * are the handshake's.  Returns 0, -EAGAIN (none waiting), -EINVAL,
+ * -EBADF, -EPERM.
+ */
+GSO_API int gso_listener__accept(struct gso_listener *l, struct gso_stream **out,
+				 const struct gso_stream_opts *o);
+
+/*
+ * Stop listening: the steering entry goes, half-open connections are
+ * forgotten, connections not accepted are reset.  Streams accepted stay.
+ * The handle is stale afterwards (-EBADF).  0, -EINVAL, -EBADF, -EPERM.
+ */
+GSO_API int gso_listener__close(struct gso_listener *l);
+
+struct gso_listener_info {
+	size_t sz;
+	uint32_t half_open;       /* half-open connections held now */
+	uint32_t queued;          /* connections waiting for accept now */
+	uint32_t backlog, syn_backlog;
+	uint64_t syns;            /* SYNs received */
+	uint64_t synacks;         /* SYN-ACKs sent (retransmissions and cookies included) */
+	uint64_t synack_retrans;  /* ... retransmitted */
+	uint64_t cookies_sent;    /* SYNs answered with a cookie */
+	uint64_t cookies_ok;      /* ACKs whose cookie opened a connection */
+	uint64_t cookies_bad;     /* ACKs with no half-open entry and no valid cookie */
+	uint64_t half_open_expired; /* half-open connections given up (no ACK after the retransmissions) */
+	uint64_t accepted;        /* gso_listener__accept() that gave a stream */
+	uint64_t overflows;       /* handshakes completed with the accept queue full: ACK dropped */
+	uint64_t resets;          /* RSTs sent for segments of no connection */
+	uint64_t time_wait;       /* connections in TIME_WAIT in this engine now */
+	uint64_t time_wait_reused; /* SYNs that took over a TIME_WAIT 4-tuple */
+	size_t :0;
+};
+#define gso_listener_info__last_field time_wait_reused
+
+/* Fill `info` up to info->sz (0: whole).  0, -EINVAL, -EBADF, -EPERM. */
+GSO_API int gso_listener__info(const struct gso_listener *l, struct gso_listener_info *info);
 
 /* Fill `info` up to info->sz.  Works until gso_stream__close().  0, -EINVAL, -EBADF, -EPERM. */
 GSO_API int gso_stream__info(const struct gso_stream *s, struct gso_stream_info *info);

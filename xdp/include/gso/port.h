@@ -221,6 +221,23 @@ GSO_API int gso_port__call(struct gso_port *p, uint32_t q, gso_port_call_fn fn, 
 GSO_API int gso_port__queue_of(const struct gso_port *p, const struct gso_flow *f);
 
 /*
+ * Listen for TCP connections on every queue: a listener
+ * (gso_listener__open, <gso/engine.h>) on each engine, behind one
+ * steering entry.  A SYN arrives on the queue the peer's hash chooses
+ * and its connection belongs to that queue: GSO_EV_LISTENER_READY comes
+ * to worker q's callback with gso_port__listener(p, q), which accepts
+ * there.  Segments of a connection that arrive on another queue are
+ * handed over to its owner as for any stream.  Before gso_port__start()
+ * (or after gso_port__stop()) only.  The listeners close with the port.
+ * Returns 0, -EINVAL, -EBUSY (running, or listening already), -EBADF,
+ * or what gso_listener__open() returns (nothing left open then).
+ */
+GSO_API int gso_port__listen(struct gso_port *p, const struct gso_listen_opts *o);
+
+/* Queue q's listener, NULL if the port does not listen (or a bad q / handle). */
+GSO_API struct gso_listener *gso_port__listener(const struct gso_port *p, uint32_t q);
+
+/*
  * The Toeplitz hash receive-side scaling computes over a frame of flow
  * `f`, with the default 40-byte key of Microsoft's RSS specification
  * (the one Linux drivers and DPDK use): over source address, destination
