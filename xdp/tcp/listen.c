@@ -277,12 +277,8 @@ static void on_syn(struct listener *l, const struct tcp_peer *p, const struct tc
 			return;
 		cookie = gsoi_syncookie_make(st->secret, &p->key, g->seq, now, peer_mss, &mss_used);
 		if (ts) {
-			/* Never ahead of our clock: the client's PAWS test must accept the next timestamp. */
-			uint32_t enc = gsoi_syncookie_tsval(tsv, ws, sack);
-
-			if ((int32_t)(enc - tsv) > 0)
-				enc -= 64;
-			tsv = enc;
+			/* Never ahead of our clock (gsoi_syncookie_tsval sees to it): the client's PAWS test passes. */
+			tsv = gsoi_syncookie_tsval(tsv, ws, sack);
 		}
 		l->st.cookies_sent++;
 		send_synack(l, p, cookie, g->seq, ts && sack, ts, tsv, g->tsval, ts ? ws : -1);
@@ -586,8 +582,6 @@ int gsoi_listener_open(struct gso_listener **out, struct gso_engine *h, const st
 		return err;
 	if (e->dead)
 		return -ENODEV;
-	if (steer && !e->steer)
-		return -EOPNOTSUPP;
 	k.l3 = o->l3;
 	memcpy(k.our_addr, o->addr, 16);
 	k.our_port = o->port;
@@ -628,7 +622,7 @@ int gsoi_listener_open(struct gso_listener **out, struct gso_engine *h, const st
 				   HANDLE_LISTENER);
 	if (err)
 		goto fail;
-	if (steer) {
+	if (steer && e->steer) {
 		struct gso_flow fl = { .sz = sizeof(fl), .l3 = l->l3, .l4 = GSO_L4_TCP, .dport = l->port };
 
 		memcpy(fl.daddr, l->addr, 16);

@@ -948,8 +948,9 @@ struct gso_listen_opts {
  *
  * Returns 0 and *out, or -EINVAL (NULL, bad option), -EADDRINUSE (a
  * listener on that address and port in this engine), -ENOSPC,
- * -ENOMEM, -ENODEV, -EBADF, -EPERM, -EOPNOTSUPP (an engine with no
- * steering program), or the steering program's errno.
+ * -ENOMEM, -ENODEV, -EBADF, -EPERM, or the steering program's errno.
+ * An engine without a steering program (opts.steer NULL) listens all
+ * the same: the caller steers the segments to its receive devices.
  */
 GSO_API int gso_listener__open(struct gso_listener **out, struct gso_engine *e,
 			       const struct gso_listen_opts *o);
