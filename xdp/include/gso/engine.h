@@ -796,8 +796,8 @@ GSO_API int gso_stream__close(struct gso_stream *s);
  * room in the window.  Returns the bytes copied (>= 1), 0 at the end of
  * the stream (the peer's FIN, everything before it read), -EAGAIN
  * (nothing to read yet: wait for GSO_EV_STREAM_READABLE), the error that
- * ended the connection (-ECONNRESET, ...; what was received before is
- * lost), -EINVAL, -EBADF, -EPERM.
+ * ended the connection (-ECONNRESET, ...) once the bytes received
+ * before it are read, -EINVAL, -EBADF, -EPERM.
  */
 GSO_API int gso_stream__read(struct gso_stream *s, void *buf, uint32_t len);
 
