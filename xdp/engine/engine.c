@@ -1107,6 +1107,7 @@ static uint32_t pow2_at_least(uint32_t v)
 
 static void engine_free(struct engine *e)
 {
+	gsoi_engine_tcp_free(e);
 	if (e->loop)
 		gso_evloop__destroy(e->loop);
 	if (e->wake_fd >= 0)

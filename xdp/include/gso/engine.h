@@ -796,8 +796,8 @@ GSO_API int gso_stream__close(struct gso_stream *s);
  * room in the window.  Returns the bytes copied (>= 1), 0 at the end of
  * the stream (the peer's FIN, everything before it read), -EAGAIN
  * (nothing to read yet: wait for GSO_EV_STREAM_READABLE), the error that
- * ended the connection (-ECONNRESET, ...; what was received before is
- * lost), -EINVAL, -EBADF, -EPERM.
+ * ended the connection (-ECONNRESET, ...) once the bytes received
+ * before it are read, -EINVAL, -EBADF, -EPERM.
  */
 GSO_API int gso_stream__read(struct gso_stream *s, void *buf, uint32_t len);
 
@@ -948,8 +948,9 @@ struct gso_listen_opts {
  *
  * Returns 0 and *out, or -EINVAL (NULL, bad option), -EADDRINUSE (a
  * listener on that address and port in this engine), -ENOSPC,
- * -ENOMEM, -ENODEV, -EBADF, -EPERM, -EOPNOTSUPP (an engine with no
- * steering program), or the steering program's errno.
+ * -ENOMEM, -ENODEV, -EBADF, -EPERM, or the steering program's errno.
+ * An engine without a steering program (opts.steer NULL) listens all
+ * the same: the caller steers the segments to its receive devices.
  */
 GSO_API int gso_listener__open(struct gso_listener **out, struct gso_engine *e,
 			       const struct gso_listen_opts *o);
