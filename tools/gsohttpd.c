@@ -461,7 +461,7 @@ static void handle_request(struct conn *c, int parsed, const struct http_req *r)
 	}
 	status = file_path_decode(r->path, r->path_len, rel, sizeof(rel));
 	if (!status)
-		status = file_path_open(c->w->root_fd, rel, &fd, &st);
+		status = file_path_open(c->w->root_fd, rel, sizeof(rel), &fd, &st);
 	start_response(c, status ? status : 200, r, rel, &st, fd);
 }
 
@@ -832,6 +832,14 @@ static bool addr_on(const char *ifname, int l3, const uint8_t addr[16])
 	return found;
 }
 
+/* -ENOENT from opening a path is the steering program's object file, most likely. */
+static const char *no_obj_hint(int err)
+{
+	return err != -ENOENT ? "" :
+	       " (the XDP steering program, steer.bpf.o, is looked for in ../bpf/ and bpf/ beside the program, "
+	       "in bpf/ beside libgso-xdp.so, or in $GSO_BPF_DIR)";
+}
+
 static void write_ready(const struct opts *o)
 {
 	char tmp[PATH_MAX];
@@ -1053,7 +1061,7 @@ static void run_engine(struct worker *w, int ifindex, const struct gso_listen_op
 
 	err = gso_engine__open_path(&e, ifindex, &po, &eo);
 	if (err)
-		die(TOOL_EXIT_USAGE, err, "%s path on %s", mode_names[w->o->mode], w->o->ifname);
+		die(TOOL_EXIT_USAGE, err, "%s path on %s%s", mode_names[w->o->mode], w->o->ifname, no_obj_hint(err));
 	if (!gso_engine__path(e, &pi)) {
 		r->path = gso_path_name(pi.path);
 		r->reason = pi.reason ? pi.reason : "";
@@ -1143,7 +1151,8 @@ static void run_port(struct worker *ws, int ifindex, const struct gso_listen_opt
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	err = gso_port__open(&p, ifindex, &po);
 	if (err)
-		die(TOOL_EXIT_USAGE, err, "port of %u queues (%s) on %s", o->queues, mode_names[o->mode], o->ifname);
+		die(TOOL_EXIT_USAGE, err, "port of %u queues (%s) on %s%s", o->queues, mode_names[o->mode], o->ifname,
+		    no_obj_hint(err));
 	if (!gso_engine__path(gso_port__engine(p, 0), &pi)) {
 		r->path = gso_path_name(pi.path);
 		r->reason = pi.reason ? pi.reason : "";

@@ -119,9 +119,8 @@ static unsigned regular(int fd, struct stat *st)
 	return S_ISDIR(st->st_mode) ? 404 : 403;
 }
 
-unsigned file_path_open(int root_fd, const char *rel, int *fd_out, struct stat *st)
+unsigned file_path_open(int root_fd, char *rel, size_t cap, int *fd_out, struct stat *st)
 {
-	char idx[PATH_MAX];
 	int fd = open_beneath(root_fd, rel);
 	unsigned s;
 
@@ -132,10 +131,15 @@ unsigned file_path_open(int root_fd, const char *rel, int *fd_out, struct stat *
 		return 500;
 	}
 	if (S_ISDIR(st->st_mode)) {
+		size_t n = strlen(rel);
+
 		close(fd);
-		if (snprintf(idx, sizeof(idx), "%s/index.html", rel) >= (int)sizeof(idx))
+		if (!strcmp(rel, "."))
+			n = 0;
+		if (n + sizeof("/index.html") > cap)
 			return 414;
-		fd = open_beneath(root_fd, idx);
+		memcpy(rel + n, n ? "/index.html" : "index.html", n ? sizeof("/index.html") : sizeof("index.html"));
+		fd = open_beneath(root_fd, rel);
 		if (fd < 0)
 			return status_of(fd);
 	}

@@ -33,10 +33,11 @@
 unsigned file_path_decode(const char *p, size_t p_len, char *out, size_t cap);
 
 /*
- * Open `rel` (file_path_decode's result) beneath the directory `root_fd`.
- * 0 and *fd (O_RDONLY | O_CLOEXEC, a regular file) with *st, or the
- * status to answer (403, 404, 414, 500).
+ * Open `rel` (file_path_decode's result, in a buffer of `cap` bytes)
+ * beneath the directory `root_fd`.  0 and *fd (O_RDONLY | O_CLOEXEC, a
+ * regular file) with *st, `rel` then naming what was opened (".../index.html"
+ * for a directory); or the status to answer (403, 404, 414, 500).
  */
-unsigned file_path_open(int root_fd, const char *rel, int *fd, struct stat *st);
+unsigned file_path_open(int root_fd, char *rel, size_t cap, int *fd, struct stat *st);
 
 #endif
