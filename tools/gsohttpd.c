@@ -881,6 +881,7 @@ struct report {
 	bool balanced, dev_gone;
 	int fds_start, fds_exit;
 	uint32_t open_at_exit;
+	uint64_t queue_accepted[GSO_PORT_MAX_QUEUES]; /* connections per queue (a port) */
 };
 
 static void sum_counters(struct counters *a, const struct counters *b)
@@ -967,7 +968,10 @@ static void write_json(const struct report *r)
 	KV(f, "max_conns_reached", r->c.at_limit);
 	KV(f, "open_at_exit", r->open_at_exit);
 	KV(f, "file_bus_errors", r->c.bus_errors);
-	fputs("},\n \"listener\": {", f);
+	fputs("},\n \"queue_accepted\": [", f);
+	for (uint32_t q = 0; q < r->o->queues; q++)
+		fprintf(f, "%s%" PRIu64, q ? ", " : "", r->o->queues > 1 ? r->queue_accepted[q] : r->c.accepted);
+	fputs("],\n \"listener\": {", f);
 	sep = "";
 	if (r->have_li) {
 		KV(f, "syns", li->syns);
@@ -1196,6 +1200,7 @@ static void run_port(struct worker *ws, int ifindex, const struct gso_listen_opt
 		if (!gso_engine__stats(gso_port__engine(p, q), &es))
 			sum_estats(&r->es, &es);
 		sum_counters(&r->c, &ws[q].c);
+		r->queue_accepted[q] = ws[q].c.accepted;
 	}
 	err = gso_port__close(p);
 	r->balanced = !err && !gso_port__stats(p, GSO_PORT_ALL, &ps) && ps.chunks_free == ps.chunks_total;
