@@ -107,6 +107,7 @@
 #define DEF_MAX_CONNS 1024u
 #define RCVBUF (64u << 10)          /* per connection: requests are small */
 #define DRAIN_NS 2000000000ull      /* at exit, time for responses under way to finish */
+#define STREAM_IDLE_SLACK_NS 10000000000ull /* see accept_all() */
 #define HDR_MAX 512
 #define LINGER_MAX (4u << 20)     /* bytes dropped after our FIN before the connection is reset */
 #define EXIT_FAIL 1
@@ -131,7 +132,7 @@ static const unsigned statuses[] = { 200, 400, 403, 404, 405, 413, 414, 431, 500
 
 struct counters {
 	uint64_t requests, by_status[NSTATUS], body_bytes, header_bytes;
-	uint64_t accepted, closed, reset, aborted, forced, at_limit, bus_errors;
+	uint64_t accepted, closed, reset, timed_out, failed, aborted, forced, at_limit, bus_errors, idle_closed;
 };
 
 struct worker;
@@ -155,6 +156,7 @@ struct conn {
 	bool ended;            /* to free when pump() returns */
 	uint64_t discard;      /* request body bytes still to drop */
 	uint64_t dropped;      /* bytes dropped after our FIN */
+	uint64_t last_ns;      /* the last event of the connection (for --idle-timeout) */
 	uint32_t req_len;
 	char req[HTTP_REQ_MAX_HEAD];
 };
@@ -210,8 +212,9 @@ static void usage(FILE *f)
 "  --queues N         N > 1: one engine per queue 0..N-1, each on a thread of its\n"
 "                     own (a port, gso_port__listen); default 1: one engine here\n"
 "  --cc reno|cubic|bbr  congestion control of the connections (default cubic)\n"
-"  --idle-timeout S   close a connection after S s without a word from the\n"
-"                     client (default %d)\n"
+"  --idle-timeout S   a connection quiet for S s between requests gets our FIN\n"
+"                     (checked every second), and one whose client stays silent\n"
+"                     for S + 10 s while we wait for it is ended (default %d)\n"
 "  --max-conns N      connections open at once (default %u); more wait in the\n"
 "                     listener's backlog\n"
 "  --ready FILE       write FILE (\"ADDR PORT\\n\") once listening\n"
@@ -727,13 +730,23 @@ static void accept_all(struct worker *w, struct gso_listener *l)
 			w->c.at_limit++;
 			return;
 		}
-		GSO_OPTS(gso_stream_opts, so, .cc_algo = w->o->cc, .idle_ns = w->o->idle_s * 1000000000ull, .ctx = c);
+		/*
+		 * The stream's idle_ns counts from the peer's last segment, also
+		 * when we start waiting on the peer only then: with idle_ns equal
+		 * to the keep-alive time, the FIN of sweep_idle() would find the
+		 * peer "silent" at once and end the stream before its FIN-ACK
+		 * (which then meets an RST).  STREAM_IDLE_SLACK_NS more gives the
+		 * peer that long to answer our FIN.
+		 */
+		GSO_OPTS(gso_stream_opts, so, .cc_algo = w->o->cc,
+			 .idle_ns = w->o->idle_s * 1000000000ull + STREAM_IDLE_SLACK_NS, .ctx = c);
 		err = gso_listener__accept(l, &s, &so);
 		if (err) {
 			unlink_conn(c);
 			return;
 		}
 		c->s = s;
+		c->last_ns = gso_evloop_now_ns();
 		w->c.accepted++;
 	}
 }
@@ -749,6 +762,26 @@ static void begin_drain(struct worker *w)
 			shut(c);
 		else
 			c->close_after = true;
+	}
+}
+
+/*
+ * Keep-alive: a connection quiet for --idle-timeout with no answer under
+ * way gets our FIN.  (The stream's own idle_ns ends a connection whose
+ * peer is silent while we wait for it, not one that is merely quiet.)
+ * Every second, on the connection's engine thread.
+ */
+static void sweep_idle(struct worker *w)
+{
+	uint64_t now = gso_evloop_now_ns(), idle = w->o->idle_s * 1000000000ull;
+	struct conn *c, *next;
+
+	for (c = w->conns; c; c = next) {
+		next = c->next;
+		if (!c->busy && !c->shut && c->last_ns && now - c->last_ns > idle) {
+			w->c.idle_closed++;
+			shut(c);
+		}
 	}
 }
 
@@ -780,6 +813,7 @@ static void handle_event(struct worker *w, const struct gso_engine_event *ev)
 		return;
 	if (!c->s)
 		c->s = ev->stream; /* an event during gso_listener__accept */
+	c->last_ns = gso_evloop_now_ns();
 	switch (ev->type) {
 	case GSO_EV_STREAM_READABLE:
 	case GSO_EV_STREAM_WRITABLE:
@@ -789,10 +823,14 @@ static void handle_event(struct worker *w, const struct gso_engine_event *ev)
 	case GSO_EV_STREAM_CLOSED:
 		if (c->ended)
 			break;
-		if (ev->err)
+		if (!ev->err)
+			w->c.closed++;
+		else if (ev->err == -ETIMEDOUT)
+			w->c.timed_out++;
+		else if (ev->err == -ECONNRESET)
 			w->c.reset++;
 		else
-			w->c.closed++;
+			w->c.failed++;
 		conn_end(c);
 		break;
 	default:
@@ -894,10 +932,13 @@ static void sum_counters(struct counters *a, const struct counters *b)
 	a->accepted += b->accepted;
 	a->closed += b->closed;
 	a->reset += b->reset;
+	a->timed_out += b->timed_out;
+	a->failed += b->failed;
 	a->aborted += b->aborted;
 	a->forced += b->forced;
 	a->at_limit += b->at_limit;
 	a->bus_errors += b->bus_errors;
+	a->idle_closed += b->idle_closed;
 }
 
 static void sum_linfo(struct gso_listener_info *a, const struct gso_listener_info *b)
@@ -963,7 +1004,10 @@ static void write_json(const struct report *r)
 	KV(f, "accepted", r->c.accepted);
 	KV(f, "closed", r->c.closed);
 	KV(f, "reset", r->c.reset);
+	KV(f, "timed_out", r->c.timed_out);
+	KV(f, "failed", r->c.failed);
 	KV(f, "aborted", r->c.aborted);
+	KV(f, "idle_closed", r->c.idle_closed);
 	KV(f, "closed_at_exit", r->c.forced);
 	KV(f, "max_conns_reached", r->c.at_limit);
 	KV(f, "open_at_exit", r->open_at_exit);
@@ -1086,6 +1130,7 @@ static void run_engine(struct worker *w, int ifindex, const struct gso_listen_op
 		err = gso_engine__run(e, gso_evloop_now_ns() + 1000000000ull);
 		if (err == -ENODEV)
 			atomic_store(&dev_gone, true);
+		sweep_idle(w);
 	}
 	/* Stop accepting; answer what is under way, for DRAIN_NS at most. */
 	w->linfo.sz = sizeof(w->linfo);
@@ -1126,6 +1171,12 @@ static void on_port_event(void *ctx, uint32_t q, struct gso_engine *e, const str
 
 	(void)e;
 	handle_event(&w[q], ev);
+}
+
+static void sweep_call(struct gso_engine *e, void *arg)
+{
+	(void)e;
+	sweep_idle(arg);
 }
 
 static void drain_call(struct gso_engine *e, void *arg)
@@ -1172,10 +1223,13 @@ static void run_port(struct worker *ws, int ifindex, const struct gso_listen_opt
 	if (!o->quiet)
 		fprintf(stderr, "gsohttpd: serving %s on %s port %u, %s on %s, %u queues (%s)\n", o->root, o->listen,
 			o->port, r->path, o->ifname, o->queues, r->reason);
-	while (!atomic_load(&dev_gone)) {
+	for (unsigned n = 1; !atomic_load(&dev_gone); n++) {
 		sig = sigtimedwait(&sigs, NULL, &tick);
 		if (sig > 0)
 			break;
+		if (n % 10 == 0) /* a full ring skips a sweep: the next comes in a second */
+			for (uint32_t q = 0; q < o->queues; q++)
+				gso_port__call(p, q, sweep_call, &ws[q]);
 	}
 	for (uint32_t q = 0; q < o->queues; q++)
 		while (gso_port__call(p, q, drain_call, &ws[q]) == -EAGAIN)
