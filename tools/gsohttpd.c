@@ -743,6 +743,11 @@ static void accept_all(struct worker *w, struct gso_listener *l)
 		err = gso_listener__accept(l, &s, &so);
 		if (err) {
 			unlink_conn(c);
+			/* Not "none waiting" (-ENOSPC: no flow slot): try again when a connection closes. */
+			if (err != -EAGAIN) {
+				w->at_limit = true;
+				w->c.at_limit++;
+			}
 			return;
 		}
 		c->s = s;
