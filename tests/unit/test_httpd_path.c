@@ -232,6 +232,23 @@ Test(httpd_path, open_inside, .init = setup, .fini = teardown)
 	cr_assert_str_eq(got, "b\n");
 }
 
+Test(httpd_path, index_named, .init = setup, .fini = teardown)
+{
+	char rel[PATH_MAX] = "sub", small[12] = "sub";
+	struct stat st;
+	int fd = -1;
+
+	cr_assert_eq(file_path_open(root_fd, rel, sizeof(rel), &fd, &st), 0);
+	cr_assert_str_eq(rel, "sub/index.html", "what was opened, for its content type");
+	close(fd);
+	cr_assert_eq(file_path_open(root_fd, small, sizeof(small), &fd, &st), 414, "no room for /index.html");
+	put(root, "index.html", "<p>root</p>\n");
+	snprintf(rel, sizeof(rel), ".");
+	cr_assert_eq(file_path_open(root_fd, rel, sizeof(rel), &fd, &st), 0);
+	cr_assert_str_eq(rel, "index.html");
+	close(fd);
+}
+
 Test(httpd_path, open_missing, .init = setup, .fini = teardown)
 {
 	char got[64];
