@@ -117,6 +117,7 @@ struct stream {
 	bool passive;            /* a listener made it */
 	bool accepted;           /* ... and handed it out: events from now on */
 	bool ev_readable;        /* a READABLE held until the accept */
+	bool ev_fin;             /* a PEER_CLOSED held until the accept */
 	struct gso_stream_info st; /* counters kept where gso_stream__info reports them */
 };
 
@@ -923,6 +924,15 @@ static void size_stream(struct stream *s, uint64_t now)
 		}
 	}
 	emit(s, GSO_EV_STREAM_WRITABLE, 0);
+	/* What an accepted stream received before its accept. */
+	if (s->ev_readable) {
+		s->ev_readable = false;
+		emit(s, GSO_EV_STREAM_READABLE, 0);
+	}
+	if (s->ev_fin) {
+		s->ev_fin = false;
+		emit(s, GSO_EV_STREAM_PEER_CLOSED, 0);
+	}
 }
 
 /* ---- ACKs ------------------------------------------------------------------------------ */
@@ -1212,6 +1222,8 @@ static void peer_closed(struct stream *s, uint64_t now)
 	default:
 		break; /* FIN-WAIT-1: ends when ours is acknowledged */
 	}
+	if (s->passive && !s->accepted)
+		s->ev_fin = true;
 	emit(s, GSO_EV_STREAM_PEER_CLOSED, 0);
 	readable(s);
 }
@@ -1745,15 +1757,14 @@ int gsoi_stream_accept(struct stream *s, const struct gso_stream_opts *o, uintpt
 		s->f.ctx = GSO_OPTS_GET(o, ctx, (void *)NULL);
 	}
 	s->accepted = true;
-	/* Sized on the next timer run, as a connected stream after ESTABLISHED: then WRITABLE. */
+	/*
+	 * Sized on the next timer run, as a connected stream after
+	 * ESTABLISHED: then WRITABLE, and READABLE / PEER_CLOSED for what came
+	 * before the accept.  Not from here: the caller does not have the
+	 * handle until this call returns.
+	 */
 	s->need_size = true;
 	s_timer_update(s);
-	if (s->ev_readable) {
-		s->ev_readable = false;
-		emit(s, GSO_EV_STREAM_READABLE, 0);
-	}
-	if (s->peer_fin)
-		emit(s, GSO_EV_STREAM_PEER_CLOSED, 0);
 	*handle = s->f.handle;
 	return 0;
 }
