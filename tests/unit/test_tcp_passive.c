@@ -419,7 +419,7 @@ static unsigned count_to(const struct fk *f, uint16_t pport, unsigned from, uint
 }
 
 /* Pure ACKs (no data, no SYN/FIN/RST) to `pport` from `from` on. */
-__attribute__((unused)) static unsigned pure_acks(const struct fk *f, uint16_t pport, unsigned from)
+static unsigned pure_acks(const struct fk *f, uint16_t pport, unsigned from)
 {
 	unsigned n = 0;
 
@@ -494,7 +494,7 @@ static struct pseg cseg(const struct conn *c, uint32_t seq, uint8_t flags, const
 static uint8_t pattern[1 << 20];
 
 /* The peer sends bytes [off, off + len) of the pattern (offsets from the stream's first byte). */
-__attribute__((unused)) static void pdata(struct conn *c, uint32_t off, uint32_t len, uint8_t flags)
+static void pdata(struct conn *c, uint32_t off, uint32_t len, uint8_t flags)
 {
 	struct pseg g = cseg(c, c->irs + off, GSO_TCP_ACK | flags, pattern + off, len);
 
@@ -502,7 +502,7 @@ __attribute__((unused)) static void pdata(struct conn *c, uint32_t off, uint32_t
 	inject(c->e, &g);
 }
 
-__attribute__((unused)) static void pctl(struct conn *c, uint32_t seq, uint8_t flags)
+static void pctl(struct conn *c, uint32_t seq, uint8_t flags)
 {
 	struct pseg g = cseg(c, seq, flags, NULL, 0);
 
@@ -1115,6 +1115,708 @@ Test(tcp_listen, cookies_always)
 	cr_assert_not(sinfo(s).timestamps);
 	cr_assert_eq(sinfo(s).rcv_wscale, 0);
 	cr_assert_eq(linfo(l).cookies_ok, 2);
+	gso_stream__close(s);
+	gso_listener__close(l);
+	gso_engine__destroy(e);
+}
+
+/* =========================================================================== */
+/* Receiving                                                                   */
+/* =========================================================================== */
+
+TestSuite(tcp_rx, .init = setup, .fini = teardown, .timeout = 120);
+
+static bool after32(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) > 0;
+}
+
+/* What the peer has of ours: past every byte, SYN and FIN we sent (c->oseq), so its ACKs cover them. */
+static void sync_oseq(struct conn *c)
+{
+	for (unsigned i = 0; i < c->f->n; i++) {
+		const struct frec *r = &c->f->r[i];
+		uint32_t end = r->seq + r->len + !!(r->flags & GSO_TCP_FIN) + !!(r->flags & GSO_TCP_SYN);
+
+		if (r->dport == c->pport && !(r->flags & GSO_TCP_RST) && after32(end, c->oseq))
+			c->oseq = end;
+	}
+}
+
+/* Events of type `type` for the connection's stream from event `from` on. */
+static unsigned sev(const struct conn *c, uint32_t type, unsigned from)
+{
+	unsigned n = 0;
+
+	for (unsigned i = from; i < evs->n; i++)
+		n += evs->ev[i].type == type && evs->ev[i].stream == c->s;
+	return n;
+}
+
+static void read_expect(struct conn *c, uint32_t off, uint32_t len)
+{
+	static uint8_t buf[1 << 20];
+	uint32_t got = 0;
+
+	while (got < len) {
+		int n = gso_stream__read(c->s, buf + got, len - got);
+
+		cr_assert_gt(n, 0, "read: %d after %u of %u", n, got, len);
+		got += (uint32_t)n;
+	}
+	cr_assert_eq(memcmp(buf, pattern + off, len), 0, "the bytes read are not the bytes sent");
+}
+
+/* In-order data: READABLE, the bytes, rx_bytes; each of the first segments acknowledged at once with the peer's TSval. */
+Test(tcp_rx, in_order)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		unsigned e0 = evs->n, mark = c.f->n;
+		uint8_t b[8];
+
+		cr_assert_eq(gso_stream__read(c.s, b, sizeof(b)), -EAGAIN);
+		for (uint32_t i = 0; i < 3; i++) {
+			pdata(&c, i * 1000, 1000, 0);
+			const struct frec *r = last_to(c.f, c.pport, mark);
+			cr_assert_not_null(r, "%s %s: no ACK", KIND(k));
+			cr_assert_eq(r->ack, c.irs + (i + 1) * 1000, "%s %s: ack %u", KIND(k), r->ack - c.irs);
+			cr_assert(r->has_ts && r->tsecr == c.pts - 1, "%s %s: TSecr", KIND(k));
+			cr_assert_eq(r->l3, kinds[k].l3);
+		}
+		cr_assert_eq(pure_acks(c.f, c.pport, mark), 3, "%s %s: quick ACKs", KIND(k));
+		cr_assert_eq(sev(&c, GSO_EV_STREAM_READABLE, e0), 1, "%s %s: READABLE once until a read", KIND(k));
+		struct gso_stream_info si = sinfo(c.s);
+		cr_assert_eq(si.rx_bytes, 3000);
+		cr_assert_eq(si.rx_segs, 3);
+		cr_assert_eq(si.rx_queued, 3000);
+		cr_assert_eq(si.acks_sent, 3);
+		read_expect(&c, 0, 3000);
+		cr_assert_eq(gso_stream__read(c.s, b, sizeof(b)), -EAGAIN);
+		cr_assert_eq(sinfo(c.s).rx_read, 3000);
+		pdata(&c, 3000, 500, GSO_TCP_PSH);
+		cr_assert_eq(sev(&c, GSO_EV_STREAM_READABLE, e0), 2, "READABLE again after a read");
+		read_expect(&c, 3000, 500);
+		conn_close(&c);
+	}
+}
+
+/* Quick ACKs for the first 16 segments, then every second full-sized one; a lone one waits 40 ms. */
+Test(tcp_rx, quick_then_delayed_acks)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		unsigned mark = c.f->n;
+		uint32_t off = 0;
+		uint64_t t;
+
+		for (int i = 0; i < 16; i++, off += 1000) {
+			pdata(&c, off, 1000, 0);
+			cr_assert_eq(pure_acks(c.f, c.pport, mark), (unsigned)i + 1, "%s %s: quick ACK %d", KIND(k), i);
+		}
+		/* The 17th: delayed. */
+		mark = c.f->n;
+		t = vnow;
+		pdata(&c, off, 1000, 0);
+		off += 1000;
+		cr_assert_eq(pure_acks(c.f, c.pport, mark), 0, "%s %s: the 17th was acknowledged at once", KIND(k));
+		run_until(c.e, t + 39 * MS);
+		cr_assert_eq(pure_acks(c.f, c.pport, mark), 0, "%s %s: delayed ACK early", KIND(k));
+		run_until(c.e, t + 41 * MS);
+		cr_assert_eq(pure_acks(c.f, c.pport, mark), 1, "%s %s: no delayed ACK at 40 ms", KIND(k));
+		cr_assert_eq(last_to(c.f, c.pport, mark)->t, t + 40 * MS);
+		cr_assert_eq(last_to(c.f, c.pport, mark)->ack, c.irs + off);
+		cr_assert_eq(sinfo(c.s).acks_delayed, 1);
+		/* Then an ACK every second full-sized segment. */
+		for (int i = 0; i < 6; i++, off += 1000) {
+			mark = c.f->n;
+			pdata(&c, off, 1000, 0);
+			cr_assert_eq(pure_acks(c.f, c.pport, mark), (unsigned)(i & 1), "%s %s: segment %d after the quick ones",
+				     KIND(k), i);
+			if (i & 1)
+				cr_assert_eq(last_to(c.f, c.pport, mark)->ack, c.irs + off + 1000);
+		}
+		cr_assert_eq(sinfo(c.s).acks_delayed, 1);
+		conn_close(&c);
+	}
+}
+
+/* Our data carries the ACK: no pure ACK is owed after it. */
+Test(tcp_rx, data_carries_ack)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		uint32_t off = 0;
+		unsigned mark;
+
+		for (int i = 0; i < 16; i++, off += 1000)
+			pdata(&c, off, 1000, 0);
+		mark = c.f->n;
+		pdata(&c, off, 700, 0); /* owed: a delayed ACK */
+		off += 700;
+		cr_assert_eq(gso_stream__write(c.s, pattern, 300), 300);
+		run_until(c.e, vnow + 100 * MS);
+		cr_assert_eq(count_to(c.f, c.pport, mark, 0, 0), 1, "%s %s: %u segments, want the data alone", KIND(k),
+			     count_to(c.f, c.pport, mark, 0, 0));
+		const struct frec *r = last_to(c.f, c.pport, mark);
+		cr_assert_eq(r->len, 300);
+		cr_assert_eq(r->ack, c.irs + off, "%s %s: the data's ACK", KIND(k));
+		cr_assert_eq(sinfo(c.s).acks_delayed, 0);
+		conn_close(&c);
+	}
+}
+
+/* Out of order: a duplicate ACK at once with SACK blocks, newest first; filling the holes: ACKs at once. */
+Test(tcp_rx, out_of_order_sack)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		const struct frec *r;
+		unsigned mark, e0 = evs->n;
+		uint32_t b = c.irs;
+
+		for (int i = 0; i < 16; i++) /* past the quick ACKs: what follows is not one of them */
+			pdata(&c, (uint32_t)i * 1000, 1000, 0);
+		read_expect(&c, 0, 16000);
+		b += 16000;
+		e0 = evs->n;
+		mark = c.f->n;
+		pdata(&c, 17000, 1000, 0);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_not_null(r, "%s %s: no duplicate ACK", KIND(k));
+		cr_assert_eq(r->ack, b);
+		cr_assert_eq(r->nsack, 1);
+		cr_assert(r->sack[0][0] == b + 1000 && r->sack[0][1] == b + 2000);
+		cr_assert(r->has_ts, "timestamps with SACK blocks");
+		mark = c.f->n;
+		pdata(&c, 19000, 1000, 0);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_eq(r->ack, b);
+		cr_assert_eq(r->nsack, 2);
+		cr_assert(r->sack[0][0] == b + 3000 && r->sack[0][1] == b + 4000, "the newest first");
+		cr_assert(r->sack[1][0] == b + 1000 && r->sack[1][1] == b + 2000);
+		cr_assert_eq(sev(&c, GSO_EV_STREAM_READABLE, e0), 0, "nothing in order yet");
+		/* The first hole: everything up to the second, at once, with the rest as SACK. */
+		mark = c.f->n;
+		pdata(&c, 16000, 1000, 0);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_eq(pure_acks(c.f, c.pport, mark), 1);
+		cr_assert_eq(r->ack, b + 2000);
+		cr_assert_eq(r->nsack, 1);
+		cr_assert(r->sack[0][0] == b + 3000 && r->sack[0][1] == b + 4000);
+		mark = c.f->n;
+		pdata(&c, 18000, 1000, 0);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_eq(pure_acks(c.f, c.pport, mark), 1, "%s %s: the last hole filled, not acknowledged at once",
+			     KIND(k));
+		cr_assert_eq(r->ack, b + 4000);
+		cr_assert_eq(r->nsack, 0);
+		struct gso_stream_info si = sinfo(c.s);
+		cr_assert_eq(si.rx_ooo_segs, 2);
+		cr_assert_eq(si.rx_bytes, 20000);
+		read_expect(&c, 16000, 4000);
+		/* A duplicate segment: answered at once, counted. */
+		mark = c.f->n;
+		pdata(&c, 18000, 1000, 0);
+		cr_assert_eq(pure_acks(c.f, c.pport, mark), 1);
+		cr_assert_eq(last_to(c.f, c.pport, mark)->ack, b + 4000);
+		cr_assert_eq(sinfo(c.s).rx_dup_segs, 1);
+		conn_close(&c);
+	}
+}
+
+/*
+ * The window: the free buffer, shrinking as unread data accumulates with
+ * its right edge fixed, zero when full (bytes beyond refused), a window
+ * update after the application reads enough.
+ */
+Test(tcp_rx, window_shrinks_zero_update)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 32768);
+		const struct frec *r;
+		uint32_t off = 0, edge;
+		unsigned mark = c.f->n;
+
+		cr_assert_eq(c.ows, 0);
+		cr_assert_eq(last_to(c.f, c.pport, 0)->win, 32768, "%s %s: the whole buffer", KIND(k));
+		edge = c.irs + 32768;
+		while (off + 1000 <= 32768) {
+			pdata(&c, off, 1000, 0);
+			off += 1000;
+			run_until(c.e, vnow + 50 * MS);
+			r = last_to(c.f, c.pport, mark);
+			cr_assert_eq(r->ack, c.irs + off, "%s %s", KIND(k));
+			cr_assert_eq(r->win, 32768 - off, "%s %s: window %u after %u unread", KIND(k), r->win, off);
+			cr_assert_eq(r->ack + r->win, edge, "the right edge moved");
+		}
+		/* The last 768 bytes, and 232 past the window: cut off. */
+		mark = c.f->n;
+		pdata(&c, off, 1000, 0);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_not_null(r, "%s %s: no ACK for bytes past the window", KIND(k));
+		cr_assert_eq(r->ack, edge);
+		cr_assert_eq(r->win, 0, "%s %s: a full buffer, window %u", KIND(k), r->win);
+		struct gso_stream_info si = sinfo(c.s);
+		cr_assert_eq(si.rx_beyond_wnd, 232);
+		cr_assert_eq(si.rx_bytes, 32768);
+		cr_assert_eq(si.rcv_wnd, 0);
+		/* A zero window: more data is refused, and answered with the window. */
+		mark = c.f->n;
+		pdata(&c, 32768, 1000, 0);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_not_null(r);
+		cr_assert_eq(r->ack, edge);
+		cr_assert_eq(r->win, 0);
+		cr_assert_eq(sinfo(c.s).rx_bytes, 32768);
+		cr_assert_eq(sinfo(c.s).rx_beyond_wnd, 1232);
+		/* Reading a little: not worth an update; two segments' worth: a window update. */
+		mark = c.f->n;
+		read_expect(&c, 0, 500);
+		cr_assert_eq(c.f->n, mark, "%s %s: an update for 500 bytes", KIND(k));
+		read_expect(&c, 500, 1500);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_not_null(r, "%s %s: no window update", KIND(k));
+		cr_assert_eq(r->ack, edge);
+		cr_assert_eq(r->win, 2000);
+		cr_assert_eq(sinfo(c.s).wnd_updates, 1);
+		/* Reading half the buffer: another update, the whole free part. */
+		mark = c.f->n;
+		read_expect(&c, 2000, 16384);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_not_null(r, "%s %s: no window update after half the buffer", KIND(k));
+		cr_assert_eq(r->win, 2000 + 16384);
+		conn_close(&c);
+	}
+}
+
+/* A scaled window: advertised >> our scale, the right edge never moves back. */
+Test(tcp_rx, window_scaled_edge)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 1u << 20);
+		uint32_t edge = 0;
+		unsigned mark = c.f->n;
+
+		cr_assert_eq(c.ows, 5);
+		cr_assert_eq(sinfo(c.s).rcv_wscale, 5);
+		uint32_t rd = 0, off = 0;
+
+		for (int i = 0; off < 200000; off += 1337, i++) {
+			pdata(&c, off, 1337, 0);
+			if (i % 3 == 2) { /* read some, not all: the window moves by odd amounts */
+				read_expect(&c, rd, off + 1337 - rd - 1000);
+				rd = off + 1337 - 1000;
+			}
+		}
+		run_until(c.e, vnow + 50 * MS);
+		for (unsigned i = mark; i < c.f->n; i++) {
+			const struct frec *r = &c.f->r[i];
+			uint32_t e = r->ack + ((uint32_t)r->win << 5);
+
+			if (r->dport != c.pport)
+				continue;
+			cr_assert(!edge || !after32(edge, e), "%s %s: the right edge went back by %u", KIND(k), edge - e);
+			edge = e;
+			cr_assert_leq(r->win << 5, 1u << 20);
+		}
+		cr_assert_eq(c.f->r[c.f->n - 1].ack, c.irs + off);
+		/* The last ACK left before the last read (a read of less than half the buffer sends none). */
+		cr_assert_geq(((uint32_t)c.f->r[c.f->n - 1].win << 5) + 3 * 1337 + 1000 + 32, 1u << 20, "%s %s: win %u unread %u ack %u", KIND(k), (uint32_t)c.f->r[c.f->n - 1].win << 5, off - rd, c.f->r[c.f->n - 1].ack - c.irs);
+		conn_close(&c);
+	}
+}
+
+/* Zero-copy reading: peek shows the bytes in place, consume frees them. */
+Test(tcp_rx, peek_consume)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		const void *p;
+		uint32_t len;
+
+		cr_assert_eq(gso_stream__peek(c.s, &p, &len), -EAGAIN);
+		cr_assert_eq(len, 0);
+		pdata(&c, 0, 1000, 0);
+		pdata(&c, 1000, 2000, 0);
+		cr_assert_eq(gso_stream__peek(c.s, &p, &len), 0);
+		cr_assert_eq(len, 3000);
+		cr_assert_eq(memcmp(p, pattern, 3000), 0);
+		cr_assert_eq(gso_stream__consume(c.s, 3001), -EINVAL);
+		cr_assert_eq(gso_stream__consume(c.s, 1200), 0);
+		cr_assert_eq(gso_stream__peek(c.s, &p, &len), 0);
+		cr_assert_eq(len, 1800);
+		cr_assert_eq(memcmp(p, pattern + 1200, 1800), 0);
+		cr_assert_eq(gso_stream__consume(c.s, 1800), 0);
+		cr_assert_eq(gso_stream__peek(c.s, &p, &len), -EAGAIN);
+		cr_assert_eq(sinfo(c.s).rx_read, 3000);
+		cr_assert_eq(sinfo(c.s).rx_queued, 0);
+		conn_close(&c);
+	}
+}
+
+/* =========================================================================== */
+/* The end: FIN, RST, TIME_WAIT                                                */
+/* =========================================================================== */
+
+TestSuite(tcp_close, .init = setup, .fini = teardown, .timeout = 120);
+
+/* A listener on the connection's engine, for its TIME_WAIT counters (the passive kinds have theirs). */
+static struct gso_listener *tw_listener(struct conn *c)
+{
+	if (!c->l)
+		c->l = listen_on(c->e, c->l3, 0, 0, 0, 0, 0);
+	return c->l;
+}
+
+/* The peer's FIN in ESTABLISHED: CLOSE_WAIT, PEER_CLOSED, read gives the data then 0; our FIN then LAST_ACK, DONE, no TIME_WAIT. */
+Test(tcp_close, peer_closes_first)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		unsigned e0 = evs->n, mark = c.f->n;
+		const struct frec *r;
+		uint8_t b[4];
+
+		tw_listener(&c);
+		pdata(&c, 0, 500, GSO_TCP_FIN);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_not_null(r);
+		cr_assert_eq(r->ack, c.irs + 501, "%s %s: the FIN acknowledged", KIND(k));
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_CLOSE_WAIT);
+		cr_assert_eq(sev(&c, GSO_EV_STREAM_PEER_CLOSED, e0), 1);
+		cr_assert_eq(sev(&c, GSO_EV_STREAM_READABLE, e0), 1);
+		read_expect(&c, 0, 500);
+		cr_assert_eq(gso_stream__read(c.s, b, sizeof(b)), 0, "the end of the stream");
+		cr_assert_eq(gso_stream__read(c.s, b, sizeof(b)), 0);
+		/* Half-close: we still send. */
+		mark = c.f->n;
+		cr_assert_eq(gso_stream__write(c.s, pattern, 100), 100);
+		cr_assert_eq(gso_stream__shutdown(c.s), 0);
+		run_until(c.e, vnow + MS);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_eq(r->len, 100, "%s %s: the data after the peer's FIN", KIND(k));
+		cr_assert_eq(r->ack, c.irs + 501);
+		sync_oseq(&c);
+		pctl(&c, c.irs + 501, GSO_TCP_ACK);
+		run_until(c.e, vnow + MS);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_eq(r->flags, GSO_TCP_FIN | GSO_TCP_ACK, "%s %s: flags %#x", KIND(k), r->flags);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_LAST_ACK);
+		cr_assert_eq(sev(&c, GSO_EV_STREAM_CLOSED, e0), 0);
+		sync_oseq(&c);
+		pctl(&c, c.irs + 501, GSO_TCP_ACK);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_DONE);
+		cr_assert_eq(sinfo(c.s).err, 0);
+		cr_assert_eq(sev(&c, GSO_EV_STREAM_CLOSED, e0), 1);
+		cr_assert_eq(linfo(c.l).time_wait, 0, "%s %s: TIME_WAIT for the side that closed second", KIND(k));
+		cr_assert_eq(gso_stream__read(c.s, b, sizeof(b)), 0);
+		conn_close(&c);
+	}
+}
+
+/*
+ * We close first: FIN_SENT, CLOSING when it is acknowledged (still
+ * receiving), DONE at the peer's FIN and TIME_WAIT: a retransmitted FIN
+ * is answered from it, a new SYN with a higher sequence number takes it over.
+ */
+Test(tcp_close, we_close_first_time_wait)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		unsigned e0 = evs->n, mark = c.f->n;
+		const struct frec *r;
+		uint32_t fin, fin_ts;
+
+		tw_listener(&c);
+		cr_assert_eq(gso_stream__shutdown(c.s), 0);
+		run_until(c.e, vnow + MS);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_not_null(r);
+		cr_assert_eq(r->flags, GSO_TCP_FIN | GSO_TCP_ACK, "%s %s", KIND(k));
+		fin = r->seq;
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_FIN_SENT);
+		sync_oseq(&c);
+		pctl(&c, c.irs, GSO_TCP_ACK);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_CLOSING);
+		/* FIN-WAIT-2 receives. */
+		mark = c.f->n;
+		pdata(&c, 0, 300, 0);
+		cr_assert_eq(last_to(c.f, c.pport, mark)->ack, c.irs + 300);
+		cr_assert_eq(last_to(c.f, c.pport, mark)->seq, fin + 1);
+		read_expect(&c, 0, 300);
+		fin_ts = c.pts;
+		pdata(&c, 300, 0, GSO_TCP_FIN);
+		struct gso_stream_info si = sinfo(c.s);
+		cr_assert_eq(si.state, GSO_STREAM_DONE, "%s %s: state %u", KIND(k), si.state);
+		cr_assert_eq(si.err, 0);
+		cr_assert_eq(sev(&c, GSO_EV_STREAM_PEER_CLOSED, e0), 1);
+		cr_assert_eq(sev(&c, GSO_EV_STREAM_CLOSED, e0), 1);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_eq(r->ack, c.irs + 301, "the FIN acknowledged");
+		cr_assert_eq(linfo(c.l).time_wait, 1, "%s %s: no TIME_WAIT", KIND(k));
+		/* The FIN again (our ACK was lost): TIME_WAIT answers, also after the stream is closed. */
+		gso_stream__close(c.s);
+		vnow += 10 * SEC;
+		mark = c.f->n;
+		pdata(&c, 300, 0, GSO_TCP_FIN);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_not_null(r, "%s %s: no answer from TIME_WAIT", KIND(k));
+		cr_assert_eq(r->flags, GSO_TCP_ACK);
+		cr_assert_eq(r->seq, fin + 1);
+		cr_assert_eq(r->ack, c.irs + 301);
+		/* As Linux: TS.Recent is not taken from a retransmitted FIN (only from a segment at RCV.NXT). */
+		cr_assert(r->has_ts && r->tsecr == fin_ts, "TIME_WAIT's ACK echoes %u, want the first FIN's %u",
+			  r->tsecr, fin_ts);
+		cr_assert_eq(linfo(c.l).time_wait, 1);
+		/* A new SYN for the tuple, past the old sequence numbers: a new connection. */
+		struct pseg g = client_syn(c.l3, c.pport, c.irs + 100000);
+		g.tsval = c.pts + 1000;
+		mark = c.f->n;
+		inject(c.e, &g);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_not_null(r);
+		cr_assert_eq(r->flags, GSO_TCP_SYN | GSO_TCP_ACK, "%s %s: flags %#x", KIND(k), r->flags);
+		cr_assert_eq(r->ack, c.irs + 100001);
+		struct gso_listener_info li = linfo(c.l);
+		cr_assert_eq(li.time_wait_reused, 1);
+		cr_assert_eq(li.time_wait, 0);
+		cr_assert_eq(li.half_open, 1);
+		c.s = NULL;
+		conn_close(&c);
+	}
+}
+
+/* TIME_WAIT ends after GSO_STREAM_TIME_WAIT_NS. */
+Test(tcp_close, time_wait_expires)
+{
+	struct conn c = conn_open(true, GSO_L3_IPV4, 0);
+
+	cr_assert_eq(gso_stream__shutdown(c.s), 0);
+	run_until(c.e, vnow + MS);
+	sync_oseq(&c);
+	pctl(&c, c.irs, GSO_TCP_ACK | GSO_TCP_FIN);
+	cr_assert_eq(sinfo(c.s).state, GSO_STREAM_DONE);
+	cr_assert_eq(linfo(c.l).time_wait, 1);
+	vnow += GSO_STREAM_TIME_WAIT_NS - MS;
+	cr_assert_eq(linfo(c.l).time_wait, 1);
+	vnow += 2 * MS;
+	cr_assert_eq(linfo(c.l).time_wait, 0);
+	conn_close(&c);
+}
+
+/* Both FINs cross: each side acknowledges the other's; DONE and TIME_WAIT (both closed first). */
+Test(tcp_close, simultaneous_close)
+{
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		unsigned e0 = evs->n, mark = c.f->n;
+		const struct frec *r;
+		uint32_t una = c.oseq;
+
+		tw_listener(&c);
+		cr_assert_eq(gso_stream__shutdown(c.s), 0);
+		run_until(c.e, vnow + MS);
+		cr_assert_eq(count_to(c.f, c.pport, mark, GSO_TCP_FIN, 0), 1);
+		/* The peer's FIN, not acknowledging ours. */
+		pctl(&c, c.irs, GSO_TCP_ACK | GSO_TCP_FIN);
+		cr_assert_eq(una, c.oseq);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_eq(r->ack, c.irs + 1, "%s %s: the peer's FIN acknowledged", KIND(k));
+		cr_assert_eq(sev(&c, GSO_EV_STREAM_PEER_CLOSED, e0), 1);
+		cr_assert_neq(sinfo(c.s).state, GSO_STREAM_DONE);
+		sync_oseq(&c);
+		pctl(&c, c.irs + 1, GSO_TCP_ACK);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_DONE, "%s %s: state %u", KIND(k), sinfo(c.s).state);
+		cr_assert_eq(sinfo(c.s).err, 0);
+		cr_assert_eq(sev(&c, GSO_EV_STREAM_CLOSED, e0), 1);
+		cr_assert_eq(linfo(c.l).time_wait, 1);
+		conn_close(&c);
+	}
+}
+
+/* A FIN ahead of missing bytes is applied when the hole fills. */
+Test(tcp_close, fin_out_of_order)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		unsigned e0 = evs->n, mark = c.f->n;
+		const struct frec *r;
+		uint8_t b[4];
+
+		pdata(&c, 1000, 1000, GSO_TCP_FIN);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_eq(r->ack, c.irs);
+		cr_assert_eq(r->nsack, 1);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_ESTABLISHED);
+		cr_assert_eq(sev(&c, GSO_EV_STREAM_PEER_CLOSED, e0), 0);
+		cr_assert_eq(gso_stream__read(c.s, b, sizeof(b)), -EAGAIN);
+		mark = c.f->n;
+		pdata(&c, 0, 1000, 0);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_eq(r->ack, c.irs + 2001, "%s %s: ack %u", KIND(k), r->ack - c.irs);
+		cr_assert_eq(r->nsack, 0);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_CLOSE_WAIT);
+		cr_assert_eq(sev(&c, GSO_EV_STREAM_PEER_CLOSED, e0), 1);
+		read_expect(&c, 0, 2000);
+		cr_assert_eq(gso_stream__read(c.s, b, sizeof(b)), 0);
+		conn_close(&c);
+	}
+}
+
+/* An RST at RCV.NXT with unread bytes: read gives them, then -ECONNRESET. */
+Test(tcp_close, rst_with_unread_data)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		unsigned e0 = evs->n, mark;
+		uint8_t b[4];
+
+		pdata(&c, 0, 700, 0);
+		mark = c.f->n;
+		pctl(&c, c.irs + 700, GSO_TCP_RST);
+		cr_assert_eq(c.f->n, mark, "an RST answered");
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_FAILED);
+		cr_assert_eq(sinfo(c.s).err, -ECONNRESET);
+		cr_assert_eq(sev(&c, GSO_EV_STREAM_CLOSED, e0), 1);
+		read_expect(&c, 0, 700);
+		cr_assert_eq(gso_stream__read(c.s, b, sizeof(b)), -ECONNRESET);
+		conn_close(&c);
+	}
+}
+
+/* RST in CLOSE_WAIT and in FIN_SENT: -ECONNRESET; in FIN-WAIT-2 (CLOSING): a clean end. */
+Test(tcp_close, rst_in_closing_states)
+{
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+
+		pctl(&c, c.irs, GSO_TCP_ACK | GSO_TCP_FIN);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_CLOSE_WAIT);
+		pctl(&c, c.irs + 1, GSO_TCP_RST);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_FAILED, "%s %s: CLOSE_WAIT", KIND(k));
+		cr_assert_eq(sinfo(c.s).err, -ECONNRESET);
+		conn_close(&c);
+
+		c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		cr_assert_eq(gso_stream__shutdown(c.s), 0);
+		run_until(c.e, vnow + MS);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_FIN_SENT);
+		pctl(&c, c.irs, GSO_TCP_RST);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_FAILED, "%s %s: FIN_SENT", KIND(k));
+		cr_assert_eq(sinfo(c.s).err, -ECONNRESET);
+		conn_close(&c);
+
+		c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		cr_assert_eq(gso_stream__shutdown(c.s), 0);
+		run_until(c.e, vnow + MS);
+		sync_oseq(&c);
+		pctl(&c, c.irs, GSO_TCP_ACK);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_CLOSING);
+		pctl(&c, c.irs, GSO_TCP_RST);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_DONE, "%s %s: FIN-WAIT-2", KIND(k));
+		cr_assert_eq(sinfo(c.s).err, 0);
+		conn_close(&c);
+	}
+}
+
+/* RFC 5961: an RST outside the window is dropped; in it but off RCV.NXT, challenged; a SYN, challenged. */
+Test(tcp_close, rst_outside_and_in_window)
+{
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		unsigned mark = c.f->n;
+		const struct frec *r;
+
+		pctl(&c, c.irs + (1u << 30), GSO_TCP_RST);
+		pctl(&c, c.irs - 5000, GSO_TCP_RST);
+		cr_assert_eq(c.f->n, mark);
+		cr_assert_eq(sinfo(c.s).rx_rst_ignored, 2);
+		pctl(&c, c.irs + 1000, GSO_TCP_RST);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_ESTABLISHED);
+		cr_assert_eq(sinfo(c.s).rx_rst_challenged, 1);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_not_null(r, "%s %s: no challenge ACK", KIND(k));
+		cr_assert_eq(r->flags, GSO_TCP_ACK);
+		cr_assert_eq(r->ack, c.irs);
+		cr_assert_eq(r->seq, c.oseq);
+		cr_assert_eq(sinfo(c.s).challenge_acks, 1);
+		/* A SYN (500 ms later: the throttle): a challenge ACK, no reset. */
+		vnow += 600 * MS;
+		mark = c.f->n;
+		struct pseg g = client_syn(c.l3, c.pport, c.irs + 50);
+		inject(c.e, &g);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_ESTABLISHED);
+		cr_assert_eq(sinfo(c.s).rx_syn_challenged, 1);
+		cr_assert_eq(pure_acks(c.f, c.pport, mark), 1);
+		/* The peer answers with an RST at RCV.NXT: that one counts. */
+		pctl(&c, c.irs, GSO_TCP_RST);
+		cr_assert_eq(sinfo(c.s).err, -ECONNRESET);
+		conn_close(&c);
+	}
+}
+
+/* An RST for a connection waiting in the accept queue: gone, accept never gives it. */
+Test(tcp_close, rst_before_accept)
+{
+	struct fk *f = fk_new();
+	struct gso_engine *e = engine(f);
+	struct gso_listener *l = listen_on(e, GSO_L3_IPV4, 0, 0, 0, 0, 0);
+	struct gso_stream *s;
+
+	handshake(f, e, GSO_L3_IPV4, 47000, 3000);
+	cr_assert_eq(linfo(l).queued, 1);
+	/* Data before the accept: received and acknowledged already. */
+	struct pseg g = { .l3 = GSO_L3_IPV4, .sport = 47000, .dport = OUR_PORT, .seq = 3001,
+			  .ack = f->r[0].seq + 1, .flags = GSO_TCP_ACK, .win = 502, .data = pattern, .len = 100 };
+	inject(e, &g);
+	cr_assert_eq(f->r[f->n - 1].ack, 3101, "data before accept acknowledged");
+	g.flags = GSO_TCP_RST;
+	g.seq = 3101;
+	g.len = 0;
+	inject(e, &g);
+	cr_assert_eq(linfo(l).queued, 0);
+	cr_assert_eq(gso_listener__accept(l, &s, NULL), -EAGAIN);
+	cr_assert_eq(nev(GSO_EV_STREAM_CLOSED, 0), 0, "an event for a stream nobody has");
+	gso_listener__close(l);
+	gso_engine__destroy(e);
+}
+
+/* Data and FIN before the accept: READABLE and PEER_CLOSED come with the accept. */
+Test(tcp_close, data_and_fin_before_accept)
+{
+	struct fk *f = fk_new();
+	struct gso_engine *e = engine(f);
+	struct gso_listener *l = listen_on(e, GSO_L3_IPV6, 0, 0, 0, 0, 0);
+	struct gso_stream *s;
+	uint8_t b[200];
+
+	fill_pattern();
+	handshake(f, e, GSO_L3_IPV6, 47001, 3000);
+	struct pseg g = { .l3 = GSO_L3_IPV6, .sport = 47001, .dport = OUR_PORT, .seq = 3001,
+			  .ack = f->r[0].seq + 1, .flags = GSO_TCP_ACK | GSO_TCP_FIN, .win = 502, .data = pattern,
+			  .len = 100 };
+	inject(e, &g);
+	cr_assert_eq(f->r[f->n - 1].ack, 3102);
+	cr_assert_eq(nev(GSO_EV_STREAM_READABLE, 0) + nev(GSO_EV_STREAM_PEER_CLOSED, 0), 0);
+	cr_assert_eq(gso_listener__accept(l, &s, NULL), 0);
+	cr_assert_eq(nev(GSO_EV_STREAM_READABLE, 0), 1);
+	cr_assert_eq(nev(GSO_EV_STREAM_PEER_CLOSED, 0), 1);
+	cr_assert_eq(gso_stream__read(s, b, sizeof(b)), 100);
+	cr_assert_eq(memcmp(b, pattern, 100), 0);
+	cr_assert_eq(gso_stream__read(s, b, sizeof(b)), 0);
+	cr_assert_eq(sinfo(s).state, GSO_STREAM_CLOSE_WAIT);
 	gso_stream__close(s);
 	gso_listener__close(l);
 	gso_engine__destroy(e);
