@@ -317,7 +317,8 @@ static int send_ctl(struct stream *s, uint8_t flags, uint32_t seq, uint64_t now)
 	if (err)
 		return err;
 	gso_tmpl__set_tcp_seq(&s->tmpl, seq);
-	gso_tmpl__set_tcp_flags(&s->tmpl, flags);
+	/* The setter refuses RST (never on a super-segment); this one is a single header-only segment. */
+	s->tmpl.hdr[s->tmpl.l4_off + 13] = flags;
 	if (s->f.route.l3 == GSO_L3_IPV4)
 		gso_tmpl__set_ip_id(&s->tmpl, s->ip_id);
 	err = submit_now(s, &tx);
