@@ -1821,3 +1821,272 @@ Test(tcp_close, data_and_fin_before_accept)
 	gso_listener__close(l);
 	gso_engine__destroy(e);
 }
+
+/* =========================================================================== */
+/* More of the same, at the edges                                              */
+/* =========================================================================== */
+
+/* Four out-of-order ranges: three SACK blocks fit with timestamps, the newest first; a fifth range is dropped. */
+Test(tcp_rx, sack_ranges_limit)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		const struct frec *r;
+		unsigned mark;
+
+		for (uint32_t i = 0; i < 4; i++)
+			pdata(&c, 2000 + i * 2000, 1000, 0); /* [2000,3000) [4000,5000) [6000,7000) [8000,9000) */
+		r = last_to(c.f, c.pport, 0);
+		cr_assert_eq(r->nsack, 3, "%s %s: %u blocks", KIND(k), r->nsack);
+		for (uint32_t i = 0; i < 3; i++)
+			cr_assert(r->sack[i][0] == c.irs + 8000 - i * 2000 && r->sack[i][1] == c.irs + 9000 - i * 2000,
+				  "%s %s: block %u", KIND(k), i);
+		mark = c.f->n;
+		pdata(&c, 10000, 1000, 0);
+		cr_assert_eq(sinfo(c.s).rx_ooo_dropped, 1);
+		cr_assert_eq(pure_acks(c.f, c.pport, mark), 1, "a dropped range is answered at once");
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_eq(r->ack, c.irs);
+		cr_assert_neq(r->sack[0][0], c.irs + 10000, "a block for bytes not held");
+		/* The old range again: it becomes the newest block. */
+		mark = c.f->n;
+		pdata(&c, 4000, 1000, 0);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert(r->sack[0][0] == c.irs + 4000 && r->sack[0][1] == c.irs + 5000);
+		/* Everything in: one ACK of all of it. */
+		pdata(&c, 0, 2000, 0);
+		pdata(&c, 3000, 1000, 0);
+		pdata(&c, 5000, 1000, 0);
+		pdata(&c, 7000, 1000, 0);
+		mark = c.f->n;
+		pdata(&c, 9000, 2000, 0);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_eq(r->ack, c.irs + 11000);
+		cr_assert_eq(r->nsack, 0);
+		read_expect(&c, 0, 11000);
+		conn_close(&c);
+	}
+}
+
+/* A random mix: segments out of order, duplicated, reads of random sizes; every byte right, every ACK sane. */
+Test(tcp_rx, random_reorder)
+{
+	fill_pattern();
+	srand(7);
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 65536 + 4096 * k);
+		const uint32_t seg = 1200, total = 600 * seg;
+		uint32_t rd = 0, sent_upto = 0, edge = 0;
+		unsigned mark = c.f->n;
+		static uint8_t buf[1 << 16];
+
+		while (rd < total) {
+			/* The peer sends what the window allows, in a shuffled order, some twice, some not at all. */
+			const struct frec *r = last_to(c.f, c.pport, 0);
+			uint32_t right = r->ack + ((uint32_t)r->win << c.ows) - c.irs, base = r->ack - c.irs;
+			uint32_t n = 0, list[64];
+
+			for (uint32_t o = base; o + seg <= right && o < total && n < 64; o += seg)
+				list[n++] = o;
+			for (uint32_t i = n; i > 1; i--) {
+				uint32_t j = (uint32_t)rand() % i, t = list[i - 1];
+
+				list[i - 1] = list[j];
+				list[j] = t;
+			}
+			for (uint32_t i = 0; i < n; i++) {
+				if (rand() % 10 == 0)
+					continue; /* lost */
+				pdata(&c, list[i], seg, 0);
+				if (rand() % 10 == 0)
+					pdata(&c, list[i], seg, 0);
+				if (list[i] + seg > sent_upto)
+					sent_upto = list[i] + seg;
+			}
+			run_until(c.e, vnow + 50 * MS);
+			/* Read a random part. */
+			for (;;) {
+				int got = gso_stream__read(c.s, buf, (uint32_t)rand() % sizeof(buf) + 1);
+
+				if (got == -EAGAIN)
+					break;
+				cr_assert_gt(got, 0);
+				cr_assert_eq(memcmp(buf, pattern + rd, (size_t)got), 0, "%s %s: bytes at %u", KIND(k), rd);
+				rd += (uint32_t)got;
+				if (rand() % 2)
+					break;
+			}
+			run_until(c.e, vnow + 50 * MS);
+			if (c.f->n == mark) /* nothing new from us: the peer retransmits from its ACK (a timeout) */
+				pdata(&c, base, seg, 0);
+			mark = c.f->n;
+		}
+		cr_assert_eq(rd, total);
+		struct gso_stream_info si = sinfo(c.s);
+		cr_assert_eq(si.rx_bytes, total);
+		/* Every ACK: the right edge never back, SACK blocks above the ACK and within the window. */
+		for (unsigned i = 0; i < c.f->n; i++) {
+			const struct frec *r = &c.f->r[i];
+			uint32_t e = r->ack + ((uint32_t)r->win << c.ows);
+
+			if (r->dport != c.pport || (r->flags & GSO_TCP_SYN))
+				continue;
+			cr_assert(!edge || !after32(edge, e), "%s %s: ACK %u: the right edge went back by %u", KIND(k), i,
+				  edge - e);
+			edge = e;
+			for (unsigned b = 0; b < r->nsack; b++) {
+				cr_assert(after32(r->sack[b][0], r->ack), "%s %s: a SACK block below the ACK", KIND(k));
+				cr_assert(after32(r->sack[b][1], r->sack[b][0]));
+				cr_assert(!after32(r->sack[b][1], e), "%s %s: a SACK block past the window", KIND(k));
+			}
+		}
+		conn_close(&c);
+	}
+}
+
+/* The client's first data completes the handshake (its ACK was lost): queued, acknowledged, readable on accept. */
+Test(tcp_listen, handshake_completed_by_data)
+{
+	struct fk *f = fk_new();
+	struct gso_engine *e = engine(f);
+	struct gso_listener *l = listen_on(e, GSO_L3_IPV4, 0, 0, 0, 0, 0);
+	struct gso_stream *s;
+	struct pseg g = client_syn(GSO_L3_IPV4, 48000, 100);
+	uint8_t b[600];
+
+	fill_pattern();
+	inject(e, &g);
+	g = (struct pseg){ .l3 = GSO_L3_IPV4, .sport = 48000, .dport = OUR_PORT, .seq = 101, .ack = f->r[0].seq + 1,
+			   .flags = GSO_TCP_ACK | GSO_TCP_PSH, .win = 502, .ts = true, .tsval = 70002,
+			   .tsecr = f->r[0].tsval, .data = pattern, .len = 500 };
+	inject(e, &g);
+	cr_assert_eq(f->r[f->n - 1].ack, 601);
+	cr_assert_eq(f->r[f->n - 1].flags, GSO_TCP_ACK);
+	cr_assert_eq(linfo(l).queued, 1);
+	cr_assert_eq(gso_listener__accept(l, &s, NULL), 0);
+	cr_assert_eq(nev(GSO_EV_STREAM_READABLE, 0), 1);
+	cr_assert_eq(gso_stream__read(s, b, sizeof(b)), 500);
+	cr_assert_eq(memcmp(b, pattern, 500), 0);
+	gso_stream__close(s);
+	gso_listener__close(l);
+	gso_engine__destroy(e);
+}
+
+/* The accept queue full, the client's re-ACK after the SYN-ACK's retransmission carries data: all of it arrives. */
+Test(tcp_listen, overflow_reack_with_data)
+{
+	struct fk *f = fk_new();
+	struct gso_engine *e = engine(f);
+	struct gso_listener *l = listen_on(e, GSO_L3_IPV6, 0, 1, 0, 0, 0);
+	struct gso_stream *a, *b;
+	uint32_t iss;
+	uint8_t buf[400];
+
+	fill_pattern();
+	handshake(f, e, GSO_L3_IPV6, 48100, 1);
+	iss = handshake(f, e, GSO_L3_IPV6, 48101, 5000);
+	cr_assert_eq(linfo(l).overflows, 1);
+	cr_assert_eq(gso_listener__accept(l, &a, NULL), 0);
+	run_until(e, vnow + 1100 * MS);
+	struct pseg g = { .l3 = GSO_L3_IPV6, .sport = 48101, .dport = OUR_PORT, .seq = 5001, .ack = iss + 1,
+			  .flags = GSO_TCP_ACK, .win = 502, .ts = true, .tsval = 71000,
+			  .tsecr = last_to(f, 48101, 0)->tsval, .data = pattern, .len = 300 };
+	inject(e, &g);
+	cr_assert_eq(last_to(f, 48101, 0)->ack, 5301);
+	cr_assert_eq(gso_listener__accept(l, &b, NULL), 0);
+	cr_assert_eq(gso_stream__read(b, buf, sizeof(buf)), 300);
+	gso_stream__close(a);
+	gso_stream__close(b);
+	gso_listener__close(l);
+	gso_engine__destroy(e);
+}
+
+/* Closing a listener resets the connections nobody accepted. */
+Test(tcp_listen, close_resets_queued)
+{
+	struct fk *f = fk_new();
+	struct gso_engine *e = engine(f);
+	struct gso_listener *l = listen_on(e, GSO_L3_IPV4, 0, 0, 0, 0, 0);
+	uint32_t iss = handshake(f, e, GSO_L3_IPV4, 48200, 10);
+	unsigned mark = f->n;
+
+	cr_assert_eq(gso_listener__close(l), 0);
+	cr_assert_eq(count_to(f, 48200, mark, GSO_TCP_RST, 0), 1);
+	cr_assert_eq(last_to(f, 48200, mark)->seq, iss + 1);
+	cr_assert_eq(gso_listener__info(l, &(struct gso_listener_info){ .sz = sizeof(struct gso_listener_info) }),
+		     -EBADF);
+	/* Nobody listens now: a SYN is nobody's. */
+	struct pseg g = client_syn(GSO_L3_IPV4, 48201, 1);
+	mark = f->n;
+	inject(e, &g);
+	cr_assert_eq(f->n, mark);
+	gso_engine__destroy(e);
+}
+
+/* TIME_WAIT: an old SYN (sequence number not past it) is answered with an ACK, not taken. */
+Test(tcp_close, time_wait_old_syn)
+{
+	struct conn c = conn_open(true, GSO_L3_IPV4, 0);
+	const struct frec *r;
+	unsigned mark;
+
+	cr_assert_eq(gso_stream__shutdown(c.s), 0);
+	run_until(c.e, vnow + MS);
+	sync_oseq(&c);
+	pctl(&c, c.irs, GSO_TCP_ACK | GSO_TCP_FIN);
+	cr_assert_eq(linfo(c.l).time_wait, 1);
+	struct pseg g = client_syn(c.l3, c.pport, c.irs - 1000);
+	g.ts = false;
+	mark = c.f->n;
+	inject(c.e, &g);
+	r = last_to(c.f, c.pport, mark);
+	cr_assert_not_null(r);
+	cr_assert_eq(r->flags, GSO_TCP_ACK);
+	cr_assert_eq(r->ack, c.irs + 1);
+	cr_assert_eq(linfo(c.l).time_wait, 1);
+	cr_assert_eq(linfo(c.l).time_wait_reused, 0);
+	cr_assert_eq(linfo(c.l).half_open, 0);
+	/* An RST ends it. */
+	pctl(&c, c.irs + 1, GSO_TCP_RST);
+	cr_assert_eq(linfo(c.l).time_wait, 0);
+	conn_close(&c);
+}
+
+/* Challenge ACKs are throttled: one per 500 ms. */
+Test(tcp_close, challenge_ack_throttle)
+{
+	struct conn c = conn_open(false, GSO_L3_IPV4, 0);
+	unsigned mark = c.f->n;
+
+	for (int i = 0; i < 5; i++)
+		pctl(&c, c.irs + 100 + (uint32_t)i, GSO_TCP_RST);
+	cr_assert_eq(pure_acks(c.f, c.pport, mark), 1);
+	cr_assert_eq(sinfo(c.s).challenge_limited, 4);
+	vnow += 501 * MS;
+	pctl(&c, c.irs + 100, GSO_TCP_RST);
+	cr_assert_eq(pure_acks(c.f, c.pport, mark), 2);
+	cr_assert_eq(sinfo(c.s).state, GSO_STREAM_ESTABLISHED);
+	conn_close(&c);
+}
+
+/* Closing an open stream abandons it: the peer gets an RST (at our SND.NXT), not an ACK. */
+Test(tcp_close, close_sends_rst)
+{
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		unsigned mark = c.f->n;
+		const struct frec *r;
+
+		pdata(&c, 0, 100, 0);
+		mark = c.f->n;
+		cr_assert_eq(gso_stream__close(c.s), 0);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_not_null(r, "%s %s: nothing sent", KIND(k));
+		cr_assert_eq(r->flags, GSO_TCP_RST | GSO_TCP_ACK, "%s %s: flags %#x", KIND(k), r->flags);
+		cr_assert_eq(r->seq, c.oseq);
+		cr_assert_eq(r->ack, c.irs + 100);
+		c.s = NULL;
+		conn_close(&c);
+	}
+}
