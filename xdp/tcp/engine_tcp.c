@@ -107,6 +107,7 @@ struct stream {
 	uint16_t tmpl_win;       /* window field in the template */
 	uint32_t rcv_mss;        /* largest segment payload seen (Linux's rcv_mss): what "full-sized" means */
 	uint32_t ack_owed;       /* in-order bytes received since our last ACK */
+	uint32_t rcv_wup;        /* RCV.NXT our last ACK carried: TS.Recent comes from segments up to it */
 	uint32_t quick;          /* quick ACKs left */
 	uint64_t delack_at;      /* the delayed-ACK timer (0: off) */
 	bool fin_known;          /* the peer's FIN came, maybe ahead of bytes still missing */
@@ -327,6 +328,7 @@ static int send_ctl(struct stream *s, uint8_t flags, uint32_t seq, uint64_t now)
 		s->ip_id++;
 		/* It carries our ACK and window: nothing is owed any more. */
 		s->ack_owed = 0;
+		s->rcv_wup = s->rcv_nxt;
 		s->delack_at = 0;
 	}
 	return err;
@@ -353,6 +355,7 @@ static int send_sack_ack(struct stream *s, uint64_t now)
 	if (!err) {
 		s->ip_id++;
 		s->ack_owed = 0;
+		s->rcv_wup = s->rcv_nxt;
 		s->delack_at = 0;
 	}
 	return err;
@@ -695,6 +698,7 @@ static void t_sent(struct eflow *f, const struct gso_sched_burst *b, const struc
 	if (s->tmpl_ack == s->rcv_nxt) {
 		/* Data carries the ACK (and the window): a delayed ACK is not owed any more. */
 		s->ack_owed = 0;
+		s->rcv_wup = s->rcv_nxt;
 		s->delack_at = 0;
 	}
 	if (!gso_flowq__packets_out(s->fq)) {
@@ -795,6 +799,7 @@ static int rx_init(struct stream *s, uint32_t first)
 	if (err)
 		return err;
 	s->rcv_nxt = first;
+	s->rcv_wup = first;
 	s->rcv_right = first;
 	s->quick = QUICK_ACKS;
 	s->read_since = true;
@@ -986,7 +991,12 @@ static bool process_ack(struct stream *s, const struct tcp_seg *g, uint64_t now)
 		}
 		ack = s->fin_seq;
 	}
-	if (s->ts_ok && g->has_ts && !seq_after(g->seq, s->rcv_nxt))
+	/*
+	 * TS.Recent from a segment at or before what our last ACK acknowledged
+	 * (RFC 7323 section 4.3, Linux's rcv_wup): a delayed ACK echoes the
+	 * earliest segment it covers, so the peer's RTT includes the delay.
+	 */
+	if (s->ts_ok && g->has_ts && !seq_after(g->seq, s->rcv_wup))
 		s->ts_recent = g->tsval;
 	GSO_OPTS(gso_flowq_ack, a, .now_ns = now, .ack = ack, .wnd = wnd);
 	if (g->payload || (g->flags & (GSO_TCP_SYN | GSO_TCP_FIN)))
@@ -1144,7 +1154,7 @@ static void input(struct stream *s, const uint8_t *frame, const struct tcp_seg *
 			return;
 	} else {
 		/* Accepted but not sized yet (or not accepted): nothing of ours outstanding but the SYN-ACK. */
-		if (s->ts_ok && g->has_ts && !seq_after(g->seq, s->rcv_nxt))
+		if (s->ts_ok && g->has_ts && !seq_after(g->seq, s->rcv_wup))
 			s->ts_recent = g->tsval;
 		s->syn_wnd = (uint32_t)g->win << s->snd_wscale; /* the window the queue starts with */
 		s->last_heard = now;
