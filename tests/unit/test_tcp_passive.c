@@ -232,8 +232,11 @@ static unsigned nev(uint32_t type, unsigned from)
 	return n;
 }
 
+static uint32_t peer_isn;
+
 static void setup(void)
 {
+	peer_isn = 0;
 	evs = calloc(1, sizeof(*evs));
 	cr_assert_not_null(evs);
 	vnow = 1 * SEC;
@@ -510,6 +513,8 @@ static void pctl(struct conn *c, uint32_t seq, uint8_t flags)
 	inject(c->e, &g);
 }
 
+/* The peer's ISN for conn_open (0: a fixed one of its own): peer_isn, set before. */
+
 /*
  * An established stream: accepted from a listener (passive) or connected
  * (active), over l3, with a receive buffer of rcvbuf bytes; the peer
@@ -524,17 +529,17 @@ static struct conn conn_open(bool passive, uint8_t l3, uint32_t rcvbuf)
 	c.f = fk_new();
 	c.e = engine(c.f);
 	if (passive) {
-		struct pseg g = client_syn(l3, c.pport, 9000);
+		struct pseg g = client_syn(l3, c.pport, peer_isn ? peer_isn : 9000);
 
 		c.l = listen_on(c.e, l3, 0, 0, 0, rcvbuf, 0);
 		inject(c.e, &g);
 		r = last_to(c.f, c.pport, 0);
 		cr_assert_not_null(r);
 		cr_assert_eq(r->flags, GSO_TCP_SYN | GSO_TCP_ACK);
-		c.irs = 9001;
+		c.irs = (peer_isn ? peer_isn : 9000) + 1;
 		c.oseq = r->seq + 1;
 		c.ows = r->ws;
-		g = cseg(&c, 9001, GSO_TCP_ACK, NULL, 0);
+		g = cseg(&c, c.irs, GSO_TCP_ACK, NULL, 0);
 		inject(c.e, &g);
 		cr_assert_eq(gso_listener__accept(c.l, &c.s, NULL), 0);
 	} else {
@@ -553,8 +558,8 @@ static struct conn conn_open(bool passive, uint8_t l3, uint32_t rcvbuf)
 		cr_assert_eq(r->flags, GSO_TCP_SYN);
 		c.oseq = r->seq + 1;
 		c.ows = r->ws;
-		c.irs = 7001;
-		struct pseg g = { .l3 = l3, .sport = c.pport, .dport = OUR_PORT, .seq = 7000, .ack = c.oseq,
+		c.irs = (peer_isn ? peer_isn : 7000) + 1;
+		struct pseg g = { .l3 = l3, .sport = c.pport, .dport = OUR_PORT, .seq = c.irs - 1, .ack = c.oseq,
 				  .flags = GSO_TCP_SYN | GSO_TCP_ACK, .win = 65160, .mss = 1460, .sackperm = true,
 				  .ts = true, .tsval = c.pts, .tsecr = r->tsval, .has_ws = true, .ws = 7 };
 		inject(c.e, &g);
@@ -2087,6 +2092,111 @@ Test(tcp_close, close_sends_rst)
 		cr_assert_eq(r->seq, c.oseq);
 		cr_assert_eq(r->ack, c.irs + 100);
 		c.s = NULL;
+		conn_close(&c);
+	}
+}
+
+/* The peer's sequence numbers wrap around 2^32 in the middle of the data (in order, then reordered). */
+Test(tcp_rx, sequence_wrap)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		peer_isn = 0xffffffffu - 2500 - 1000 * k;
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		const struct frec *r;
+
+		for (uint32_t i = 0; i < 4; i++)
+			pdata(&c, i * 1000, 1000, 0);
+		pdata(&c, 6000, 1000, 0);
+		pdata(&c, 5000, 1000, 0);
+		r = last_to(c.f, c.pport, 0);
+		cr_assert_eq(r->ack, c.irs + 4000);
+		cr_assert_eq(r->nsack, 1);
+		cr_assert(r->sack[0][0] == c.irs + 5000 && r->sack[0][1] == c.irs + 7000, "%s %s: merged block", KIND(k));
+		pdata(&c, 4000, 1000, GSO_TCP_PSH);
+		r = last_to(c.f, c.pport, 0);
+		cr_assert_eq(r->ack, c.irs + 7000);
+		read_expect(&c, 0, 7000);
+		pctl(&c, c.irs + 7000, GSO_TCP_ACK | GSO_TCP_FIN);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_CLOSE_WAIT);
+		cr_assert_eq(last_to(c.f, c.pport, 0)->ack, c.irs + 7001);
+		conn_close(&c);
+	}
+}
+
+/* A keepalive (RCV.NXT - 1, no data) is answered with an ACK of where we are. */
+Test(tcp_rx, keepalive_answered)
+{
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		unsigned mark = c.f->n;
+
+		pctl(&c, c.irs - 1, GSO_TCP_ACK);
+		cr_assert_eq(pure_acks(c.f, c.pport, mark), 1, "%s %s", KIND(k));
+		cr_assert_eq(last_to(c.f, c.pport, mark)->ack, c.irs);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_ESTABLISHED);
+		conn_close(&c);
+	}
+}
+
+/*
+ * Timestamps with delayed ACKs: the ACK echoes the TSval of the earliest
+ * segment it acknowledges (RFC 7323 section 4.3, Linux's rcv_wup test),
+ * so that the peer's RTT includes the delay.
+ */
+Test(tcp_rx, delayed_ack_echoes_earliest_tsval)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		uint32_t off = 0, first_ts;
+		unsigned mark;
+
+		for (int i = 0; i < 16; i++, off += 1000)
+			pdata(&c, off, 1000, 0);
+		mark = c.f->n;
+		first_ts = c.pts;
+		pdata(&c, off, 1000, 0);
+		off += 1000;
+		vnow += 5 * MS;
+		c.pts += 5;
+		pdata(&c, off, 1000, 0);
+		off += 1000;
+		cr_assert_eq(pure_acks(c.f, c.pport, mark), 1);
+		const struct frec *r = last_to(c.f, c.pport, mark);
+		cr_assert_eq(r->ack, c.irs + off);
+		cr_assert_eq(r->tsecr, first_ts, "%s %s: TSecr %u: want the first unacknowledged segment's %u", KIND(k),
+			     r->tsecr, first_ts);
+		/* A lone segment, ACKed by the timer: its own TSval. */
+		mark = c.f->n;
+		first_ts = c.pts;
+		pdata(&c, off, 1000, 0);
+		off += 1000;
+		run_until(c.e, vnow + 50 * MS);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_eq(r->tsecr, first_ts);
+		conn_close(&c);
+	}
+}
+
+/* We closed first and the peer never sends its FIN (nor a byte): DONE 500 ms after our FIN's ACK. */
+Test(tcp_close, fin_wait2_linger)
+{
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		uint64_t t;
+
+		cr_assert_eq(gso_stream__shutdown(c.s), 0);
+		run_until(c.e, vnow + MS);
+		sync_oseq(&c);
+		pctl(&c, c.irs, GSO_TCP_ACK);
+		t = vnow;
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_CLOSING);
+		run_until(c.e, t + 499 * MS);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_CLOSING, "%s %s", KIND(k));
+		run_until(c.e, t + 501 * MS);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_DONE, "%s %s", KIND(k));
+		cr_assert_eq(sinfo(c.s).err, 0);
 		conn_close(&c);
 	}
 }
