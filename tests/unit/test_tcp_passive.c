@@ -1822,6 +1822,25 @@ Test(tcp_close, data_and_fin_before_accept)
 	cr_assert_eq(memcmp(b, pattern, 100), 0);
 	cr_assert_eq(gso_stream__read(s, b, sizeof(b)), 0);
 	cr_assert_eq(sinfo(s).state, GSO_STREAM_CLOSE_WAIT);
+	/* Sized after the FIN all the same: it writes, shuts down, and ends at the ACK of its FIN. */
+	run_until(e, vnow + MS);
+	cr_assert_eq(nev(GSO_EV_STREAM_WRITABLE, 0), 1);
+	unsigned mark = f->n;
+	cr_assert_eq(gso_stream__write(s, pattern, 50), 50);
+	cr_assert_eq(gso_stream__shutdown(s), 0);
+	run_until(e, vnow + MS);
+	cr_assert_eq(count_to(f, 47001, mark, 0, 0), 1);
+	cr_assert_eq(f->r[f->n - 1].len, 50);
+	g = (struct pseg){ .l3 = GSO_L3_IPV6, .sport = 47001, .dport = OUR_PORT, .seq = 3102,
+			   .ack = f->r[0].seq + 51, .flags = GSO_TCP_ACK, .win = 502 };
+	inject(e, &g);
+	run_until(e, vnow + MS);
+	cr_assert_eq(f->r[f->n - 1].flags, GSO_TCP_FIN | GSO_TCP_ACK);
+	cr_assert_eq(sinfo(s).state, GSO_STREAM_LAST_ACK);
+	g.ack++;
+	inject(e, &g);
+	cr_assert_eq(sinfo(s).state, GSO_STREAM_DONE);
+	cr_assert_eq(nev(GSO_EV_STREAM_CLOSED, 0), 1);
 	gso_stream__close(s);
 	gso_listener__close(l);
 	gso_engine__destroy(e);
@@ -1880,8 +1899,8 @@ Test(tcp_rx, random_reorder)
 	fill_pattern();
 	srand(7);
 	for (unsigned k = 0; k < NKINDS; k++) {
-		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 65536 + 4096 * k);
-		const uint32_t seg = 1200, total = 600 * seg;
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, (65536u << k) + 4096 * k + 1000);
+		const uint32_t seg = k == 3 ? 537 : 1200 + 124 * k, total = 600 * seg;
 		uint32_t rd = 0, sent_upto = 0, edge = 0;
 		unsigned mark = c.f->n;
 		static uint8_t buf[1 << 16];
@@ -1923,13 +1942,14 @@ Test(tcp_rx, random_reorder)
 					break;
 			}
 			run_until(c.e, vnow + 50 * MS);
-			if (c.f->n == mark) /* nothing new from us: the peer retransmits from its ACK (a timeout) */
+			if (c.f->n == mark && base < total) /* nothing new from us: the peer retransmits from its ACK (a timeout) */
 				pdata(&c, base, seg, 0);
 			mark = c.f->n;
 		}
 		cr_assert_eq(rd, total);
 		struct gso_stream_info si = sinfo(c.s);
-		cr_assert_eq(si.rx_bytes, total);
+		cr_assert_eq(si.rx_bytes, total, "%s %s (ws %u): rx_bytes %lu, read %u of %u", KIND(k), c.ows,
+			     (unsigned long)si.rx_bytes, rd, total);
 		/* Every ACK: the right edge never back, SACK blocks above the ACK and within the window. */
 		for (unsigned i = 0; i < c.f->n; i++) {
 			const struct frec *r = &c.f->r[i];
@@ -2199,4 +2219,37 @@ Test(tcp_close, fin_wait2_linger)
 		cr_assert_eq(sinfo(c.s).err, 0);
 		conn_close(&c);
 	}
+}
+
+/* A cookie is good in its 64-second slot and the next, not later. */
+Test(tcp_listen, cookie_age)
+{
+	struct fk *f = fk_new();
+	struct gso_engine *e = engine(f);
+	struct gso_listener *l = listen_on(e, GSO_L3_IPV4, GSO_LISTEN_F_COOKIES_ALWAYS, 0, 0, 0, 0);
+	struct gso_stream *s;
+
+	for (int late = 0; late < 2; late++) {
+		uint16_t port = (uint16_t)(49000 + late);
+		struct pseg g = client_syn(GSO_L3_IPV4, port, 1000);
+
+		vnow = (uint64_t)(10 + 1000 * late) * 64 * SEC + 3 * SEC; /* early in a slot */
+		inject(e, &g);
+		const struct frec *r = &f->r[f->n - 1];
+		vnow += late ? 130 * SEC : 120 * SEC; /* the next slot; or two slots on */
+		g = (struct pseg){ .l3 = GSO_L3_IPV4, .sport = port, .dport = OUR_PORT, .seq = 1001, .ack = r->seq + 1,
+				   .flags = GSO_TCP_ACK, .win = 502, .ts = true, .tsval = 90000, .tsecr = r->tsval };
+		inject(e, &g);
+		if (!late) {
+			cr_assert_eq(gso_listener__accept(l, &s, NULL), 0, "a cookie of the slot before refused");
+			gso_stream__close(s);
+		} else {
+			cr_assert_eq(gso_listener__accept(l, &s, NULL), -EAGAIN, "a cookie two slots old taken");
+			cr_assert_eq(f->r[f->n - 1].flags, GSO_TCP_RST);
+		}
+	}
+	cr_assert_eq(linfo(l).cookies_ok, 1);
+	cr_assert_eq(linfo(l).cookies_bad, 1);
+	gso_listener__close(l);
+	gso_engine__destroy(e);
 }
