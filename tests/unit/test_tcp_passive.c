@@ -2253,3 +2253,63 @@ Test(tcp_listen, cookie_age)
 	gso_listener__close(l);
 	gso_engine__destroy(e);
 }
+
+/* Half-close: after our FIN's ACK the peer goes on sending for longer than idle_ns; we keep receiving. */
+Test(tcp_close, fin_wait2_keeps_receiving)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		uint32_t off = 0;
+
+		cr_assert_eq(gso_stream__shutdown(c.s), 0);
+		run_until(c.e, vnow + MS);
+		sync_oseq(&c);
+		pctl(&c, c.irs, GSO_TCP_ACK);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_CLOSING);
+		for (int i = 0; i < 30; i++, off += 100) {
+			pdata(&c, off, 100, 0);
+			read_expect(&c, off, 100);
+			run_until(c.e, vnow + SEC);
+			cr_assert_eq(sinfo(c.s).state, GSO_STREAM_CLOSING, "%s %s: ended after %d s of a talking peer",
+				     KIND(k), i + 1);
+		}
+		pdata(&c, off, 0, GSO_TCP_FIN);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_DONE);
+		/* Then silent for idle_ns: the end. */
+		conn_close(&c);
+	}
+}
+
+/* The window of the handshake's ACK is scaled by the client's shift (from the table, and from a cookie). */
+Test(tcp_listen, handshake_ack_window_scaled)
+{
+	fill_pattern();
+	for (int cookie = 0; cookie < 2; cookie++) {
+		struct fk *f = fk_new();
+		struct gso_engine *e = engine(f);
+		struct gso_listener *l = listen_on(e, GSO_L3_IPV4, cookie ? GSO_LISTEN_F_COOKIES_ALWAYS : 0, 0, 0, 0, 0);
+		struct gso_stream *s;
+		struct pseg g = client_syn(GSO_L3_IPV4, 52000, 100);
+		uint32_t sent = 0;
+		unsigned mark;
+
+		inject(e, &g);
+		g = (struct pseg){ .l3 = GSO_L3_IPV4, .sport = 52000, .dport = OUR_PORT, .seq = 101,
+				   .ack = f->r[0].seq + 1, .flags = GSO_TCP_ACK, .win = 10, .ts = true, .tsval = 70001,
+				   .tsecr = f->r[0].tsval };
+		inject(e, &g);
+		cr_assert_eq(gso_listener__accept(l, &s, NULL), 0);
+		run_until(e, vnow + MS);
+		mark = f->n;
+		cr_assert_eq(gso_stream__write(s, pattern, 5000), 5000);
+		run_until(e, vnow + 10 * MS);
+		for (unsigned i = mark; i < f->n; i++)
+			sent += f->r[i].len;
+		cr_assert_gt(sent, 10, "cookie %d: the window taken unscaled (%u bytes sent)", cookie, sent);
+		cr_assert_leq(sent, 10u << 7, "cookie %d: %u bytes sent into a window of %u", cookie, sent, 10u << 7);
+		gso_stream__close(s);
+		gso_listener__close(l);
+		gso_engine__destroy(e);
+	}
+}
