@@ -2313,3 +2313,53 @@ Test(tcp_listen, handshake_ack_window_scaled)
 		gso_engine__destroy(e);
 	}
 }
+
+/* opts.mss caps what our SYN announces and the segments; the peer's smaller MSS wins over the device's. */
+Test(tcp_hs, active_mss)
+{
+	static const struct {
+		uint8_t l3;
+		uint32_t cap, peer, flags, want_syn, want_mss;
+	} cases[] = {
+		{ GSO_L3_IPV4, 0, 1460, 0, 1460, 1448 },
+		{ GSO_L3_IPV6, 0, 1460, 0, 1440, 1428 },
+		{ GSO_L3_IPV4, 1000, 1460, 0, 1000, 988 },
+		{ GSO_L3_IPV4, 0, 900, 0, 1460, 888 },
+		{ GSO_L3_IPV6, 1200, 1300, GSO_STREAM_F_NO_TS, 1200, 1200 },
+	};
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fk *f = fk_new();
+		struct gso_engine *e = engine(f);
+		uint8_t l3 = cases[i].l3;
+		size_t al = l3 == GSO_L3_IPV6 ? 16 : 4;
+		GSO_OPTS(gso_route, rt, .l3 = l3, .mtu = 1500);
+		GSO_OPTS(gso_stream_opts, o, .route = &rt, .sport = OUR_PORT, .dport = 40000, .mss = cases[i].cap,
+			 .flags = cases[i].flags);
+		struct gso_stream *s;
+
+		memcpy(rt.src, l3 == GSO_L3_IPV6 ? our6 : our4, al);
+		memcpy(rt.dst, l3 == GSO_L3_IPV6 ? peer6 : peer4, al);
+		memcpy(rt.nexthop, rt.dst, al);
+		cr_assert_eq(gso_stream__connect(&s, e, &o), 0);
+		cr_assert_eq(f->r[0].mss, cases[i].want_syn, "case %u: SYN MSS %u", i, f->r[0].mss);
+		cr_assert_eq(f->r[0].has_ts, !(cases[i].flags & GSO_STREAM_F_NO_TS));
+		struct pseg g = { .l3 = l3, .sport = 40000, .dport = OUR_PORT, .seq = 1, .ack = f->r[0].seq + 1,
+				  .flags = GSO_TCP_SYN | GSO_TCP_ACK, .win = 65535, .mss = (uint16_t)cases[i].peer,
+				  .sackperm = true, .ts = true, .tsval = 5, .tsecr = f->r[0].tsval, .has_ws = true, .ws = 2 };
+		inject(e, &g);
+		run_until(e, vnow + MS);
+		struct gso_stream_info si = sinfo(s);
+		cr_assert_eq(si.mss, cases[i].want_mss, "case %u: mss %u", i, si.mss);
+		cr_assert_eq(si.timestamps, !(cases[i].flags & GSO_STREAM_F_NO_TS));
+		cr_assert_eq(si.hdr_len, 14 + (l3 == GSO_L3_IPV6 ? 40u : 20u) + 20 + (si.timestamps ? 12u : 0u));
+		/* A full segment of ours is exactly that long. */
+		unsigned mark = f->n;
+		cr_assert_eq(gso_stream__write(s, pattern, 3 * si.mss), (int)(3 * si.mss));
+		run_until(e, vnow + MS);
+		cr_assert_eq(f->r[f->n - 1].mss_seg, si.mss);
+		cr_assert_gt(f->n, mark);
+		gso_stream__close(s);
+		gso_engine__destroy(e);
+	}
+}
