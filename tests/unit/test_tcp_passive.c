@@ -1481,6 +1481,18 @@ static struct gso_listener *tw_listener(struct conn *c)
 	return c->l;
 }
 
+/* The connection ended with `err` (one CLOSED event since e0), and `tw` 4-tuples are in TIME_WAIT. */
+static void expect_end(struct conn *c, unsigned k, unsigned e0, int err, uint64_t tw)
+{
+	struct gso_stream_info si = sinfo(c->s);
+
+	cr_assert_eq(si.state, err ? GSO_STREAM_FAILED : GSO_STREAM_DONE, "%s %s: state %u", KIND(k), si.state);
+	cr_assert_eq(si.err, err, "%s %s: err %d", KIND(k), si.err);
+	cr_assert_eq(sev(c, GSO_EV_STREAM_CLOSED, e0), 1, "%s %s: CLOSED events", KIND(k));
+	cr_assert_eq(linfo(c->l).time_wait, tw, "%s %s: %lu in TIME_WAIT, want %lu", KIND(k),
+		     (unsigned long)linfo(c->l).time_wait, (unsigned long)tw);
+}
+
 /* The peer's FIN in ESTABLISHED: CLOSE_WAIT, PEER_CLOSED, read gives the data then 0; our FIN then LAST_ACK, DONE, no TIME_WAIT. */
 Test(tcp_close, peer_closes_first)
 {
@@ -1519,10 +1531,7 @@ Test(tcp_close, peer_closes_first)
 		cr_assert_eq(sev(&c, GSO_EV_STREAM_CLOSED, e0), 0);
 		sync_oseq(&c);
 		pctl(&c, c.irs + 501, GSO_TCP_ACK);
-		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_DONE);
-		cr_assert_eq(sinfo(c.s).err, 0);
-		cr_assert_eq(sev(&c, GSO_EV_STREAM_CLOSED, e0), 1);
-		cr_assert_eq(linfo(c.l).time_wait, 0, "%s %s: TIME_WAIT for the side that closed second", KIND(k));
+		expect_end(&c, k, e0, 0, 0); /* no TIME_WAIT for the side that closed second */
 		cr_assert_eq(gso_stream__read(c.s, b, sizeof(b)), 0);
 		conn_close(&c);
 	}
@@ -1561,14 +1570,10 @@ Test(tcp_close, we_close_first_time_wait)
 		read_expect(&c, 0, 300);
 		fin_ts = c.pts;
 		pdata(&c, 300, 0, GSO_TCP_FIN);
-		struct gso_stream_info si = sinfo(c.s);
-		cr_assert_eq(si.state, GSO_STREAM_DONE, "%s %s: state %u", KIND(k), si.state);
-		cr_assert_eq(si.err, 0);
+		expect_end(&c, k, e0, 0, 1);
 		cr_assert_eq(sev(&c, GSO_EV_STREAM_PEER_CLOSED, e0), 1);
-		cr_assert_eq(sev(&c, GSO_EV_STREAM_CLOSED, e0), 1);
 		r = last_to(c.f, c.pport, mark);
 		cr_assert_eq(r->ack, c.irs + 301, "the FIN acknowledged");
-		cr_assert_eq(linfo(c.l).time_wait, 1, "%s %s: no TIME_WAIT", KIND(k));
 		/* The FIN again (our ACK was lost): TIME_WAIT answers, also after the stream is closed. */
 		gso_stream__close(c.s);
 		vnow += 10 * SEC;
@@ -1641,10 +1646,7 @@ Test(tcp_close, simultaneous_close)
 		cr_assert_neq(sinfo(c.s).state, GSO_STREAM_DONE);
 		sync_oseq(&c);
 		pctl(&c, c.irs + 1, GSO_TCP_ACK);
-		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_DONE, "%s %s: state %u", KIND(k), sinfo(c.s).state);
-		cr_assert_eq(sinfo(c.s).err, 0);
-		cr_assert_eq(sev(&c, GSO_EV_STREAM_CLOSED, e0), 1);
-		cr_assert_eq(linfo(c.l).time_wait, 1);
+		expect_end(&c, k, e0, 0, 1);
 		conn_close(&c);
 	}
 }
