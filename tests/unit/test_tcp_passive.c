@@ -2365,3 +2365,85 @@ Test(tcp_hs, active_mss)
 		gso_engine__destroy(e);
 	}
 }
+
+/* Peek across the end of the receive ring: the first part, then the rest. */
+Test(tcp_rx, peek_across_ring_end)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, GSO_STREAM_MIN_RCVBUF);
+		const void *p;
+		uint32_t len, got = 0;
+
+		pdata(&c, 0, 3000, 0);
+		read_expect(&c, 0, 3000);
+		pdata(&c, 3000, 1000, 0);
+		pdata(&c, 4000, 2000, 0);
+		cr_assert_eq(sinfo(c.s).rx_queued, 3000);
+		cr_assert_eq(gso_stream__peek(c.s, &p, &len), 0);
+		cr_assert(len > 0 && len < 3000, "%s %s: one run of %u bytes across the ring's end", KIND(k), len);
+		while (got < 3000) {
+			cr_assert_eq(gso_stream__peek(c.s, &p, &len), 0);
+			cr_assert_eq(memcmp(p, pattern + 3000 + got, len), 0, "%s %s: bytes at %u", KIND(k), 3000 + got);
+			cr_assert_eq(gso_stream__consume(c.s, len), 0);
+			got += len;
+		}
+		cr_assert_eq(got, 3000);
+		cr_assert_eq(gso_stream__peek(c.s, &p, &len), -EAGAIN);
+		conn_close(&c);
+	}
+}
+
+/* A bare FIN at RCV.NXT into a zero window is taken (as Linux does); a FIN behind cut-off bytes is not. */
+Test(tcp_close, fin_into_zero_window)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, GSO_STREAM_MIN_RCVBUF);
+
+		pdata(&c, 0, 4000, 0);
+		pdata(&c, 4000, 500, GSO_TCP_FIN); /* 96 fit: the FIN behind the rest is not taken */
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_ESTABLISHED, "%s %s", KIND(k));
+		cr_assert_eq(sinfo(c.s).rx_beyond_wnd, 404);
+		cr_assert_eq(last_to(c.f, c.pport, 0)->win, 0);
+		cr_assert_eq(last_to(c.f, c.pport, 0)->ack, c.irs + 4096);
+		pctl(&c, c.irs + 4096, GSO_TCP_ACK | GSO_TCP_FIN);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_CLOSE_WAIT, "%s %s: FIN into a zero window", KIND(k));
+		cr_assert_eq(last_to(c.f, c.pport, 0)->ack, c.irs + 4097);
+		read_expect(&c, 0, 4096);
+		cr_assert_eq(gso_stream__read(c.s, pattern + (1 << 19), 1), 0);
+		conn_close(&c);
+	}
+}
+
+/* A stream nobody accepted yet acknowledges as any other: quick ACKs, then the delayed-ACK timer. */
+Test(tcp_listen, acks_before_accept)
+{
+	struct fk *f = fk_new();
+	struct gso_engine *e = engine(f);
+	struct gso_listener *l = listen_on(e, GSO_L3_IPV4, 0, 0, 0, 0, 0);
+	uint32_t iss = handshake(f, e, GSO_L3_IPV4, 53000, 0), off = 0;
+	struct gso_stream *s;
+	unsigned mark = f->n;
+	uint64_t t;
+
+	fill_pattern();
+	for (int i = 0; i < 17; i++, off += 1000) {
+		struct pseg g = { .l3 = GSO_L3_IPV4, .sport = 53000, .dport = OUR_PORT, .seq = 1 + off, .ack = iss + 1,
+				  .flags = GSO_TCP_ACK, .win = 502, .ts = true, .tsval = 70010 + (uint32_t)i,
+				  .tsecr = f->r[0].tsval, .data = pattern + off, .len = 1000 };
+		t = vnow;
+		inject(e, &g);
+	}
+	cr_assert_eq(pure_acks(f, 53000, mark), 16);
+	run_until(e, t + 41 * MS);
+	cr_assert_eq(pure_acks(f, 53000, mark), 17);
+	cr_assert_eq(last_to(f, 53000, mark)->ack, 1 + off);
+	cr_assert_eq(last_to(f, 53000, mark)->t, t + 40 * MS);
+	cr_assert_eq(gso_listener__accept(l, &s, NULL), 0);
+	cr_assert_eq(sinfo(s).rx_queued, 17000);
+	cr_assert_eq(sinfo(s).acks_delayed, 1);
+	gso_stream__close(s);
+	gso_listener__close(l);
+	gso_engine__destroy(e);
+}
