@@ -395,9 +395,17 @@ static bool tw_input(struct engine *e, struct tw_entry *t, const struct tcp_seg 
 	uint8_t opts[TCP_TS_OPTS_LEN];
 
 	if (g->flags & GSO_TCP_RST) {
-		gsoi_tw_del(e, t);
+		/* Only at RCV.NXT (RFC 5961): a blind RST does not end TIME_WAIT early. */
+		if (g->seq == t->rcv_nxt)
+			gsoi_tw_del(e, t);
 		return true;
 	}
+	/*
+	 * A bare ACK at RCV.NXT needs no answer (Linux absorbs it): answering
+	 * would start an endless exchange with a peer in TIME_WAIT too.
+	 */
+	if (g->seq == t->rcv_nxt && !g->payload && !(g->flags & (GSO_TCP_SYN | GSO_TCP_FIN)))
+		return true;
 	if ((g->flags & GSO_TCP_SYN) && !(g->flags & GSO_TCP_ACK) && l &&
 	    ((int32_t)(g->seq - t->rcv_nxt) > 0 || (t->ts && g->has_ts && (int32_t)(g->tsval - t->ts_recent) > 0))) {
 		/* A new incarnation: the old one is done with. */
