@@ -2447,3 +2447,35 @@ Test(tcp_listen, acks_before_accept)
 	gso_listener__close(l);
 	gso_engine__destroy(e);
 }
+
+/*
+ * TIME_WAIT as Linux keeps it (tcp_timewait_state_process): a bare ACK
+ * at RCV.NXT is absorbed without an answer (two TIME_WAITs, ours and a
+ * peer's after a simultaneous close, would otherwise ACK each other for
+ * ever); an RST kills the entry only at RCV.NXT (a blind RST does not).
+ */
+Test(tcp_close, time_wait_bare_ack_and_blind_rst)
+{
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		unsigned mark;
+
+		tw_listener(&c);
+		cr_assert_eq(gso_stream__shutdown(c.s), 0);
+		run_until(c.e, vnow + MS);
+		sync_oseq(&c);
+		pctl(&c, c.irs, GSO_TCP_ACK | GSO_TCP_FIN);
+		cr_assert_eq(linfo(c.l).time_wait, 1);
+		mark = c.f->n;
+		pctl(&c, c.irs + 1, GSO_TCP_ACK);
+		cr_assert_eq(c.f->n, mark, "%s %s: TIME_WAIT answered a bare ACK (an ACK loop with a peer's TIME_WAIT)",
+			     KIND(k));
+		pctl(&c, c.irs + 1 + 5000, GSO_TCP_RST);
+		pctl(&c, c.irs - 5000, GSO_TCP_RST | GSO_TCP_ACK);
+		cr_assert_eq(linfo(c.l).time_wait, 1, "%s %s: a blind RST killed TIME_WAIT", KIND(k));
+		cr_assert_eq(c.f->n, mark);
+		pctl(&c, c.irs + 1, GSO_TCP_RST);
+		cr_assert_eq(linfo(c.l).time_wait, 0);
+		conn_close(&c);
+	}
+}
