@@ -477,7 +477,6 @@ struct conn {
 	uint8_t l3;
 	bool passive;
 	uint16_t pport;
-	uint32_t pseq;   /* the peer's next sequence number (its ISN + 1 + bytes sent) */
 	uint32_t irs;    /* its ISN + 1: our stream's byte 0 */
 	uint32_t oseq;   /* our next sequence number (what the peer acknowledges) */
 	uint32_t pts;    /* the peer's clock */
@@ -524,7 +523,6 @@ static struct conn conn_open(bool passive, uint8_t l3, uint32_t rcvbuf)
 {
 	struct conn c = { .passive = passive, .l3 = l3, .pport = 40000, .pts = 500000 };
 	const struct frec *r;
-	unsigned mark;
 
 	c.f = fk_new();
 	c.e = engine(c.f);
@@ -564,12 +562,9 @@ static struct conn conn_open(bool passive, uint8_t l3, uint32_t rcvbuf)
 				  .ts = true, .tsval = c.pts, .tsecr = r->tsval, .has_ws = true, .ws = 7 };
 		inject(c.e, &g);
 	}
-	c.pseq = c.irs;
-	mark = c.f->n;
 	run_until(c.e, vnow + MS);
 	cr_assert_eq(sinfo(c.s).state, GSO_STREAM_ESTABLISHED);
 	cr_assert(sinfo(c.s).mss > 0, "sized");
-	(void)mark;
 	return c;
 }
 
@@ -2478,4 +2473,36 @@ Test(tcp_close, time_wait_bare_ack_and_blind_rst)
 		cr_assert_eq(linfo(c.l).time_wait, 0);
 		conn_close(&c);
 	}
+}
+
+/* TIME_WAIT reuse by timestamps (RFC 6191): a SYN whose sequence number is not past the old one, but whose TSval is. */
+Test(tcp_close, time_wait_reuse_by_timestamp)
+{
+	struct conn c = conn_open(true, GSO_L3_IPV6, 0);
+	const struct frec *r;
+	unsigned mark;
+
+	cr_assert_eq(gso_stream__shutdown(c.s), 0);
+	run_until(c.e, vnow + MS);
+	sync_oseq(&c);
+	pctl(&c, c.irs, GSO_TCP_ACK | GSO_TCP_FIN);
+	cr_assert_eq(linfo(c.l).time_wait, 1);
+	/* An older TSval and an older sequence number: an ACK, still TIME_WAIT. */
+	struct pseg g = client_syn(c.l3, c.pport, c.irs - 100000);
+	g.tsval = c.pts - 1000;
+	mark = c.f->n;
+	inject(c.e, &g);
+	r = last_to(c.f, c.pport, mark);
+	cr_assert_eq(r->flags, GSO_TCP_ACK);
+	cr_assert_eq(linfo(c.l).time_wait, 1);
+	/* A newer TSval: taken over. */
+	g.tsval = c.pts + 1000;
+	mark = c.f->n;
+	inject(c.e, &g);
+	r = last_to(c.f, c.pport, mark);
+	cr_assert_eq(r->flags, GSO_TCP_SYN | GSO_TCP_ACK);
+	cr_assert_eq(r->ack, c.irs - 100000 + 1);
+	cr_assert_eq(linfo(c.l).time_wait_reused, 1);
+	cr_assert_eq(linfo(c.l).time_wait, 0);
+	conn_close(&c);
 }
