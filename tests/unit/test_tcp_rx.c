@@ -1101,3 +1101,50 @@ Test(tcp_close, time_wait_reuse_by_timestamp)
 	cr_assert_eq(linfo(c.l).time_wait, 0);
 	conn_close(&c);
 }
+
+/* Retransmissions that overlap what we have (repacketized by the peer): only the new bytes count. */
+Test(tcp_rx, overlapping_retransmissions)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		const struct frec *r;
+
+		pdata(&c, 0, 1000, 0);
+		pdata(&c, 500, 1500, 0); /* [500, 2000): half old */
+		r = last_to(c.f, c.pport, 0);
+		cr_assert_eq(r->ack, c.irs + 2000, "%s %s", KIND(k));
+		pdata(&c, 3000, 1000, 0); /* held */
+		pdata(&c, 1500, 3000, 0); /* [1500, 4500): over the hole and the held range */
+		r = last_to(c.f, c.pport, 0);
+		cr_assert_eq(r->ack, c.irs + 4500, "%s %s: ack %u", KIND(k), r->ack - c.irs);
+		cr_assert_eq(r->nsack, 0);
+		cr_assert_eq(sinfo(c.s).rx_bytes, 4500);
+		read_expect(&c, 0, 4500);
+		conn_close(&c);
+	}
+}
+
+/* LAST_ACK: our FIN unacknowledged is sent again at the retransmission timeout, and its ACK ends the stream. */
+Test(tcp_close, last_ack_fin_retransmitted)
+{
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		unsigned e0 = evs->n, mark;
+
+		tw_listener(&c);
+		pctl(&c, c.irs, GSO_TCP_ACK | GSO_TCP_FIN);
+		mark = c.f->n;
+		cr_assert_eq(gso_stream__shutdown(c.s), 0);
+		run_until(c.e, vnow + MS);
+		cr_assert_eq(count_to(c.f, c.pport, mark, GSO_TCP_FIN, 0), 1);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_LAST_ACK);
+		run_until(c.e, vnow + 3 * SEC);
+		cr_assert_geq(count_to(c.f, c.pport, mark, GSO_TCP_FIN, 0), 2, "%s %s: the FIN never sent again", KIND(k));
+		cr_assert_eq(last_to(c.f, c.pport, mark)->seq, c.f->r[mark].seq, "the same FIN");
+		sync_oseq(&c);
+		pctl(&c, c.irs + 1, GSO_TCP_ACK);
+		expect_end(&c, k, e0, 0, 0);
+		conn_close(&c);
+	}
+}
