@@ -498,6 +498,12 @@ struct conn conn_open(bool passive, uint8_t l3, uint32_t rcvbuf)
 
 void conn_close(struct conn *c)
 {
+	struct gso_engine_stats st = { .sz = sizeof(st) };
+
+	/* Every frame of the peer had right checksums (else the test tested nothing). */
+	cr_assert_eq(gso_engine__stats(c->e, &st), 0);
+	cr_assert_eq(st.rx_bad_csum, 0);
+	cr_assert_eq(st.rx_csum_partial, 0);
 	gso_stream__close(c->s);
 	if (c->l)
 		gso_listener__close(c->l);

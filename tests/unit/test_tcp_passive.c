@@ -750,3 +750,31 @@ Test(tcp_listen, acks_before_accept)
 	gso_listener__close(l);
 	gso_engine__destroy(e);
 }
+
+/* Shut down at once after the accept (before the stream is sized): the FIN still goes, and its ACK ends it. */
+Test(tcp_listen, shutdown_right_after_accept)
+{
+	struct fk *f = fk_new();
+	struct gso_engine *e = tp_engine(f);
+	struct gso_listener *l = listen_on(e, GSO_L3_IPV4, 0, 0, 0, 0, 0);
+	uint32_t iss = handshake(f, e, GSO_L3_IPV4, 54000, 10);
+	struct gso_stream *s;
+	unsigned mark = f->n;
+
+	cr_assert_eq(gso_listener__accept(l, &s, NULL), 0);
+	cr_assert_eq(gso_stream__write(s, pattern, 10), -EAGAIN, "written before it was sized");
+	cr_assert_eq(gso_stream__shutdown(s), 0);
+	run_until(e, vnow + 10 * MS);
+	cr_assert_eq(count_to(f, 54000, mark, GSO_TCP_FIN, 0), 1);
+	cr_assert_eq(last_to(f, 54000, mark)->seq, iss + 1);
+	cr_assert_eq(sinfo(s).state, GSO_STREAM_FIN_SENT);
+	struct pseg g = { .l3 = GSO_L3_IPV4, .sport = 54000, .dport = OUR_PORT, .seq = 11, .ack = iss + 2,
+			  .flags = GSO_TCP_ACK | GSO_TCP_FIN, .win = 502 };
+	inject(e, &g);
+	cr_assert_eq(sinfo(s).state, GSO_STREAM_DONE);
+	cr_assert_eq(last_to(f, 54000, mark)->ack, 12);
+	cr_assert_eq(linfo(l).time_wait, 1);
+	gso_stream__close(s);
+	gso_listener__close(l);
+	gso_engine__destroy(e);
+}
