@@ -106,6 +106,9 @@ static int k_submit(struct gso_dev *d, const struct gso_tx *tx, unsigned n)
 		const uint8_t *l4 = t->hdr + t->l4_off, *pl;
 		struct frec *r;
 
+		f->sent++;
+		if (f->discard)
+			continue;
 		cr_assert_lt(f->n, MAX_REC);
 		cr_assert_eq(t->l4, GSO_L4_TCP);
 		r = &f->r[f->n++];

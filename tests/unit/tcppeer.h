@@ -54,6 +54,8 @@ struct fk {
 	unsigned n;
 	struct frec *r;
 	struct dev_mem mem;
+	bool discard;    /* count segments (sent), record none */
+	uint64_t sent;
 };
 
 struct evlog {

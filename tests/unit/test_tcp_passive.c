@@ -778,3 +778,43 @@ Test(tcp_listen, shutdown_right_after_accept)
 	gso_listener__close(l);
 	gso_engine__destroy(e);
 }
+
+/*
+ * The largest half-open table under a flood spread over one second (60000
+ * clients: the peer has no more ports): every entry's five SYN-ACK
+ * retransmissions, then its end, without a scan of the table per SYN
+ * (60000 SYNs once took about 14 s of the engine's thread to go in) or
+ * per entry's timer.
+ */
+Test(tcp_listen, flood_largest_table, .timeout = 120)
+{
+	struct fk *f = fk_new();
+	struct gso_engine *e = tp_engine(f);
+	struct gso_listener *l = listen_on(e, GSO_L3_IPV4, 0, 0, GSO_LISTEN_MAX_SYN_BACKLOG, 0, 0);
+	const uint32_t n = 60000;
+	uint64_t t0 = gso_evloop_now_ns(), start = vnow;
+	struct gso_listener_info li;
+
+	f->discard = true;
+	for (uint32_t i = 0; i < n; i++) {
+		struct pseg g = client_syn(GSO_L3_IPV4, (uint16_t)(1024 + i), i);
+
+		vnow = start + (uint64_t)i * SEC / n;
+		inject(e, &g);
+	}
+	li = linfo(l);
+	cr_assert_eq(li.half_open, n);
+	cr_assert_eq(li.cookies_sent, 0);
+	cr_assert_lt((double)(gso_evloop_now_ns() - t0) / 1e9, 5.0, "the flood took %.1f s to go in",
+		     (double)(gso_evloop_now_ns() - t0) / 1e9);
+	run_until(e, start + 70 * SEC);
+	li = linfo(l);
+	cr_assert_eq(li.half_open, 0);
+	cr_assert_eq(li.half_open_expired, n);
+	cr_assert_eq(li.synack_retrans, 5ull * n);
+	cr_assert_eq(f->sent, 6ull * n);
+	cr_assert_lt((double)(gso_evloop_now_ns() - t0) / 1e9, 30.0, "the flood's timers took %.1f s",
+		     (double)(gso_evloop_now_ns() - t0) / 1e9);
+	gso_listener__close(l);
+	gso_engine__destroy(e);
+}
