@@ -114,6 +114,7 @@ struct stream {
 	uint32_t peer_fin_seq;   /* its sequence number */
 	bool read_since;         /* the application read since the last READABLE (or none was raised) */
 	bool closed_first;       /* our FIN went before the peer's: we keep TIME_WAIT */
+	bool rx_reset;           /* the peer reset in FIN-WAIT-2: its bytes end without a FIN */
 	/* passive open */
 	bool passive;            /* a listener made it */
 	bool accepted;           /* ... and handed it out: events from now on */
@@ -1112,10 +1113,13 @@ static void input(struct stream *s, const uint8_t *frame, const struct tcp_seg *
 	 */
 	switch (gsoi_tcp_rx_check(g, s->rcv_nxt, s->rcv_wnd)) {
 	case TCP_RX_RESET:
-		if (s->state == GSO_STREAM_CLOSING)
-			close_state(s, GSO_STREAM_DONE, 0, NULL, now); /* everything, FIN included, was acknowledged */
-		else
+		if (s->state == GSO_STREAM_CLOSING) {
+			/* Everything we sent, FIN included, was acknowledged; what we receive ends in a reset. */
+			s->rx_reset = true;
+			close_state(s, GSO_STREAM_DONE, 0, NULL, now);
+		} else {
 			fail(s, "connection reset by the peer", -ECONNRESET, now);
+		}
 		return;
 	case TCP_RX_DROP:
 		s->st.rx_rst_ignored++;
@@ -1310,6 +1314,8 @@ static int read_state(const struct stream *s)
 		return 1;
 	if (s->peer_fin)
 		return 0;
+	if (s->rx_reset)
+		return -ECONNRESET;
 	if (s->state == GSO_STREAM_FAILED)
 		return s->st.err ? s->st.err : -ECONNRESET;
 	if (finished(s))
