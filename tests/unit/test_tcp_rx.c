@@ -540,6 +540,7 @@ Test(tcp_close, rst_with_unread_data)
 /* RST in CLOSE_WAIT and in FIN_SENT: -ECONNRESET; in FIN-WAIT-2 (CLOSING): a clean end. */
 Test(tcp_close, rst_in_closing_states)
 {
+	fill_pattern();
 	for (unsigned k = 0; k < NKINDS; k++) {
 		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
 
@@ -565,9 +566,15 @@ Test(tcp_close, rst_in_closing_states)
 		sync_oseq(&c);
 		pctl(&c, c.irs, GSO_TCP_ACK);
 		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_CLOSING);
-		pctl(&c, c.irs, GSO_TCP_RST);
+		pdata(&c, 0, 300, 0);
+		pctl(&c, c.irs + 300, GSO_TCP_RST);
+		/* What we sent was all acknowledged: a clean end for the sender... */
 		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_DONE, "%s %s: FIN-WAIT-2", KIND(k));
 		cr_assert_eq(sinfo(c.s).err, 0);
+		/* ... but the peer's bytes end in a reset, not a FIN: read says so after them. */
+		read_expect(&c, 0, 300);
+		cr_assert_eq(gso_stream__read(c.s, pattern + (1 << 19), 1), -ECONNRESET,
+			     "%s %s: the end of the stream without the peer's FIN", KIND(k));
 		conn_close(&c);
 	}
 }
