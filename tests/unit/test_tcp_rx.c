@@ -276,7 +276,7 @@ Test(tcp_rx, window_scaled_edge)
 				continue;
 			cr_assert(!edge || !after32(edge, e), "%s %s: the right edge went back by %u", KIND(k), edge - e);
 			edge = e;
-			cr_assert_leq(r->win << 5, 1u << 20);
+			cr_assert_leq((uint32_t)r->win << 5, 1u << 20);
 		}
 		cr_assert_eq(c.f->r[c.f->n - 1].ack, c.irs + off);
 		/* The last ACK left before the last read (a read of less than half the buffer sends none). */
