@@ -1270,6 +1270,9 @@ static void rx_data(struct stream *s, const uint8_t *frame, const struct tcp_seg
 	if ((g->flags & GSO_TCP_FIN) && !res.beyond && !s->fin_known) {
 		s->fin_known = true;
 		s->peer_fin_seq = g->seq + g->payload;
+		/* A FIN past a hole is out of order too: a duplicate ACK at once (Linux queues it out of order). */
+		if (s->rq.nxt != s->peer_fin_seq)
+			now_ack = true;
 	}
 	if (s->fin_known && s->rq.nxt == s->peer_fin_seq) {
 		peer_closed(s, now);
