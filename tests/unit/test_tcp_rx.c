@@ -1155,3 +1155,26 @@ Test(tcp_close, last_ack_fin_retransmitted)
 		conn_close(&c);
 	}
 }
+
+/* A FIN alone, out of order (the bytes before it missing): a duplicate ACK at once, as for out-of-order data. */
+Test(tcp_close, lone_fin_out_of_order_dupack)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		unsigned mark = c.f->n;
+		const struct frec *r;
+
+		pctl(&c, c.irs + 1000, GSO_TCP_ACK | GSO_TCP_FIN);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_not_null(r, "%s %s: no duplicate ACK for a FIN past a hole", KIND(k));
+		cr_assert_eq(r->ack, c.irs);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_ESTABLISHED);
+		pdata(&c, 0, 1000, 0);
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_eq(r->ack, c.irs + 1001);
+		cr_assert_eq(sinfo(c.s).state, GSO_STREAM_CLOSE_WAIT);
+		read_expect(&c, 0, 1000);
+		conn_close(&c);
+	}
+}
