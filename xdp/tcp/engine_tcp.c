@@ -107,16 +107,19 @@ struct stream {
 	uint16_t tmpl_win;       /* window field in the template */
 	uint32_t rcv_mss;        /* largest segment payload seen (Linux's rcv_mss): what "full-sized" means */
 	uint32_t ack_owed;       /* in-order bytes received since our last ACK */
+	uint32_t rcv_wup;        /* RCV.NXT our last ACK carried: TS.Recent comes from segments up to it */
 	uint32_t quick;          /* quick ACKs left */
 	uint64_t delack_at;      /* the delayed-ACK timer (0: off) */
 	bool fin_known;          /* the peer's FIN came, maybe ahead of bytes still missing */
 	uint32_t peer_fin_seq;   /* its sequence number */
 	bool read_since;         /* the application read since the last READABLE (or none was raised) */
 	bool closed_first;       /* our FIN went before the peer's: we keep TIME_WAIT */
+	bool rx_reset;           /* the peer reset in FIN-WAIT-2: its bytes end without a FIN */
 	/* passive open */
 	bool passive;            /* a listener made it */
 	bool accepted;           /* ... and handed it out: events from now on */
 	bool ev_readable;        /* a READABLE held until the accept */
+	bool ev_fin;             /* a PEER_CLOSED held until the accept */
 	struct gso_stream_info st; /* counters kept where gso_stream__info reports them */
 };
 
@@ -317,7 +320,8 @@ static int send_ctl(struct stream *s, uint8_t flags, uint32_t seq, uint64_t now)
 	if (err)
 		return err;
 	gso_tmpl__set_tcp_seq(&s->tmpl, seq);
-	gso_tmpl__set_tcp_flags(&s->tmpl, flags);
+	/* The setter refuses RST (never on a super-segment); this one is a single header-only segment. */
+	s->tmpl.hdr[s->tmpl.l4_off + 13] = flags;
 	if (s->f.route.l3 == GSO_L3_IPV4)
 		gso_tmpl__set_ip_id(&s->tmpl, s->ip_id);
 	err = submit_now(s, &tx);
@@ -326,6 +330,7 @@ static int send_ctl(struct stream *s, uint8_t flags, uint32_t seq, uint64_t now)
 		s->ip_id++;
 		/* It carries our ACK and window: nothing is owed any more. */
 		s->ack_owed = 0;
+		s->rcv_wup = s->rcv_nxt;
 		s->delack_at = 0;
 	}
 	return err;
@@ -352,6 +357,7 @@ static int send_sack_ack(struct stream *s, uint64_t now)
 	if (!err) {
 		s->ip_id++;
 		s->ack_owed = 0;
+		s->rcv_wup = s->rcv_nxt;
 		s->delack_at = 0;
 	}
 	return err;
@@ -694,6 +700,7 @@ static void t_sent(struct eflow *f, const struct gso_sched_burst *b, const struc
 	if (s->tmpl_ack == s->rcv_nxt) {
 		/* Data carries the ACK (and the window): a delayed ACK is not owed any more. */
 		s->ack_owed = 0;
+		s->rcv_wup = s->rcv_nxt;
 		s->delack_at = 0;
 	}
 	if (!gso_flowq__packets_out(s->fq)) {
@@ -794,6 +801,7 @@ static int rx_init(struct stream *s, uint32_t first)
 	if (err)
 		return err;
 	s->rcv_nxt = first;
+	s->rcv_wup = first;
 	s->rcv_right = first;
 	s->quick = QUICK_ACKS;
 	s->read_since = true;
@@ -923,6 +931,15 @@ static void size_stream(struct stream *s, uint64_t now)
 		}
 	}
 	emit(s, GSO_EV_STREAM_WRITABLE, 0);
+	/* What an accepted stream received before its accept. */
+	if (s->ev_readable) {
+		s->ev_readable = false;
+		emit(s, GSO_EV_STREAM_READABLE, 0);
+	}
+	if (s->ev_fin) {
+		s->ev_fin = false;
+		emit(s, GSO_EV_STREAM_PEER_CLOSED, 0);
+	}
 }
 
 /* ---- ACKs ------------------------------------------------------------------------------ */
@@ -985,7 +1002,12 @@ static bool process_ack(struct stream *s, const struct tcp_seg *g, uint64_t now)
 		}
 		ack = s->fin_seq;
 	}
-	if (s->ts_ok && g->has_ts && !seq_after(g->seq, s->rcv_nxt))
+	/*
+	 * TS.Recent from a segment at or before what our last ACK acknowledged
+	 * (RFC 7323 section 4.3, Linux's rcv_wup): a delayed ACK echoes the
+	 * earliest segment it covers, so the peer's RTT includes the delay.
+	 */
+	if (s->ts_ok && g->has_ts && !seq_after(g->seq, s->rcv_wup))
 		s->ts_recent = g->tsval;
 	GSO_OPTS(gso_flowq_ack, a, .now_ns = now, .ack = ack, .wnd = wnd);
 	if (g->payload || (g->flags & (GSO_TCP_SYN | GSO_TCP_FIN)))
@@ -1101,10 +1123,13 @@ static void input(struct stream *s, const uint8_t *frame, const struct tcp_seg *
 	 */
 	switch (gsoi_tcp_rx_check(g, s->rcv_nxt, s->rcv_wnd)) {
 	case TCP_RX_RESET:
-		if (s->state == GSO_STREAM_CLOSING)
-			close_state(s, GSO_STREAM_DONE, 0, NULL, now); /* everything, FIN included, was acknowledged */
-		else
+		if (s->state == GSO_STREAM_CLOSING) {
+			/* Everything we sent, FIN included, was acknowledged; what we receive ends in a reset. */
+			s->rx_reset = true;
+			close_state(s, GSO_STREAM_DONE, 0, NULL, now);
+		} else {
 			fail(s, "connection reset by the peer", -ECONNRESET, now);
+		}
 		return;
 	case TCP_RX_DROP:
 		s->st.rx_rst_ignored++;
@@ -1143,7 +1168,7 @@ static void input(struct stream *s, const uint8_t *frame, const struct tcp_seg *
 			return;
 	} else {
 		/* Accepted but not sized yet (or not accepted): nothing of ours outstanding but the SYN-ACK. */
-		if (s->ts_ok && g->has_ts && !seq_after(g->seq, s->rcv_nxt))
+		if (s->ts_ok && g->has_ts && !seq_after(g->seq, s->rcv_wup))
 			s->ts_recent = g->tsval;
 		s->syn_wnd = (uint32_t)g->win << s->snd_wscale; /* the window the queue starts with */
 		s->last_heard = now;
@@ -1212,6 +1237,8 @@ static void peer_closed(struct stream *s, uint64_t now)
 	default:
 		break; /* FIN-WAIT-1: ends when ours is acknowledged */
 	}
+	if (s->passive && !s->accepted)
+		s->ev_fin = true;
 	emit(s, GSO_EV_STREAM_PEER_CLOSED, 0);
 	readable(s);
 }
@@ -1255,6 +1282,9 @@ static void rx_data(struct stream *s, const uint8_t *frame, const struct tcp_seg
 	if ((g->flags & GSO_TCP_FIN) && !res.beyond && !s->fin_known) {
 		s->fin_known = true;
 		s->peer_fin_seq = g->seq + g->payload;
+		/* A FIN past a hole is out of order too: a duplicate ACK at once (Linux queues it out of order). */
+		if (s->rq.nxt != s->peer_fin_seq)
+			now_ack = true;
 	}
 	if (s->fin_known && s->rq.nxt == s->peer_fin_seq) {
 		peer_closed(s, now);
@@ -1299,6 +1329,8 @@ static int read_state(const struct stream *s)
 		return 1;
 	if (s->peer_fin)
 		return 0;
+	if (s->rx_reset)
+		return -ECONNRESET;
 	if (s->state == GSO_STREAM_FAILED)
 		return s->st.err ? s->st.err : -ECONNRESET;
 	if (finished(s))
@@ -1745,15 +1777,14 @@ int gsoi_stream_accept(struct stream *s, const struct gso_stream_opts *o, uintpt
 		s->f.ctx = GSO_OPTS_GET(o, ctx, (void *)NULL);
 	}
 	s->accepted = true;
-	/* Sized on the next timer run, as a connected stream after ESTABLISHED: then WRITABLE. */
+	/*
+	 * Sized on the next timer run, as a connected stream after
+	 * ESTABLISHED: then WRITABLE, and READABLE / PEER_CLOSED for what came
+	 * before the accept.  Not from here: the caller does not have the
+	 * handle until this call returns.
+	 */
 	s->need_size = true;
 	s_timer_update(s);
-	if (s->ev_readable) {
-		s->ev_readable = false;
-		emit(s, GSO_EV_STREAM_READABLE, 0);
-	}
-	if (s->peer_fin)
-		emit(s, GSO_EV_STREAM_PEER_CLOSED, 0);
 	*handle = s->f.handle;
 	return 0;
 }

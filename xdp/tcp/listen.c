@@ -28,6 +28,7 @@
 #define NS_PER_MS 1000000ull
 #define SYNACK_RTO_NS (1000 * NS_PER_MS)
 #define SYNACK_TRIES 5
+#define SYNACK_SLACK_NS (10 * NS_PER_MS)
 #define OUR_MAX_WSCALE 14
 
 struct synrecv {
@@ -180,6 +181,7 @@ static void half_del(struct listener *l, struct synrecv *r)
 	l->nhalf--;
 }
 
+/* The listener's deadline: the earliest of its entries' (a scan: once per timer run, not per SYN). */
 static void l_timer_update(struct listener *l)
 {
 	uint64_t d = UINT64_MAX;
@@ -258,7 +260,11 @@ static void on_syn(struct listener *l, const struct tcp_peer *p, const struct tc
 		r->t_syn = now;
 		r->next = now + SYNACK_RTO_NS;
 		send_synack(l, p, r->iss, r->irs, sack, ts, ts_now(now, off), g->tsval, r->snd_wscale);
-		l_timer_update(l);
+		/* O(1): a scan of the table per SYN made filling it quadratic (seconds for 65536 entries). */
+		if (r->next < l->deadline) {
+			l->deadline = r->next;
+			gsoi_engine_timer_set(l->f.e, l->f.slot, r->next);
+		}
 		return;
 	}
 	/*
@@ -353,9 +359,9 @@ static void on_ack(struct listener *l, struct gso_dev *rx, const uint8_t *frame,
 		po.snd_wscale = r->snd_wscale;
 		po.rcv_wscale = l->rcv_wscale;
 		po.syn_rtt_ns = r->tries ? 0 : now - r->t_syn;
+		/* The deadline may now be early: the timer run finds nothing due and sets the next. */
 		if (!complete(l, &po, rx, frame, g, now))
 			half_del(l, r);
-		l_timer_update(l);
 		return;
 	}
 	if (g->flags & GSO_TCP_RST)
@@ -395,9 +401,17 @@ static bool tw_input(struct engine *e, struct tw_entry *t, const struct tcp_seg 
 	uint8_t opts[TCP_TS_OPTS_LEN];
 
 	if (g->flags & GSO_TCP_RST) {
-		gsoi_tw_del(e, t);
+		/* Only at RCV.NXT (RFC 5961): a blind RST does not end TIME_WAIT early. */
+		if (g->seq == t->rcv_nxt)
+			gsoi_tw_del(e, t);
 		return true;
 	}
+	/*
+	 * A bare ACK at RCV.NXT needs no answer (Linux absorbs it): answering
+	 * would start an endless exchange with a peer in TIME_WAIT too.
+	 */
+	if (g->seq == t->rcv_nxt && !g->payload && !(g->flags & (GSO_TCP_SYN | GSO_TCP_FIN)))
+		return true;
 	if ((g->flags & GSO_TCP_SYN) && !(g->flags & GSO_TCP_ACK) && l &&
 	    ((int32_t)(g->seq - t->rcv_nxt) > 0 || (t->ts && g->has_ts && (int32_t)(g->tsval - t->ts_recent) > 0))) {
 		/* A new incarnation: the old one is done with. */
@@ -447,7 +461,8 @@ static void l_timers(struct eflow *f, uint64_t now)
 	for (uint32_t i = 0; l->nhalf && i < l->syn_backlog; i++) {
 		struct synrecv *r = &l->pool[i];
 
-		if (!r->used || r->next > now)
+		/* Entries due within SYNACK_SLACK_NS go now too: one scan serves a burst of them. */
+		if (!r->used || r->next > now + SYNACK_SLACK_NS)
 			continue;
 		if (r->tries >= SYNACK_TRIES) {
 			l->st.half_open_expired++;

@@ -19,10 +19,12 @@
  *      super-segment of caller memory cut at gso_size; the engine fills
  *      lengths, IP IDs and checksums (in software or as device metadata),
  *      paces it at the flow's rate and reports when the memory is free;
- *      stream flows (TCP, active open): the application writes bytes; the
+ *      stream flows (TCP, connected, or accepted from a listener): the
+ *      application writes bytes and reads what the peer sends; the
  *      engine runs the handshake, the flow send queue (<gso/flowq.h>),
  *      congestion control (<gso/cc.h>), RTT, RTO, RACK and zero-window
- *      probing, burst sizing and pacing, and reports what happened.
+ *      probing, burst sizing and pacing, the receive queue and its
+ *      ACKs, and reports what happened.
  *
  * Time.  The engine's clock is CLOCK_MONOTONIC (gso_evloop_now_ns()), or
  * opts.clock for tests that run it in virtual time through
