@@ -1180,3 +1180,47 @@ Test(tcp_close, lone_fin_out_of_order_dupack)
 		conn_close(&c);
 	}
 }
+
+/*
+ * A keep-alive connection quiet for longer than idle_ns, then an answer
+ * and our FIN: the peer owes us nothing while we are quiet, so its
+ * silence must count only from when we start to wait.  Before the fix the
+ * FIN (or the data) left and the stream failed at once with "the peer
+ * went silent", and the peer's FIN-ACK met an RST (gsohttpd's keep-alive
+ * close after 60 s, seen in a capture).
+ */
+Test(tcp_close, quiet_then_send_waits_anew)
+{
+	fill_pattern();
+	for (unsigned k = 0; k < NKINDS; k++) {
+		struct conn c = conn_open(kinds[k].passive, kinds[k].l3, 0);
+		unsigned e0 = evs->n, mark;
+		const struct frec *r;
+
+		tw_listener(&c);
+		pdata(&c, 0, 100, 0);
+		read_expect(&c, 0, 100);
+		/* Far longer than GSO_STREAM_DEF_IDLE_NS with nothing outstanding: only idle. */
+		run_until(c.e, vnow + 3 * GSO_STREAM_DEF_IDLE_NS);
+		cr_assert_eq(sev(&c, GSO_EV_STREAM_CLOSED, e0), 0, "%s %s: closed while only idle", KIND(k));
+		mark = c.f->n;
+		cr_assert_eq(gso_stream__write(c.s, pattern, 200), 200);
+		cr_assert_eq(gso_stream__shutdown(c.s), 0);
+		run_until(c.e, vnow + 10 * MS);
+		cr_assert_eq(sev(&c, GSO_EV_STREAM_CLOSED, e0), 0, "%s %s: failed when it began to wait", KIND(k));
+		r = last_to(c.f, c.pport, mark);
+		cr_assert_not_null(r);
+		/* The peer acknowledges the data and closes its side; then it acknowledges our FIN. */
+		sync_oseq(&c);
+		pctl(&c, c.irs + 100, GSO_TCP_ACK | GSO_TCP_FIN);
+		run_until(c.e, vnow + MS);
+		cr_assert_eq(sinfo(c.s).err, 0, "%s %s: %s", KIND(k), sinfo(c.s).why ? sinfo(c.s).why : "");
+		sync_oseq(&c);
+		pctl(&c, c.irs + 101, GSO_TCP_ACK);
+		run_until(c.e, vnow + MS);
+		cr_assert_eq(sinfo(c.s).err, 0, "%s %s: %s", KIND(k), sinfo(c.s).why ? sinfo(c.s).why : "");
+		cr_assert_eq(sev(&c, GSO_EV_STREAM_CLOSED, e0), 1);
+		cr_assert_eq(count_to(c.f, c.pport, mark, GSO_TCP_RST, 0), 0, "%s %s: an RST", KIND(k));
+		conn_close(&c);
+	}
+}

@@ -96,6 +96,7 @@ struct stream {
 	uint64_t syn_ns, syn_at, rto_at, probe_at, retry_at, tsq_at, linger_at;
 	uint64_t deadline;       /* as in the engine's heap */
 	uint64_t last_heard;
+	uint64_t wait_from;      /* when we last began to wait for the peer (data into an empty pipe, FIN, probe) */
 	uint32_t backoff, syn_tries;
 	bool fin_sent, fin_acked, peer_fin, cwnd_limited;
 	uint32_t fin_seq;
@@ -455,6 +456,16 @@ static uint64_t closing_end(const struct stream *s)
 	return s->st.rx_bytes ? s->last_heard + s->idle_ns : s->linger_at;
 }
 
+/*
+ * Since when the peer has owed us an answer: its last segment, or when we
+ * began to wait, whichever is later (a keep-alive connection quiet for
+ * longer than idle_ns must not fail the moment it sends again).
+ */
+static uint64_t silent_since(const struct stream *s)
+{
+	return s->wait_from > s->last_heard ? s->wait_from : s->last_heard;
+}
+
 static void s_timer_update(struct stream *s)
 {
 	uint64_t d = UINT64_MAX;
@@ -467,8 +478,8 @@ static void s_timer_update(struct stream *s)
 				d = t[i];
 		if (s->need_size)
 			d = 0;
-		if (waiting_on_peer(s) && s->last_heard + s->idle_ns < d)
-			d = s->last_heard + s->idle_ns + 1;
+		if (waiting_on_peer(s) && silent_since(s) + s->idle_ns < d)
+			d = silent_since(s) + s->idle_ns + 1;
 	}
 	if (d != s->deadline) {
 		s->deadline = d;
@@ -540,6 +551,7 @@ static void maybe_fin(struct stream *s, const struct gso_flowq_info *fi, uint64_
 		return;
 	}
 	s->fin_sent = true;
+	s->wait_from = now;
 	s->closed_first = !s->peer_fin;
 	s->state = s->peer_fin ? GSO_STREAM_LAST_ACK : GSO_STREAM_FIN_SENT;
 	s->rto_at = now + rto_ns(s);
@@ -641,6 +653,7 @@ static int t_build(struct eflow *f, const struct gso_sched_burst *b, struct gso_
 		if ((t->why == GSO_FLOWQ_WHY_WND || t->why == GSO_FLOWQ_WHY_SWS) && !fi.unacked_bytes &&
 		    !s->probe_at) {
 			s->probe_at = now + rto_ns(s);
+			s->wait_from = now;
 			s_timer_update(s);
 		}
 		return -ENODATA;
@@ -705,6 +718,8 @@ static void t_sent(struct eflow *f, const struct gso_sched_burst *b, const struc
 	}
 	if (!gso_flowq__packets_out(s->fq)) {
 		struct gso_flowq_info fi = { .sz = sizeof(fi) };
+
+		s->wait_from = now;
 
 		/* Sending into an empty pipe: a restart after idle (CA_EVENT_TX_START). */
 		if (!gso_flowq__info(s->fq, &fi))
@@ -1503,7 +1518,7 @@ static void t_timers(struct eflow *f, uint64_t now)
 	} else if (s->state == GSO_STREAM_CLOSING) {
 		if (now >= closing_end(s))
 			close_state(s, GSO_STREAM_DONE, 0, NULL, now); /* the peer's FIN is a courtesy, not a result */
-	} else if (waiting_on_peer(s) && now - s->last_heard > s->idle_ns) {
+	} else if (waiting_on_peer(s) && now - silent_since(s) > s->idle_ns) {
 		fail(s, "the peer went silent", -ETIMEDOUT, now);
 	} else if (s->sized) {
 		if (s->rto_at && now >= s->rto_at)
