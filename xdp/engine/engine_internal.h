@@ -76,6 +76,13 @@ struct engine_port_hooks {
 	/* A stream with key `k` now receives here / no longer does (hashed, unhashed). */
 	void (*stream_added)(void *ctx, const struct tcp_key *k);
 	void (*stream_removed)(void *ctx, const struct tcp_key *k);
+	/*
+	 * Frames of `k` belong here though no stream has it (a listener's
+	 * half-open connection) / no longer do.  A stream that follows the
+	 * half-open one takes it over with stream_added, without a release.
+	 */
+	void (*key_owned)(void *ctx, const struct tcp_key *k);
+	void (*key_released)(void *ctx, const struct tcp_key *k);
 	/* The end of a receive pass: frames taken by foreign() may be passed on now. */
 	void (*rx_done)(void *ctx);
 };

@@ -170,6 +170,17 @@ static void stream_removed(void *ctx, const struct tcp_key *k)
 	announce(pq, PORT_MSG_DEL, k);
 }
 
+/* A listener's half-open connection: its handshake ACK may come on any queue. */
+static void key_owned(void *ctx, const struct tcp_key *k)
+{
+	announce(ctx, PORT_MSG_ADD, k);
+}
+
+static void key_released(void *ctx, const struct tcp_key *k)
+{
+	announce(ctx, PORT_MSG_DEL, k);
+}
+
 /* ---- frames ---- */
 
 static bool foreign(void *ctx, const struct tcp_key *k, const uint8_t *frame, uint32_t len)
@@ -193,13 +204,28 @@ static bool foreign(void *ctx, const struct tcp_key *k, const uint8_t *frame, ui
 	if (!o || o->owner == pq->q || o->owner >= pq->p->n)
 		return false;
 	ring = &pq->p->qs[o->owner].frames_in[pq->q];
-	if (len > GSO_PORT_HANDOVER_FRAME || !(f = gsoi_pring_reserve(ring))) {
+	if (len > UINT16_MAX || !(f = gsoi_pring_reserve(ring))) {
 		inc(&pq->ctr.handover_drops);
 		return true;
 	}
+	f->big = NULL;
+	if (len > GSO_PORT_HANDOVER_FRAME) {
+		/*
+		 * Data for a stream that receives (a request, an upload): rarer
+		 * than ACKs, so a copy of its own rather than rings of
+		 * full-sized slots for every pair of queues.
+		 */
+		f->big = malloc(len);
+		if (!f->big) {
+			inc(&pq->ctr.handover_drops);
+			return true;
+		}
+		memcpy(f->big, frame, len);
+	} else {
+		memcpy(f->data, frame, len);
+	}
 	f->len = (uint16_t)len;
 	f->from = (uint16_t)pq->q;
-	memcpy(f->data, frame, len);
 	gsoi_pring_push(ring);
 	inc(&pq->ctr.handover_out);
 	pq->dirty |= 1ull << o->owner;
@@ -223,6 +249,8 @@ const struct engine_port_hooks gsoi_port_hooks = {
 	.foreign = foreign,
 	.stream_added = stream_added,
 	.stream_removed = stream_removed,
+	.key_owned = key_owned,
+	.key_released = key_released,
 	.rx_done = rx_done,
 };
 
@@ -242,9 +270,11 @@ void gsoi_port_hand_wake(struct port_q *pq)
 		/* At most one ring's worth per pass, so that one busy queue cannot starve this one. */
 		for (; k < p->handover_size && (f = gsoi_pring_peek(&pq->frames_in[r])); k++) {
 			pq->stale_hit = false;
-			gsoi_engine_input_frame(pq->eng, gso_engine__dev(p->qs[f->from].e), f->data, f->len);
+			gsoi_engine_input_frame(pq->eng, gso_engine__dev(p->qs[f->from].e), f->big ? f->big : f->data,
+						f->len);
 			if (!pq->stale_hit)
 				inc(&pq->ctr.handover_in);
+			free(f->big);
 			gsoi_pring_pop(&pq->frames_in[r]);
 		}
 		more |= k == p->handover_size;
@@ -289,8 +319,15 @@ fail:
 void gsoi_port_hand_fini(struct port *p, struct port_q *pq)
 {
 	for (uint32_t r = 0; r < p->n; r++) {
-		if (pq->frames_in)
+		struct port_frame *f;
+
+		if (pq->frames_in) {
+			while ((f = gsoi_pring_peek(&pq->frames_in[r]))) {
+				free(f->big);
+				gsoi_pring_pop(&pq->frames_in[r]);
+			}
 			gsoi_pring_fini(&pq->frames_in[r]);
+		}
 		if (pq->msgs_in)
 			gsoi_pring_fini(&pq->msgs_in[r]);
 		if (pq->backlog)

@@ -66,6 +66,7 @@ struct port_call {
 struct port_frame {
 	uint16_t len;
 	uint16_t from;  /* queue it arrived on */
+	uint8_t *big;   /* a longer frame (a stream's data): a copy of its own, freed by the consumer */
 	uint8_t data[GSO_PORT_HANDOVER_FRAME];
 };
 

@@ -31,8 +31,13 @@ int gso_port__listen(struct gso_port *h, const struct gso_listen_opts *o)
 		return -ENOMEM;
 	for (q = 0; q < p->n; q++) {
 		err = gsoi_listener_open(&ls[q], p->qs[q].e, o, false);
-		if (err)
+		if (!err && q)
+			err = gsoi_tcp_share_secret(p->qs[0].e, p->qs[q].e);
+		if (err) {
+			if (ls[q])
+				gso_listener__close(ls[q]);
 			goto undo;
+		}
 	}
 	p->listen_flow = (struct gso_flow){ .sz = sizeof(p->listen_flow), .l3 = o->l3, .l4 = GSO_L4_TCP,
 					    .dport = o->port };

@@ -1409,11 +1409,14 @@ void gsoi_engine_stream_input(struct engine *e, struct gso_dev *rx, const uint8_
 		break;
 	}
 	if (!(s = lookup(e, &k))) {
+		/* TIME_WAIT or a half-open connection here first: a frame handed over for it lands here too. */
+		if (e->tcp && gsoi_tcp_unowned_input(e, rx, frame, len, &k, now, true))
+			return;
 		/* In a port, another queue's stream may own it (its ACKs arrive where the peer chose). */
 		if (e->port && e->port->foreign(e->port_ctx, &k, frame, len))
 			return;
-		/* TIME_WAIT, or a listener's (a SYN, a handshake's ACK, or no one's: an RST). */
-		if (e->tcp && gsoi_tcp_unowned_input(e, rx, frame, len, &k, now))
+		/* A listener's: a SYN, a cookie's ACK, or no one's (an RST). */
+		if (e->tcp && gsoi_tcp_unowned_input(e, rx, frame, len, &k, now, false))
 			return;
 		e->st.rx_other++;
 		return;

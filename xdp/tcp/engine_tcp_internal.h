@@ -176,6 +176,12 @@ struct gso_listen_opts;
  */
 int gsoi_listener_open(struct gso_listener **out, struct gso_engine *e, const struct gso_listen_opts *o,
 		       bool steer);
+/*
+ * Engine `to` takes the SYN-cookie (and timestamp offset) secret of
+ * `from`: a port's listeners share one, so that a cookie's ACK opens its
+ * connection on whichever queue it arrives.  0, -EBADF, -ENOMEM.
+ */
+int gsoi_tcp_share_secret(struct gso_engine *from, struct gso_engine *to);
 
 /* ---- received checksums (rx_csum.c) ---- */
 

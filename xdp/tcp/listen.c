@@ -162,14 +162,20 @@ static struct synrecv *half_new(struct listener *l, const struct tcp_key *k)
 	l->pool[i].hnext = l->bucket[b];
 	l->bucket[b] = i;
 	l->nhalf++;
+	/* In a port: the client's ACK may come on another queue (port.h, "ACK hand-over"). */
+	if (l->f.e->port)
+		l->f.e->port->key_owned(l->f.e->port_ctx, k);
 	return &l->pool[i];
 }
 
-static void half_del(struct listener *l, struct synrecv *r)
+/* `to_stream`: the connection it held became a stream, which owns its frames now. */
+static void half_del(struct listener *l, struct synrecv *r, bool to_stream)
 {
 	uint32_t idx = (uint32_t)(r - l->pool);
 	uint32_t *p = &l->bucket[hslot(l, &r->peer.key)];
 
+	if (!to_stream && l->f.e->port)
+		l->f.e->port->key_released(l->f.e->port_ctx, &r->peer.key);
 	for (; *p != NIL32; p = &l->pool[*p].hnext)
 		if (*p == idx) {
 			*p = r->hnext;
@@ -341,7 +347,7 @@ static void on_ack(struct listener *l, struct gso_dev *rx, const uint8_t *frame,
 		if (g->flags & GSO_TCP_RST) {
 			/* RFC 5961 for a half-open connection too: only at exactly RCV.NXT. */
 			if (g->seq == r->irs + 1)
-				half_del(l, r);
+				half_del(l, r, false);
 			return;
 		}
 		if (g->ack != r->iss + 1 || (g->flags & GSO_TCP_SYN)) {
@@ -361,7 +367,7 @@ static void on_ack(struct listener *l, struct gso_dev *rx, const uint8_t *frame,
 		po.syn_rtt_ns = r->tries ? 0 : now - r->t_syn;
 		/* The deadline may now be early: the timer run finds nothing due and sets the next. */
 		if (!complete(l, &po, rx, frame, g, now))
-			half_del(l, r);
+			half_del(l, r, true);
 		return;
 	}
 	if (g->flags & GSO_TCP_RST)
@@ -428,7 +434,7 @@ static bool tw_input(struct engine *e, struct tw_entry *t, const struct tcp_seg 
 }
 
 bool gsoi_tcp_unowned_input(struct engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
-			    const struct tcp_key *k, uint64_t now)
+			    const struct tcp_key *k, uint64_t now, bool local)
 {
 	struct listener *l = find_listener(e, k);
 	struct tw_entry *t;
@@ -436,6 +442,9 @@ bool gsoi_tcp_unowned_input(struct engine *e, struct gso_dev *rx, const uint8_t 
 	struct tcp_seg g;
 
 	if (!l && !(e->tcp && ((struct tcp_state *)e->tcp)->tw))
+		return false;
+	/* Before asking the port: only what this engine holds (TIME_WAIT, a half-open connection). */
+	if (local && !(l && l->nhalf && half_find(l, k)) && !gsoi_tw_find(e, k, now))
 		return false;
 	if (gsoi_tcp_frame_parse(frame, len, &g))
 		return false;
@@ -466,7 +475,7 @@ static void l_timers(struct eflow *f, uint64_t now)
 			continue;
 		if (r->tries >= SYNACK_TRIES) {
 			l->st.half_open_expired++;
-			half_del(l, r);
+			half_del(l, r, false);
 			continue;
 		}
 		r->tries++;
@@ -660,6 +669,21 @@ fail:
 	return err;
 }
 
+int gsoi_tcp_share_secret(struct gso_engine *from, struct gso_engine *to)
+{
+	struct engine *a = gsoi_engine_of(from), *b = gsoi_engine_of(to);
+	struct tcp_state *sa, *sb;
+
+	if (!a || !b)
+		return -EBADF;
+	sa = gsoi_tcp_state(a);
+	sb = gsoi_tcp_state(b);
+	if (!sa || !sb)
+		return -ENOMEM;
+	memcpy(sb->secret, sa->secret, sizeof(sb->secret));
+	return 0;
+}
+
 int gso_listener__open(struct gso_listener **out, struct gso_engine *e, const struct gso_listen_opts *o)
 {
 	return gsoi_listener_open(out, e, o, true);
@@ -714,6 +738,9 @@ int gso_listener__close(struct gso_listener *h)
 		l->aq_head = (l->aq_head + 1) % l->backlog;
 		l->aq_n--;
 	}
+	for (uint32_t i = 0; l->nhalf && i < l->syn_backlog; i++)
+		if (l->pool[i].used)
+			half_del(l, &l->pool[i], false);
 	gsoi_engine_flush_flow_events(e, &l->f);
 	gsoi_engine_flow_del(e, &l->f);
 	l_free(&l->f);

@@ -43,10 +43,13 @@ int gsoi_tcp_reset_for(struct engine *e, const struct tcp_peer *p, const struct 
 
 /*
  * A frame of no stream of this engine: TIME_WAIT answers it, or a
- * listener of its address and port.  False: nobody's (rx_other).
+ * listener of its address and port.  False: nobody's (rx_other).  With
+ * `local`, only what this engine holds for the 4-tuple (TIME_WAIT, a
+ * half-open connection): asked before the port, which may hand the frame
+ * to another queue's stream, and before a listener answers for it.
  */
 bool gsoi_tcp_unowned_input(struct engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len,
-			    const struct tcp_key *k, uint64_t now);
+			    const struct tcp_key *k, uint64_t now, bool local);
 
 /* ---- TIME_WAIT (time_wait.c) ---- */
 

@@ -48,6 +48,11 @@
  * owners from messages the owners send when a stream connects and when it
  * is freed (rings again, one per ordered pair of queues): no lock on the
  * per-frame path.  Hand-overs are counted per queue (gso_port_stats).
+ * The same holds for a listener's half-open connections (the client's
+ * ACK may come on another queue than its SYN: Linux picks a new transmit
+ * queue for a socket whose SYN-ACK came twice) and for data a stream
+ * receives; the queues' listeners share one SYN-cookie secret, so a
+ * cookie's ACK opens its connection on whichever queue it arrives.
  *
  * Handles.  struct gso_port * is a checked handle, as the engine's and
  * the flows' are (<gso/engine.h>, "Handles"): after gso_port__destroy()
@@ -79,7 +84,8 @@ struct gso_port; /* opaque */
 #define GSO_PORT_DEF_RING 1024u      /* gso_port__call entries per queue */
 #define GSO_PORT_MAX_RING (1u << 20)
 #define GSO_PORT_DEF_HANDOVER 1024u   /* handed-over frames in flight per pair of queues */
-#define GSO_PORT_HANDOVER_FRAME 256u /* longest frame handed over (an ACK with every option fits) */
+#define GSO_PORT_HANDOVER_FRAME 256u /* longest frame handed over in place (an ACK with every option fits);
+				      * a longer one (data) goes as a copy of its own */
 #define GSO_PORT_ALL UINT32_MAX      /* gso_port__stats: the sum over every queue */
 
 /*
@@ -275,8 +281,8 @@ struct gso_port_stats {
 	uint64_t handover_out;    /* frames received here for another queue's stream, passed to it */
 	uint64_t handover_in;     /* frames passed here by other queues and fed to this queue's streams
 				   * (those whose stream had gone are handover_stale instead) */
-	uint64_t handover_drops;  /* frames for another queue's stream not passed on: its ring was full,
-				   * or longer than GSO_PORT_HANDOVER_FRAME */
+	uint64_t handover_drops;  /* frames for another queue's stream not passed on: its ring was full
+				   * (or no memory for a copy of a long one) */
 	uint64_t handover_stale;  /* frames passed here whose stream had gone meanwhile */
 	uint64_t owner_msgs;      /* "stream added / removed" messages sent to other queues */
 	uint64_t owner_drops;     /* such messages lost to a full ring (that stream's ACKs may be lost) */
