@@ -37,6 +37,7 @@
 #define HTTPD_SERVER "nginx"
 
 #define PORT "8080"
+#define LIBXDP_FD_RESIDUE 2 /* see expect_no_leaks() */
 #define MIB (1ull << 20)
 
 static struct nsbed tb;
@@ -57,27 +58,44 @@ static const char *server_name(void)
 	return s && *s ? s : HTTPD_SERVER;
 }
 
-/* The process's children (nginx's workers), by /proc: killed with it on failure. */
-static void kill_children(pid_t pid)
+/* The process's children (nginx's workers), by /proc: up to max PIDs into out. */
+static int children_of(pid_t pid, pid_t *out, int max)
 {
 	char path[64], buf[512];
+	int n = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
 	f = fopen(path, "r");
 	if (!f)
-		return;
+		return 0;
 	if (fgets(buf, sizeof(buf), f))
-		for (char *t = strtok(buf, " \n"); t; t = strtok(NULL, " \n"))
-			kill((pid_t)atoi(t), SIGKILL);
+		for (char *t = strtok(buf, " \n"); t && n < max; t = strtok(NULL, " \n"))
+			out[n++] = (pid_t)atoi(t);
 	fclose(f);
+	return n;
 }
 
 static void fini(void)
 {
-	/* A server still running here is one a failed test left: its workers go first. */
-	if (srv.p && srv.p->status < 0)
-		kill_children(srv.p->pid);
+	/*
+	 * A server still running here is one a failed test left: asked to stop
+	 * (its log and report go to stderr, for the failure's counters), killed
+	 * past 5 s, and the workers it had with it.
+	 */
+	if (srv.p && srv.p->status < 0) {
+		pid_t kids[16];
+		int nk = children_of(srv.p->pid, kids, 16);
+
+		kill(srv.p->pid, SIGTERM);
+		if (bt_wait(srv.p, 5) != 0 || !srv.nginx) {
+			bt_dump(srv.p, server_name());
+			if (!srv.nginx)
+				fprintf(stderr, "==== %s --json after the failure:\n%s\n", server_name(), bt_read(srv.json));
+		}
+		for (int i = 0; i < nk; i++)
+			kill(kids[i], SIGKILL);
+	}
 	memset(&srv, 0, sizeof(srv));
 	bt_fini();
 	nsbed_destroy(&tb);
@@ -305,7 +323,18 @@ static const char *expect_no_leaks(void)
 	cr_assert_eq(bt_num(j, "chunks_inflight"), 0, "%s", j);
 	cr_assert_eq(bt_num(j, "chunks_held"), 0, "%s", j);
 	cr_assert_eq(bt_num(j, "open_at_exit"), 0, "flows leaked: %s", j);
-	cr_assert_leq(bt_num(j, "at_exit"), bt_num(j, "at_start"), "descriptors leaked: %s", j);
+	/*
+	 * Descriptors: at most those Debian 12's libxdp 1.3 keeps, the one
+	 * bpf_prog_get_fd_by_id() gives in each xdp_multiprog__get_from_ifindex()
+	 * (the steering program's attach and its detach: 2 for the one engine),
+	 * a leak in libxdp fixed upstream after 1.3; one per connection would
+	 * show as thousands here.
+	 */
+	double fds = bt_num(j, "at_exit") - bt_num(j, "at_start");
+
+	if (fds > 0)
+		cr_log_warn("%s: %g descriptors more at exit than at start (libxdp 1.3 keeps 2)", server_name(), fds);
+	cr_assert_leq(fds, LIBXDP_FD_RESIDUE, "descriptors leaked: %s", j);
 	cr_assert_not_null(strstr(j, "\"dev_gone\": false"), "%s", j);
 	return j;
 }
@@ -475,7 +504,7 @@ Test(httpd, concurrent_64_curl, .fini = fini, .timeout = 150)
 	cr_assert(httpd_start(tb.ns[0], tb.ifname[0], srv_addr(4), "auto"));
 	st = nsbed_sh(&tb, 1,
 		      "for i in $(seq 64); do "
-		      "  { curl -sS --fail --max-time 120 -o - '%s' 2>'%s/c'$i.log; echo $? >'%s/c'$i.rc; } "
+		      "  { curl -sS --fail --max-time 60 -o - '%s' 2>'%s/c'$i.log; echo $? >'%s/c'$i.rc; } "
 		      "  | sha256sum >'%s/c'$i.sha & "
 		      "done; wait",
 		      url(srv_addr(4), "/f16"), dir, dir, dir);
