@@ -607,19 +607,28 @@ Test(httpd, slow_request, .fini = fini, .timeout = 90)
 	httpd_stop();
 }
 
+/* httpprobe MODE in the clients' side against addr:PORT with more args; its output, *st its exit. */
+static const char *probe(const char *mode, const char *addr, const char *args, int *st)
+{
+	const char *log = bt_path("probe.log"), *o;
+
+	*st = nsbed_sh(&tb, 1, "'%s' %s --addr %s --port " PORT " %s >'%s' 2>&1", gso_test_build_path("tests/httpprobe"),
+		       mode, addr, args, log);
+	o = bt_read(log);
+	cr_log_info("httpprobe %s %s: %s", mode, args, o);
+	return o;
+}
+
 /* 1 MB of junk header lines: a 400 or 431, then the server closes; others are still served. */
 Test(httpd, garbage_headers, .fini = fini, .timeout = 60)
 {
-	const char *log = bt_path("junk.log"), *o;
+	const char *o;
 	int st;
 
 	bed();
 	make_file("f16", 16 * MIB);
 	cr_assert(httpd_start(tb.ns[0], tb.ifname[0], srv_addr(4), "auto"));
-	st = nsbed_sh(&tb, 1, "'%s' garbage --addr %s --port " PORT " --bytes 1048576 --timeout 10 >'%s' 2>&1",
-		      gso_test_build_path("tests/httpprobe"), srv_addr(4), log);
-	o = bt_read(log);
-	cr_log_info("junk headers: %s", o);
+	o = probe("garbage", srv_addr(4), "--bytes 1048576 --timeout 10", &st);
 	cr_assert_eq(st, 0, "%s", o);
 	cr_assert(strstr(o, "status=400 ") || strstr(o, "status=431 "), "%s", o);
 	cr_assert_not_null(strstr(o, "closed=1"), "%s", o);
@@ -630,16 +639,13 @@ Test(httpd, garbage_headers, .fini = fini, .timeout = 60)
 /* 10,000 sequential connections, each one GET of a small file. */
 Test(httpd, sequential_10k, .fini = fini, .timeout = 120)
 {
-	const char *log = bt_path("loop.log"), *o;
+	const char *o;
 	int st;
 
 	bed();
 	make_file("small", 4096);
 	cr_assert(httpd_start(tb.ns[0], tb.ifname[0], srv_addr(4), "auto"));
-	st = nsbed_sh(&tb, 1, "'%s' loop --addr %s --port " PORT " --path /small --count 10000 --timeout 10 >'%s' 2>&1",
-		      gso_test_build_path("tests/httpprobe"), srv_addr(4), log);
-	o = bt_read(log);
-	cr_log_info("10k connections: %s", o);
+	o = probe("loop", srv_addr(4), "--path /small --count 10000 --timeout 10", &st);
 	cr_assert_eq(st, 0, "%s", o);
 	cr_assert_not_null(strstr(o, " ok=10000 failed=0 "), "%s", o);
 	cr_assert_not_null(strstr(o, " body_bytes=40960000 "), "%s", o);
