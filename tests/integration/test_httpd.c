@@ -21,8 +21,9 @@
  * mode a user gets), 256 MiB for the other modes: each byte is made once
  * (httpprobe gen) and hashed once on the way in, at ~300 MB/s on this
  * 2-core machine, so 20 downloads of 1 GiB would take minutes in hashing
- * alone; 256 MiB is still hundreds of full-size bursts in every mode.  The files come from httpprobe gen
- * (seed 1), whose digests are in file_digest() below.
+ * alone; 256 MiB is still hundreds of full-size bursts in every mode.
+ * The files come from httpprobe gen (seed 1), whose digests are in
+ * file_digest() below.  The whole suite takes about a minute here.
  */
 #include <criterion/criterion.h>
 #include <sys/stat.h>
