@@ -1233,3 +1233,50 @@ Test(engine, fin_after_ack_while_burst_queued)
 	gso_stream__close(s);
 	gso_engine__destroy(e);
 }
+
+/* ---- a callback that closes its stream ---- */
+
+static unsigned closed_seen;
+
+static void on_event_close(void *ctx, const struct gso_engine_event *ev)
+{
+	(void)ctx;
+	on_event(NULL, ev);
+	if (ev->type == GSO_EV_STREAM_CLOSED) {
+		closed_seen++;
+		cr_assert_lt(closed_seen, 4, "CLOSED delivered again and again");
+		cr_assert_eq(gso_stream__close(ev->stream), 0);
+	}
+}
+
+/*
+ * The way a server ends a connection: gso_stream__close() on
+ * GSO_EV_STREAM_CLOSED.  The close delivers the flow's deferred events
+ * first (gsoi_engine_flush_flow_events); the CLOSED being delivered was
+ * still in the queue, so it came again, and again, until the stack ran
+ * out (found serving curl).  Exactly one CLOSED, and the handle is stale
+ * afterwards.
+ */
+Test(engine, close_inside_closed_event)
+{
+	struct fake *f = fake_new();
+	GSO_OPTS(gso_engine_opts, o, .max_flows = 8, .on_event = on_event_close, .clock = vclock,
+		 .flags = GSO_ENGINE_F_NO_LINK_MONITOR);
+	struct gso_engine *e = NULL;
+	struct gso_stream *s;
+
+	closed_seen = 0;
+	fake_mem(f);
+	cr_assert_eq(gso_engine__create(&e, &f->dev, &o), 0);
+	s = stream(e, 5003);
+	run_until(e, vnow + MS);
+	tcp_in(e, 5003, 7000, 1001, GSO_TCP_SYN | GSO_TCP_ACK, 65535);
+	run_until(e, vnow + MS);
+	/* The peer resets the connection at RCV.NXT. */
+	tcp_in(e, 5003, 7001, 1001, GSO_TCP_RST | GSO_TCP_ACK, 0);
+	run_until(e, vnow + MS);
+	cr_assert_eq(closed_seen, 1);
+	cr_assert_eq(count_events(GSO_EV_STREAM_CLOSED, 0), 1);
+	cr_assert_eq(gso_stream__close(s), -EBADF);
+	gso_engine__destroy(e);
+}

@@ -58,22 +58,33 @@ void gsoi_engine_emit(struct engine *e, const struct gso_engine_event *ev)
 
 static void flush_events(struct engine *e)
 {
-	/* Callbacks run with nothing deferred: what they cause is delivered at once. */
-	for (unsigned i = 0; i < e->nevq; i++)
-		if (e->evq[i].type)
-			e->on_event(e->ctx, &e->evq[i]);
+	/*
+	 * Callbacks run with nothing deferred: what they cause is delivered at
+	 * once.  Each entry is taken out before its callback runs, so that a
+	 * callback that closes its flow (gsoi_engine_flush_flow_events) does
+	 * not get the same event again.
+	 */
+	for (unsigned i = 0; i < e->nevq; i++) {
+		struct gso_engine_event ev = e->evq[i];
+
+		if (!ev.type)
+			continue;
+		e->evq[i].type = 0;
+		e->on_event(e->ctx, &ev);
+	}
 	e->nevq = 0;
 }
 
 void gsoi_engine_flush_flow_events(struct engine *e, const struct eflow *f)
 {
 	for (unsigned i = 0; i < e->nevq; i++) {
-		struct gso_engine_event *ev = &e->evq[i];
+		struct gso_engine_event ev = e->evq[i];
 
-		if (!ev->type || ((uintptr_t)ev->dgram != f->handle && (uintptr_t)ev->stream != f->handle))
+		if (!ev.type || ((uintptr_t)ev.dgram != f->handle && (uintptr_t)ev.stream != f->handle &&
+				 (uintptr_t)ev.listener != f->handle))
 			continue;
-		e->on_event(e->ctx, ev);
-		ev->type = 0;
+		e->evq[i].type = 0;
+		e->on_event(e->ctx, &ev);
 	}
 }
 
@@ -1107,6 +1118,7 @@ static uint32_t pow2_at_least(uint32_t v)
 
 static void engine_free(struct engine *e)
 {
+	gsoi_engine_tcp_free(e);
 	if (e->loop)
 		gso_evloop__destroy(e->loop);
 	if (e->wake_fd >= 0)

@@ -60,6 +60,7 @@ struct eflow {
 
 struct tcp_key;
 struct stream;
+struct tcp_state;
 
 /*
  * Hooks of a multi-queue port (port.c) in each of its engines; NULL in an
@@ -188,6 +189,9 @@ struct engine {
 
 	struct gso_engine_stats st;
 
+	/* TCP state beyond the streams (tcp/: listeners, TIME_WAIT), NULL until needed */
+	struct tcp_state *tcp;
+
 	/* the multi-queue port this engine belongs to (NULL: none) */
 	const struct engine_port_hooks *port;
 	void *port_ctx;
@@ -308,6 +312,8 @@ void gsoi_engine_stream_input(struct engine *e, struct gso_dev *rx, const uint8_
  * the engine's thread.
  */
 void gsoi_engine_input_frame(struct engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len);
+/* Free e->tcp (tcp/ implements it), after every flow was freed. */
+void gsoi_engine_tcp_free(struct engine *e);
 /* The device is gone or the engine ends: every flow ends with err. */
 void gsoi_engine_end_all(struct engine *e, int err);
 

@@ -28,6 +28,7 @@ enum handle_kind {
 	HANDLE_DGRAM,
 	HANDLE_STREAM,
 	HANDLE_PORT,
+	HANDLE_LISTENER,
 };
 
 /*

@@ -87,6 +87,7 @@ static void free_port(struct port *p)
 				gso_steer__del_dev(p->steer, gso_engine__dev(pq->e));
 		}
 	}
+	gsoi_port_unlisten(p);
 	for (uint32_t q = 0; q < p->n; q++) {
 		gso_engine__destroy(p->qs[q].e);
 		gsoi_port_hand_fini(p, &p->qs[q]);

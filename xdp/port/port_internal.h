@@ -134,7 +134,13 @@ struct port {
 	gso_port_event_fn on_event;
 	void *ctx;
 	uint32_t ring_size, handover_size;
+	/* gso_port__listen (port_listen.c): one listener per engine, one steering entry for all */
+	struct gso_listener **listeners; /* n entries, NULL: not listening */
+	struct gso_flow listen_flow;
 };
+
+/* port_listen.c: the steering entry of gso_port__listen goes (free_port, before the program). */
+void gsoi_port_unlisten(struct port *p);
 
 /* The port of a live handle; NULL for NULL or a destroyed port's handle. */
 static inline struct port *port_of(const struct gso_port *h)

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ACK steering: frames of registered flows go to the AF_XDP socket bound
- * to the queue they arrived on; everything else goes on to the kernel (or
- * to the next program when libxdp's dispatcher runs several).  Loaded and
- * fed by xdp/steer/steer.c (gso_steer__*).
+ * ACK steering: frames of registered flows and listener entries go to the
+ * AF_XDP socket bound to the queue they arrived on; everything else goes
+ * on to the kernel (or to the next program when libxdp's dispatcher runs
+ * several).  Loaded and fed by xdp/steer/steer.c (gso_steer__*).
  *
  * A flow is the 5-tuple as the frame carries it (source = the remote
  * end), IPv4 or IPv6, TCP or UDP, and its VLAN: one 802.1Q tag with that
- * VLAN ID, or no tag.  Only frames to the interface's own MAC are ours.
+ * VLAN ID, or no tag.  A listener entry is a flow whose source address is
+ * all zero and source port 0: it takes the frames to its local address
+ * and port (and VLAN) from every source that has no flow of its own, so
+ * a server sees the first segment of a connection it does not know yet.
+ * Only frames to the interface's own MAC are ours.
  * What is never steered, because the kernel needs all of it, would drop
  * it, or we cannot name the flow: frames to other MACs, IP fragments (a
  * first fragment would leave the rest stranded), IPv6 with extension
@@ -81,27 +85,25 @@ static __always_inline void count(__u32 idx)
 }
 
 /*
- * Fill `k` from the frame.  Returns 0 when it names a flow we may steer,
- * else the counter that says why it goes on to the kernel.  The checks
+ * Fill `k` from the frame, if it is to `cfg`'s MAC.  Returns 0 when it
+ * names a flow we may steer, else the counter that says why it goes on
+ * to the kernel.  The checks
  * are those the kernel would make before a socket ever saw the frame
  * (ip_rcv_core(), ipv6_rcv(), eth_type_trans()'s PACKET_OTHERHOST), so
  * nothing reaches the socket that the kernel would have dropped; the
  * checksums, which need the whole frame, are verified in user space.
  */
-static __always_inline int parse(struct xdp_md *ctx, void *data, void *end, struct steer_key *k)
+static __always_inline int parse(struct xdp_md *ctx, void *data, void *end, const struct steer_cfg *cfg,
+				 struct steer_key *k)
 {
 	struct ethhdr *eth = data;
 	void *l3 = eth + 1;
-	__u32 zero = 0, len = bpf_xdp_get_buff_len(ctx), l3_off;
-	struct steer_cfg *cfg;
+	__u32 len = bpf_xdp_get_buff_len(ctx), l3_off;
 	__u16 proto, *ports;
 	__u32 l4_len;
 
 	if (l3 > end)
 		return STEER_C_BAD_HDR;
-	cfg = bpf_map_lookup_elem(&gso_steer_cfg, &zero);
-	if (!cfg)
-		return STEER_C_OTHER_MAC;
 #pragma unroll
 	for (int i = 0; i < 6; i++)
 		if (eth->h_dest[i] != cfg->mac[i])
@@ -164,25 +166,56 @@ static __always_inline int parse(struct xdp_md *ctx, void *data, void *end, stru
 	return 0;
 }
 
+/*
+ * The listener entry for `k`'s frame: the same key with the source
+ * address and port zeroed (steer_map.h), VLAN and the rest kept, so that
+ * a listener on a VLAN takes that VLAN's frames only.  A copy: the
+ * caller's exact key is what the untagged retry below looks for.
+ */
+static __always_inline struct steer_val *listener_of(const struct steer_key *k)
+{
+	struct steer_key l = *k;
+
+	__builtin_memset(l.saddr, 0, sizeof(l.saddr));
+	l.sport = 0;
+	return bpf_map_lookup_elem(&gso_steer_flows, &l);
+}
+
 SEC("xdp.frags")
 int gso_steer(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct steer_cfg *cfg;
 	struct steer_key k;
 	struct steer_val *v;
+	__u32 zero = 0;
 	long act;
 	int why;
 
 	__builtin_memset(&k, 0, sizeof(k));
 	count(STEER_C_SEEN);
-	why = parse(ctx, data, end, &k);
+	cfg = bpf_map_lookup_elem(&gso_steer_cfg, &zero);
+	why = cfg ? parse(ctx, data, end, cfg, &k) : STEER_C_OTHER_MAC;
 	if (why) {
 		count((__u32)why);
 		return XDP_PASS;
 	}
+	/* The exact flow first: a connection the server knows wins over its listener. */
 	v = bpf_map_lookup_elem(&gso_steer_flows, &k);
+	/*
+	 * Then the listener entry, only while the loader says there is one:
+	 * a host without listeners pays nothing for them, one with listeners
+	 * one lookup per frame that has no flow.
+	 */
+	if (!v && cfg->listeners)
+		v = listener_of(&k);
 	if (!v) {
-		/* A registered flow's tuple with a tag its frames do not carry: say so. */
+		/*
+		 * A registered flow's tuple with a tag its frames do not carry:
+		 * say so.  Exact flows only: looking for an untagged listener
+		 * entry too would cost tagged frames a second extra lookup, so a
+		 * listener's address and port under a foreign tag count as passed.
+		 */
 		if (k.vlan) {
 			k.vlan = 0;
 			if (bpf_map_lookup_elem(&gso_steer_flows, &k)) {
@@ -193,6 +226,7 @@ int gso_steer(struct xdp_md *ctx)
 		count(STEER_C_PASSED);
 		return XDP_PASS;
 	}
+	/* The entry that matched counts it: the flow's, or the listener's. */
 	__sync_fetch_and_add(&v->packets, 1);
 	__sync_fetch_and_add(&v->bytes, bpf_xdp_get_buff_len(ctx));
 	act = bpf_redirect_map(&gso_steer_xsks, ctx->rx_queue_index, XDP_PASS);

@@ -2,6 +2,10 @@
  * ACK steering (gso_steer__*): loads xdp/steer/steer.bpf.c through libxdp,
  * attaches it, and keeps its flow hash map and socket map.
  *
+ * Listener entries (saddr all zero, sport 0) share the flow map; while at
+ * least one is registered the config's listener flag is set, and only
+ * then does the program look for one when a frame's flow is not there.
+ *
  * libxdp first tries its multi-program dispatcher (so that our program
  * runs next to others); where the kernel refuses the dispatcher (EPERM on
  * 6.18 here, offload-reference §8) it attaches the program alone.  We take
@@ -15,6 +19,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -53,6 +58,16 @@ struct gso_steer {
 	uint32_t max_queues;
 	/* Atomic: the engines of a multi-queue port add and remove flows from their own threads. */
 	atomic_uint nflows;
+	/*
+	 * Listener entries registered, and the config as written (cfg.listeners
+	 * says whether the program looks for them).  Under `lock`: a count
+	 * that crosses zero and the write that follows it must not interleave
+	 * with another thread's, or the last write could clear the flag while
+	 * a listener entry is in the map.
+	 */
+	pthread_mutex_t lock;
+	uint32_t nlisteners;
+	struct steer_cfg cfg;
 	struct gso_dev **devs; /* per queue; compared, never dereferenced */
 };
 
@@ -150,10 +165,42 @@ static int make_key(const struct gso_flow *caller, struct steer_key *k)
 	return 0;
 }
 
+/* A listener entry (steer.h): every source, that is saddr all zero and sport 0. */
+static bool is_listener(const struct steer_key *k)
+{
+	static const uint8_t zero[16];
+
+	return !k->sport && !memcmp(k->saddr, zero, sizeof(zero));
+}
+
+static int write_cfg(struct gso_steer *st, const struct steer_cfg *cfg)
+{
+	uint32_t zero = 0;
+
+	/*
+	 * The program reads the entry in place while it is rewritten: the MAC
+	 * bytes are written as they were, the flag is one byte.
+	 */
+	if (bpf_map_update_elem(st->cfg_fd, &zero, cfg, BPF_ANY))
+		return -errno;
+	st->cfg = *cfg;
+	return 0;
+}
+
+/* Under lock, after nlisteners changed: the program's flag rewritten if it crossed zero.  0 or -errno. */
+static int listeners_changed(struct gso_steer *st)
+{
+	struct steer_cfg cfg = st->cfg;
+
+	cfg.listeners = st->nlisteners > 0;
+	return cfg.listeners == st->cfg.listeners ? 0 : write_cfg(st, &cfg);
+}
+
 int gso_steer__flow_add(struct gso_steer *st, const struct gso_flow *f)
 {
 	struct steer_val v = { 0 };
 	struct steer_key k;
+	bool listener;
 	int err;
 
 	if (!st)
@@ -161,11 +208,26 @@ int gso_steer__flow_add(struct gso_steer *st, const struct gso_flow *f)
 	err = make_key(f, &k);
 	if (err)
 		return err;
+	listener = is_listener(&k);
+	if (listener)
+		pthread_mutex_lock(&st->lock);
 	if (bpf_map_update_elem(st->flows_fd, &k, &v, BPF_NOEXIST)) {
 		err = -errno;
 		/* A full hash map says E2BIG. */
-		return err == -E2BIG ? -ENOSPC : err;
+		err = err == -E2BIG ? -ENOSPC : err;
+	} else if (listener) {
+		/* The entry first, then the flag: both are there when the call returns. */
+		st->nlisteners++;
+		err = listeners_changed(st);
+		if (err) {
+			st->nlisteners--;
+			bpf_map_delete_elem(st->flows_fd, &k);
+		}
 	}
+	if (listener)
+		pthread_mutex_unlock(&st->lock);
+	if (err)
+		return err;
 	atomic_fetch_add_explicit(&st->nflows, 1, memory_order_relaxed);
 	return 0;
 }
@@ -173,6 +235,7 @@ int gso_steer__flow_add(struct gso_steer *st, const struct gso_flow *f)
 int gso_steer__flow_del(struct gso_steer *st, const struct gso_flow *f)
 {
 	struct steer_key k;
+	bool listener;
 	int err;
 
 	if (!st)
@@ -180,8 +243,24 @@ int gso_steer__flow_del(struct gso_steer *st, const struct gso_flow *f)
 	err = make_key(f, &k);
 	if (err)
 		return err;
-	if (bpf_map_delete_elem(st->flows_fd, &k))
-		return -errno;
+	listener = is_listener(&k);
+	if (listener)
+		pthread_mutex_lock(&st->lock);
+	if (bpf_map_delete_elem(st->flows_fd, &k)) {
+		err = -errno;
+	} else if (listener) {
+		/*
+		 * The entry is gone; a flag that stays set after a failed write
+		 * costs a lookup per frame and loses nothing, so the call has
+		 * done what it says.
+		 */
+		st->nlisteners--;
+		listeners_changed(st);
+	}
+	if (listener)
+		pthread_mutex_unlock(&st->lock);
+	if (err)
+		return err;
 	atomic_fetch_sub_explicit(&st->nflows, 1, memory_order_relaxed);
 	return 0;
 }
@@ -371,21 +450,19 @@ static int map_fd(struct bpf_object *obj, const char *name)
 }
 
 /*
- * The interface's MAC into the program's config.  Until this is written
- * every frame passes (the zeroed MAC is nobody's), and no flow can be
- * registered before gso_steer__create returns, so nothing is lost.
+ * The interface's MAC into the program's config (no listener yet).  Until
+ * this is written every frame passes (the zeroed MAC is nobody's), and no
+ * flow can be registered before gso_steer__create returns, so nothing is
+ * lost.
  */
-static int write_cfg(struct gso_steer *st, const char *ifname)
+static int init_cfg(struct gso_steer *st, const char *ifname)
 {
 	struct steer_cfg cfg;
-	uint32_t zero = 0;
 	int err;
 
 	memset(&cfg, 0, sizeof(cfg));
 	err = gsoi_link_mac(st->ifindex, ifname, cfg.mac);
-	if (err)
-		return err;
-	return bpf_map_update_elem(st->cfg_fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
+	return err ? err : write_cfg(st, &cfg);
 }
 
 static void steer_free(struct gso_steer *st)
@@ -394,6 +471,7 @@ static void steer_free(struct gso_steer *st)
 		xdp_program__close(st->prog);
 	if (st->obj)
 		bpf_object__close(st->obj);
+	pthread_mutex_destroy(&st->lock);
 	free(st->devs);
 	free(st);
 }
@@ -446,6 +524,7 @@ int gso_steer__create(struct gso_steer **out, int ifindex, const struct gso_stee
 		free(st);
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&st->lock, NULL);
 
 	hush_on(&h);
 	st->obj = bpf_object__open_file(path, NULL);
@@ -481,7 +560,7 @@ int gso_steer__create(struct gso_steer **out, int ifindex, const struct gso_stee
 	st->xsks_fd = map_fd(st->obj, STEER_MAP_XSKS);
 	st->cnt_fd = map_fd(st->obj, STEER_MAP_COUNTERS);
 	st->cfg_fd = map_fd(st->obj, STEER_MAP_CFG);
-	err = st->flows_fd < 0 || st->xsks_fd < 0 || st->cnt_fd < 0 || st->cfg_fd < 0 ? -ENOENT : write_cfg(st, name);
+	err = st->flows_fd < 0 || st->xsks_fd < 0 || st->cnt_fd < 0 || st->cfg_fd < 0 ? -ENOENT : init_cfg(st, name);
 	if (err) {
 		xdp_program__detach(st->prog, ifindex, st->mode, 0);
 		goto fail;

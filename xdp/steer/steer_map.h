@@ -12,7 +12,9 @@
 /*
  * Hash key of a steered flow, as its packets arrive: source = the remote
  * end.  Zero-filled before use (the unused 12 address bytes of IPv4 are
- * part of the hash).  Ports in network byte order.
+ * part of the hash).  Ports in network byte order.  saddr all zero and
+ * sport 0: a listener entry, looked up for a frame that has no flow of
+ * its own (every source to daddr:dport, on that VLAN).
  */
 struct steer_key {
 	__u8 l3;        /* 4 or 6 */
@@ -33,7 +35,8 @@ struct steer_val {
 /* The loader's settings, in the one entry of the config array (all zero until it writes them). */
 struct steer_cfg {
 	__u8 mac[6];    /* the interface's own MAC: frames to any other address are not ours */
-	__u8 pad[2];
+	__u8 listeners; /* non-zero while a listener entry may be in the flow map: look for one on a miss */
+	__u8 pad;
 };
 
 /*
@@ -42,12 +45,14 @@ struct steer_cfg {
  */
 enum steer_counter {
 	STEER_C_SEEN = 0,    /* every frame the program ran on */
-	STEER_C_STEERED,     /* matched and handed to the socket's queue */
+	STEER_C_STEERED,     /* matched (a flow or a listener entry) and handed to the socket's queue */
 	STEER_C_NO_SOCKET,   /* matched, but no socket on that queue: passed */
-	STEER_C_PASSED,      /* well formed, not a registered flow (or a kind never steered): passed */
+	STEER_C_PASSED,      /* well formed, neither a registered flow nor a listener's (or a kind never
+			      * steered): passed */
 	STEER_C_OTHER_MAC,   /* destination MAC not the interface's (another host, multicast, broadcast): passed */
 	STEER_C_VLAN,        /* VLAN tagging no flow has: a registered flow's tuple under another VLAN (or
-			      * none), an 802.1ad or stacked tag, a priority tag (VLAN 0): passed */
+			      * none), an 802.1ad or stacked tag, a priority tag (VLAN 0): passed (a
+			      * listener entry's address and port under another tag: PASSED) */
 	STEER_C_BAD_HDR,     /* IP header insane (version, header length, total/payload length beyond the
 			      * frame) or IP/L4 header truncated: passed, for the kernel to drop */
 	STEER_C_COUNT

@@ -24,6 +24,8 @@
  */
 #include "engine/engine_internal.h"
 #include "engine_tcp_internal.h"
+#include "tcp_conn_internal.h"
+#include "rcvq_internal.h"
 #include "opts_internal.h"
 
 #include <errno.h>
@@ -41,8 +43,9 @@
 #define MAX_RTO_NS (60000 * NS_PER_MS)
 #define LINGER_NS (500 * NS_PER_MS)    /* wait this long for the peer's FIN */
 #define RETRY_NS 20000ull              /* a control segment the device could not take yet */
-#define OUR_WSCALE 7
-#define OUR_WIN 65535u
+#define OUR_MAX_WSCALE 14
+#define DELACK_NS (40 * NS_PER_MS)     /* Linux's TCP_DELACK_MIN (and ATO_MIN) */
+#define QUICK_ACKS 16                  /* TCP_MAX_QUICKACKS */
 #define FQ_ENTRIES 8192u
 #define TSQ_MAX_BYTES (256u << 10)     /* device queue limit (tcp_limit_output_bytes, 2012-2018) */
 #define TSQ_RETRY_NS 200000ull
@@ -96,6 +99,27 @@ struct stream {
 	uint32_t backoff, syn_tries;
 	bool fin_sent, fin_acked, peer_fin, cwnd_limited;
 	uint32_t fin_seq;
+	/* receiving (engine.h, "Receiving") */
+	struct rcvq rq;          /* the peer's bytes: in order, unread, and out of order */
+	uint32_t rcvbuf;         /* bytes we advertise at most (rq holds one window-scale unit more) */
+	uint8_t rcv_wscale;      /* our shift (0 when the peer does not scale) */
+	uint32_t rcv_right;      /* right edge of the window advertised last: never moves back */
+	uint16_t tmpl_win;       /* window field in the template */
+	uint32_t rcv_mss;        /* largest segment payload seen (Linux's rcv_mss): what "full-sized" means */
+	uint32_t ack_owed;       /* in-order bytes received since our last ACK */
+	uint32_t rcv_wup;        /* RCV.NXT our last ACK carried: TS.Recent comes from segments up to it */
+	uint32_t quick;          /* quick ACKs left */
+	uint64_t delack_at;      /* the delayed-ACK timer (0: off) */
+	bool fin_known;          /* the peer's FIN came, maybe ahead of bytes still missing */
+	uint32_t peer_fin_seq;   /* its sequence number */
+	bool read_since;         /* the application read since the last READABLE (or none was raised) */
+	bool closed_first;       /* our FIN went before the peer's: we keep TIME_WAIT */
+	bool rx_reset;           /* the peer reset in FIN-WAIT-2: its bytes end without a FIN */
+	/* passive open */
+	bool passive;            /* a listener made it */
+	bool accepted;           /* ... and handed it out: events from now on */
+	bool ev_readable;        /* a READABLE held until the accept */
+	bool ev_fin;             /* a PEER_CLOSED held until the accept */
 	struct gso_stream_info st; /* counters kept where gso_stream__info reports them */
 };
 
@@ -121,11 +145,17 @@ static bool finished(const struct stream *s)
 
 static void emit(struct stream *s, uint32_t type, int err)
 {
+	/* Nobody knows a stream the listener has not handed out: nothing to tell. */
+	if (s->passive && !s->accepted)
+		return;
 	gsoi_engine_emit(s->f.e, &(struct gso_engine_event){ .type = type, .err = err, .flow_ctx = s->f.ctx,
 						       .stream = (struct gso_stream *)s->f.handle, .acked = s->st.acked });
 }
 
 static void s_timer_update(struct stream *s);
+static uint32_t ack_seq(const struct stream *s);
+static void ended_clean(struct stream *s, uint64_t now);
+static void rx_data(struct stream *s, const uint8_t *frame, const struct tcp_seg *g, uint64_t now);
 
 /* ---- the end ----------------------------------------------------------------------- */
 
@@ -193,17 +223,57 @@ static void base_fields(const struct stream *s, struct gso_tmpl_fields *f)
 	}
 }
 
-/* The data/ACK template, rebuilt when the timestamps or the ACK change (at most about every ms). */
+/* ---- the receive window ------------------------------------------------------------- */
+
+/*
+ * The window to advertise now, in bytes: the free part of the buffer,
+ * in whole units of our scale, and never less than what we advertised
+ * before (the right edge does not move back, RFC 7323 section 2.4).  The
+ * queue holds one unit more than rcvbuf, so rounding up still fits.
+ */
+static uint32_t rcv_window_bytes(const struct stream *s)
+{
+	uint32_t gran = 1u << s->rcv_wscale, cur = 0, w, free, slack;
+
+	if (!s->rq.buf)
+		return s->rcvbuf > 65535 ? 65535 : s->rcvbuf;
+	free = gsoi_rcvq_free_space(&s->rq);
+	slack = s->rq.size - s->rcvbuf;
+	w = (free > slack ? free - slack : 0) & ~(gran - 1);
+	if (seq_after(s->rcv_right, s->rq.nxt))
+		cur = s->rcv_right - s->rq.nxt;
+	if (w < cur)
+		w = (cur + gran - 1) & ~(gran - 1);
+	if (w > (65535u << s->rcv_wscale))
+		w = 65535u << s->rcv_wscale;
+	return w;
+}
+
+/* The window field of a segment we send now; it sets the edge the peer's bytes must stay behind. */
+static uint16_t adv_window(struct stream *s)
+{
+	uint32_t w = rcv_window_bytes(s);
+
+	if (s->rq.buf) {
+		s->rcv_right = s->rq.nxt + w;
+		s->rcv_wnd = w;
+		s->st.rcv_wnd = w;
+	}
+	return (uint16_t)(w >> s->rcv_wscale);
+}
+
+/* The data/ACK template, rebuilt when the timestamps, the ACK or the window change (at most about every ms). */
 static int refresh_tmpl(struct stream *s, uint64_t now, bool force)
 {
 	uint32_t tv = tsval(s, now);
 	uint8_t opts[TCP_TS_OPTS_LEN];
+	uint16_t win = adv_window(s);
 	int err;
 
-	if (!force && s->tmpl.hdr_len && s->tmpl_ack == s->rcv_nxt &&
+	if (!force && s->tmpl.hdr_len && s->tmpl_ack == s->rcv_nxt && s->tmpl_win == win &&
 	    (!s->ts_ok || (s->tmpl_tsval == tv && s->tmpl_tsecr == s->ts_recent)))
 		return 0;
-	GSO_OPTS(gso_tmpl_fields, f, .seq = 0, .ack = s->rcv_nxt, .tcp_flags = GSO_TCP_ACK, .window = OUR_WIN);
+	GSO_OPTS(gso_tmpl_fields, f, .seq = 0, .ack = s->rcv_nxt, .tcp_flags = GSO_TCP_ACK, .window = win);
 	base_fields(s, &f);
 	if (s->ts_ok) {
 		gsoi_tcp_ts_opts(opts, tv, s->ts_recent);
@@ -216,6 +286,7 @@ static int refresh_tmpl(struct stream *s, uint64_t now, bool force)
 	s->tmpl_tsval = tv;
 	s->tmpl_tsecr = s->ts_recent;
 	s->tmpl_ack = s->rcv_nxt;
+	s->tmpl_win = win;
 	return 0;
 }
 
@@ -249,13 +320,56 @@ static int send_ctl(struct stream *s, uint8_t flags, uint32_t seq, uint64_t now)
 	if (err)
 		return err;
 	gso_tmpl__set_tcp_seq(&s->tmpl, seq);
-	gso_tmpl__set_tcp_flags(&s->tmpl, flags);
+	/* The setter refuses RST (never on a super-segment); this one is a single header-only segment. */
+	s->tmpl.hdr[s->tmpl.l4_off + 13] = flags;
 	if (s->f.route.l3 == GSO_L3_IPV4)
 		gso_tmpl__set_ip_id(&s->tmpl, s->ip_id);
 	err = submit_now(s, &tx);
 	gso_tmpl__set_tcp_flags(&s->tmpl, GSO_TCP_ACK);
-	if (!err)
+	if (!err) {
 		s->ip_id++;
+		/* It carries our ACK and window: nothing is owed any more. */
+		s->ack_owed = 0;
+		s->rcv_wup = s->rcv_nxt;
+		s->delack_at = 0;
+	}
+	return err;
+}
+
+/* A pure ACK with SACK blocks for the out-of-order ranges held (RFC 2018: the newest first). */
+static int send_sack_ack(struct stream *s, uint64_t now)
+{
+	uint8_t opts[TCP_ACK_OPTS_MAX];
+	uint32_t blocks[RCVQ_MAX_RANGES][2];
+	unsigned nb = gsoi_rcvq_sack(&s->rq, blocks, RCVQ_MAX_RANGES);
+	unsigned n = gsoi_tcp_ack_opts(opts, s->ts_ok, tsval(s, now), s->ts_recent, (const uint32_t(*)[2])blocks, nb);
+	struct gso_tmpl t;
+	int err;
+
+	GSO_OPTS(gso_tmpl_fields, f, .seq = ack_seq(s), .ack = s->rcv_nxt, .tcp_flags = GSO_TCP_ACK,
+		 .window = adv_window(s), .tcp_opts = opts, .tcp_opts_len = (uint8_t)n);
+	base_fields(s, &f);
+	err = gso_tmpl__build(&t, &f);
+	if (err)
+		return err;
+	struct gso_tx tx = { .tmpl = &t, .mss = 536, .flags = (uint8_t)s->tx_flags };
+	err = submit_now(s, &tx);
+	if (!err) {
+		s->ip_id++;
+		s->ack_owed = 0;
+		s->rcv_wup = s->rcv_nxt;
+		s->delack_at = 0;
+	}
+	return err;
+}
+
+/* An ACK of everything received, now (out-of-order ranges as SACK blocks when agreed). */
+static int send_ack(struct stream *s, uint64_t now)
+{
+	int err = s->sack_ok && s->rq.nranges ? send_sack_ack(s, now) : send_ctl(s, GSO_TCP_ACK, ack_seq(s), now);
+
+	if (!err)
+		s->st.acks_sent++;
 	return err;
 }
 
@@ -269,9 +383,10 @@ static int send_syn(struct stream *s, uint64_t now)
 	if (s->mss_cap && s->mss_cap < mss)
 		mss = s->mss_cap;
 	gsoi_tcp_syn_opts(opts, (uint16_t)(mss > 65535 ? 65535 : mss), !(s->flags & GSO_STREAM_F_NO_SACK),
-			  !(s->flags & GSO_STREAM_F_NO_TS), tsval(s, now), OUR_WSCALE);
-	GSO_OPTS(gso_tmpl_fields, f, .seq = s->iss, .window = OUR_WIN, .tcp_opts = opts,
-		 .tcp_opts_len = TCP_SYN_OPTS_LEN);
+			  !(s->flags & GSO_STREAM_F_NO_TS), tsval(s, now), s->rcv_wscale);
+	/* A SYN's window is never scaled. */
+	GSO_OPTS(gso_tmpl_fields, f, .seq = s->iss, .window = (uint16_t)(s->rcvbuf > 65535 ? 65535 : s->rcvbuf),
+		 .tcp_opts = opts, .tcp_opts_len = TCP_SYN_OPTS_LEN);
 	base_fields(s, &f);
 	err = gso_tmpl__build(&t, &f);
 	if (err)
@@ -317,10 +432,34 @@ static bool outstanding(const struct stream *s)
 	return s->fq && gso_flowq__unacked_bytes(s->fq);
 }
 
+/*
+ * The peer owes us an answer (data or our FIN outstanding, a closed
+ * window probed): its silence for idle_ns ends the connection.  A quiet
+ * connection with nothing in flight is only idle, as in TCP.
+ */
+static bool waiting_on_peer(const struct stream *s)
+{
+	return (s->state == GSO_STREAM_ESTABLISHED || s->state == GSO_STREAM_CLOSE_WAIT ||
+		s->state == GSO_STREAM_FIN_SENT || s->state == GSO_STREAM_LAST_ACK) &&
+	       (outstanding(s) || s->probe_at);
+}
+
+/*
+ * FIN-WAIT-2's end without the peer's FIN: idle_ns after it was last
+ * heard from if it ever sent us data (it may still be sending: a
+ * half-close), else LINGER_NS after our FIN's ACK (a sink that never
+ * closes).
+ */
+static uint64_t closing_end(const struct stream *s)
+{
+	return s->st.rx_bytes ? s->last_heard + s->idle_ns : s->linger_at;
+}
+
 static void s_timer_update(struct stream *s)
 {
 	uint64_t d = UINT64_MAX;
-	uint64_t t[] = { s->syn_at, s->rto_at, s->probe_at, s->retry_at, s->tsq_at, s->linger_at };
+	uint64_t t[] = { s->syn_at, s->rto_at, s->probe_at, s->retry_at, s->tsq_at, s->delack_at,
+			 s->state == GSO_STREAM_CLOSING ? closing_end(s) : 0 };
 
 	if (!finished(s)) {
 		for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -328,8 +467,7 @@ static void s_timer_update(struct stream *s)
 				d = t[i];
 		if (s->need_size)
 			d = 0;
-		if (s->state != GSO_STREAM_SYN_SENT && s->state != GSO_STREAM_CLOSING &&
-		    s->last_heard + s->idle_ns < d)
+		if (waiting_on_peer(s) && s->last_heard + s->idle_ns < d)
 			d = s->last_heard + s->idle_ns + 1;
 	}
 	if (d != s->deadline) {
@@ -402,7 +540,8 @@ static void maybe_fin(struct stream *s, const struct gso_flowq_info *fi, uint64_
 		return;
 	}
 	s->fin_sent = true;
-	s->state = GSO_STREAM_FIN_SENT;
+	s->closed_first = !s->peer_fin;
+	s->state = s->peer_fin ? GSO_STREAM_LAST_ACK : GSO_STREAM_FIN_SENT;
 	s->rto_at = now + rto_ns(s);
 }
 
@@ -419,7 +558,7 @@ static void s_arm(struct stream *s, uint64_t now)
 	uint32_t cwnd;
 	int segs;
 
-	if (s->state != GSO_STREAM_ESTABLISHED || !s->sized || s->f.e->dead)
+	if ((s->state != GSO_STREAM_ESTABLISHED && s->state != GSO_STREAM_CLOSE_WAIT) || !s->sized || s->f.e->dead)
 		return;
 	gso_flowq__info(s->fq, &fi);
 	cwnd = gso_cc__cwnd(s->cc);
@@ -489,7 +628,7 @@ static int t_build(struct eflow *f, const struct gso_sched_burst *b, struct gso_
 	int err;
 
 	t->sz = sizeof(*t);
-	if (s->state != GSO_STREAM_ESTABLISHED || !s->sized)
+	if ((s->state != GSO_STREAM_ESTABLISHED && s->state != GSO_STREAM_CLOSE_WAIT) || !s->sized)
 		return -ENODATA;
 	gso_flowq__info(s->fq, &fi);
 	err = gso_flowq__peek(s->fq, b->segs, t);
@@ -558,6 +697,12 @@ static void t_sent(struct eflow *f, const struct gso_sched_burst *b, const struc
 		gso_sched__flow_refund(f->e->sched, f->sched_id, b->wire_bytes - wire);
 	s->ip_id = (uint16_t)(s->ip_id + s->ptx.segs);
 	f->e->st.frames += s->ptx.segs;
+	if (s->tmpl_ack == s->rcv_nxt) {
+		/* Data carries the ACK (and the window): a delayed ACK is not owed any more. */
+		s->ack_owed = 0;
+		s->rcv_wup = s->rcv_nxt;
+		s->delack_at = 0;
+	}
 	if (!gso_flowq__packets_out(s->fq)) {
 		struct gso_flowq_info fi = { .sz = sizeof(fi) };
 
@@ -607,7 +752,7 @@ static void t_free(struct eflow *f)
 
 	release_all(s);
 	unhash(s);
-	if (s->f.e->steer) {
+	if (s->f.e->steer && !s->passive) {
 		struct gso_flow fl = { .sz = sizeof(fl), .l3 = s->key.l3, .l4 = GSO_L4_TCP, .sport = s->key.peer_port,
 				       .dport = s->key.our_port };
 
@@ -618,6 +763,7 @@ static void t_free(struct eflow *f)
 	if (s->cc)
 		gso_cc__destroy(s->cc);
 	gso_flowq__destroy(s->fq);
+	gsoi_rcvq_free(&s->rq);
 	free(s->slots);
 	free(s->rel);
 	free(s);
@@ -637,6 +783,34 @@ const struct eflow_ops gsoi_engine_stream_ops = {
 
 /* ---- the handshake ----------------------------------------------------------------------- */
 
+/* Our window scale for a receive buffer: the smallest shift that fits it into 16 bits. */
+static uint8_t wscale_for(uint32_t rcvbuf)
+{
+	uint8_t ws = 0;
+
+	while (ws < OUR_MAX_WSCALE && (rcvbuf >> ws) > 65535)
+		ws++;
+	return ws;
+}
+
+/* The receive queue from the peer's first byte on: rcvbuf and one unit of our scale (adv_window). */
+static int rx_init(struct stream *s, uint32_t first)
+{
+	int err = gsoi_rcvq_init(&s->rq, s->rcvbuf + (1u << s->rcv_wscale), first);
+
+	if (err)
+		return err;
+	s->rcv_nxt = first;
+	s->rcv_wup = first;
+	s->rcv_right = first;
+	s->quick = QUICK_ACKS;
+	s->read_since = true;
+	s->st.rcvbuf = s->rcvbuf;
+	s->st.rcv_wscale = s->rcv_wscale;
+	adv_window(s);
+	return 0;
+}
+
 /* SYN-ACK: agree on options; the sizing waits until ESTABLISHED was delivered. */
 static void establish(struct stream *s, const struct tcp_seg *g, struct gso_dev *rx, uint64_t now)
 {
@@ -646,10 +820,15 @@ static void establish(struct stream *s, const struct tcp_seg *g, struct gso_dev 
 	if (s->ts_ok)
 		s->ts_recent = g->tsval;
 	s->sack_ok = !(s->flags & GSO_STREAM_F_NO_SACK) && g->sack_perm;
-	/* Our SYN offered OUR_WSCALE: it applies both ways only if the peer's SYN-ACK has the option too. */
+	/* Our SYN offered rcv_wscale: it applies both ways only if the peer's SYN-ACK has the option too. */
 	if (g->wscale >= 0)
-		s->snd_wscale = (uint8_t)g->wscale;
-	s->rcv_wnd = OUR_WIN << (g->wscale >= 0 ? OUR_WSCALE : 0);
+		s->snd_wscale = (uint8_t)(g->wscale > OUR_MAX_WSCALE ? OUR_MAX_WSCALE : g->wscale);
+	else
+		s->rcv_wscale = 0;
+	if (rx_init(s, s->irs + 1)) {
+		fail(s, "receive buffer", -ENOMEM, now);
+		return;
+	}
 	s->peer_mss = g->has_mss ? g->mss : 536;
 	s->syn_wnd = g->win; /* never scaled in a SYN-ACK */
 	if (s->syn_tries == 1 && now > s->syn_ns)
@@ -744,12 +923,23 @@ static void size_stream(struct stream *s, uint64_t now)
 		s->st.rtt_samples++;
 	}
 	s->sized = true;
-	err = send_ctl(s, GSO_TCP_ACK, s->iss + 1, now);
-	if (err && !later(err)) {
-		fail(s, "sending the handshake ACK", err, now);
-		return;
+	if (!s->passive) {
+		err = send_ctl(s, GSO_TCP_ACK, s->iss + 1, now);
+		if (err && !later(err)) {
+			fail(s, "sending the handshake ACK", err, now);
+			return;
+		}
 	}
 	emit(s, GSO_EV_STREAM_WRITABLE, 0);
+	/* What an accepted stream received before its accept. */
+	if (s->ev_readable) {
+		s->ev_readable = false;
+		emit(s, GSO_EV_STREAM_READABLE, 0);
+	}
+	if (s->ev_fin) {
+		s->ev_fin = false;
+		emit(s, GSO_EV_STREAM_PEER_CLOSED, 0);
+	}
 }
 
 /* ---- ACKs ------------------------------------------------------------------------------ */
@@ -803,14 +993,21 @@ static bool process_ack(struct stream *s, const struct tcp_seg *g, uint64_t now)
 	if (s->fin_sent && ack == s->fin_seq + 1) {
 		if (!s->fin_acked) {
 			s->fin_acked = true;
-			s->state = GSO_STREAM_CLOSING;
+			/* FIN-WAIT-2 (after LAST-ACK, input() ends it) */
+			if (!s->peer_fin)
+				s->state = GSO_STREAM_CLOSING;
 			s->linger_at = now + LINGER_NS;
 			s->rto_at = 0;
 			s->st.t_end = now;
 		}
 		ack = s->fin_seq;
 	}
-	if (s->ts_ok && g->has_ts && !seq_after(g->seq, s->rcv_nxt))
+	/*
+	 * TS.Recent from a segment at or before what our last ACK acknowledged
+	 * (RFC 7323 section 4.3, Linux's rcv_wup): a delayed ACK echoes the
+	 * earliest segment it covers, so the peer's RTT includes the delay.
+	 */
+	if (s->ts_ok && g->has_ts && !seq_after(g->seq, s->rcv_wup))
 		s->ts_recent = g->tsval;
 	GSO_OPTS(gso_flowq_ack, a, .now_ns = now, .ack = ack, .wnd = wnd);
 	if (g->payload || (g->flags & (GSO_TCP_SYN | GSO_TCP_FIN)))
@@ -901,7 +1098,8 @@ static void maybe_writable(struct stream *s)
 	emit(s, GSO_EV_STREAM_WRITABLE, 0);
 }
 
-static void input(struct stream *s, const struct tcp_seg *g, struct gso_dev *rx, uint64_t now)
+static void input(struct stream *s, const uint8_t *frame, const struct tcp_seg *g, struct gso_dev *rx,
+		  uint64_t now)
 {
 	if (s->state == GSO_STREAM_SYN_SENT) {
 		/* In SYN-SENT only an RST acknowledging our SYN counts (RFC 793). */
@@ -914,6 +1112,8 @@ static void input(struct stream *s, const struct tcp_seg *g, struct gso_dev *rx,
 		}
 		return;
 	}
+	if (s->rq.buf)
+		s->rcv_wnd = seq_after(s->rcv_right, s->rcv_nxt) ? s->rcv_right - s->rcv_nxt : 0;
 	/*
 	 * Synchronized from here on: a segment must fall in our window, and
 	 * only an RST at exactly RCV.NXT resets (RFC 5961).  What an
@@ -923,10 +1123,13 @@ static void input(struct stream *s, const struct tcp_seg *g, struct gso_dev *rx,
 	 */
 	switch (gsoi_tcp_rx_check(g, s->rcv_nxt, s->rcv_wnd)) {
 	case TCP_RX_RESET:
-		if (s->state == GSO_STREAM_CLOSING)
-			close_state(s, GSO_STREAM_DONE, 0, NULL, now); /* everything, FIN included, was acknowledged */
-		else
+		if (s->state == GSO_STREAM_CLOSING) {
+			/* Everything we sent, FIN included, was acknowledged; what we receive ends in a reset. */
+			s->rx_reset = true;
+			close_state(s, GSO_STREAM_DONE, 0, NULL, now);
+		} else {
 			fail(s, "connection reset by the peer", -ECONNRESET, now);
+		}
 		return;
 	case TCP_RX_DROP:
 		s->st.rx_rst_ignored++;
@@ -937,35 +1140,202 @@ static void input(struct stream *s, const struct tcp_seg *g, struct gso_dev *rx,
 			s->st.rx_rst_challenged++;
 		else
 			s->st.rx_syn_challenged++;
-		if (s->sized)
+		if (s->sized || s->passive)
 			challenge_ack(s, now);
 		return;
 	case TCP_RX_DUPACK:
 		s->st.rx_out_of_window++;
-		if (s->sized)
+		/*
+		 * Data outside the window (a retransmission of what we have, a
+		 * probe of a closed window) gets its ACK at once, as Linux's
+		 * tcp_oow_rate_limited() lets it; only a pure ACK is throttled.
+		 */
+		if (g->payload && (s->sized || s->passive)) {
+			if (!seq_after(g->seq + g->payload, s->rcv_nxt))
+				s->st.rx_dup_segs++;
+			send_ack(s, now);
+		} else if (s->sized || s->passive) {
 			challenge_ack(s, now);
+		}
 		return;
 	case TCP_RX_ACCEPT:
 		break;
 	}
-	if (!s->sized || !(g->flags & GSO_TCP_ACK))
-		return;
-	if (!process_ack(s, g, now) || finished(s))
-		return;
-	if ((g->flags & GSO_TCP_FIN) && g->seq + g->payload == s->rcv_nxt) {
-		s->rcv_nxt++;
-		s->peer_fin = true;
-		send_ctl(s, GSO_TCP_ACK, ack_seq(s), now);
-		if (s->state == GSO_STREAM_CLOSING) {
-			close_state(s, GSO_STREAM_DONE, 0, NULL, now);
+	if (!(g->flags & GSO_TCP_ACK))
+		return; /* RFC 793: without ACK, drop */
+	if (s->sized) {
+		if (!process_ack(s, g, now) || finished(s))
 			return;
-		}
-	} else if (g->payload || (s->peer_fin && (g->flags & GSO_TCP_FIN))) {
-		/* Data we never asked for, or the peer's FIN again: say where we are. */
-		send_ctl(s, GSO_TCP_ACK, ack_seq(s), now);
+	} else {
+		/* Accepted but not sized yet (or not accepted): nothing of ours outstanding but the SYN-ACK. */
+		if (s->ts_ok && g->has_ts && !seq_after(g->seq, s->rcv_wup))
+			s->ts_recent = g->tsval;
+		s->syn_wnd = (uint32_t)g->win << s->snd_wscale; /* the window the queue starts with */
+		s->last_heard = now;
+	}
+	if (s->fin_acked && s->peer_fin) {
+		/* Our FIN's ACK after theirs (LAST-ACK, or a simultaneous close): the end. */
+		ended_clean(s, now);
+		return;
+	}
+	if (g->payload || (g->flags & GSO_TCP_FIN)) {
+		rx_data(s, frame, g, now);
+		if (finished(s))
+			return;
 	}
 	maybe_writable(s);
 	s_arm(s, now);
+}
+
+/* ---- receiving ---------------------------------------------------------------------- */
+
+/* Everything, FIN included, was acknowledged both ways. */
+static void ended_clean(struct stream *s, uint64_t now)
+{
+	if (s->closed_first) {
+		/* We closed first: the 4-tuple stays in TIME_WAIT, answered there. */
+		struct tw_entry t = { .snd_nxt = s->fin_seq + 1, .rcv_nxt = s->rcv_nxt, .ts = s->ts_ok,
+				      .ts_off = s->ts_off, .ts_recent = s->ts_recent };
+
+		t.peer.key = s->key;
+		memcpy(t.peer.our_mac, s->f.route.src_mac, 6);
+		memcpy(t.peer.peer_mac, s->f.route.dst_mac, 6);
+		if (!gsoi_tw_add(s->f.e, &t, now))
+			unhash(s);
+	}
+	close_state(s, GSO_STREAM_DONE, 0, NULL, now);
+}
+
+static void readable(struct stream *s)
+{
+	if (!s->read_since)
+		return;
+	s->read_since = false;
+	if (s->passive && !s->accepted)
+		s->ev_readable = true;
+	else
+		emit(s, GSO_EV_STREAM_READABLE, 0);
+}
+
+/* The peer's FIN, with every byte before it in: no more data comes. */
+static void peer_closed(struct stream *s, uint64_t now)
+{
+	s->peer_fin = true;
+	s->rcv_nxt = s->rq.nxt + 1;
+	if (!s->fin_sent)
+		s->closed_first = false;
+	send_ack(s, now);
+	switch (s->state) {
+	case GSO_STREAM_ESTABLISHED:
+		s->state = GSO_STREAM_CLOSE_WAIT;
+		break;
+	case GSO_STREAM_CLOSING:
+		/* FIN-WAIT-2: ours was acknowledged already. */
+		emit(s, GSO_EV_STREAM_PEER_CLOSED, 0);
+		ended_clean(s, now);
+		return;
+	default:
+		break; /* FIN-WAIT-1: ends when ours is acknowledged */
+	}
+	if (s->passive && !s->accepted)
+		s->ev_fin = true;
+	emit(s, GSO_EV_STREAM_PEER_CLOSED, 0);
+	readable(s);
+}
+
+/*
+ * The payload and FIN of an acceptable segment: into the receive queue,
+ * then the ACK as Linux would send it (engine.h, "Receiving").
+ */
+static void rx_data(struct stream *s, const uint8_t *frame, const struct tcp_seg *g, uint64_t now)
+{
+	struct rcvq_res res = { 0 };
+	bool now_ack = false;
+
+	if (s->peer_fin) {
+		/* Past the peer's FIN everything is a retransmission: say where we are. */
+		s->st.rx_dup_segs++;
+		send_ack(s, now);
+		return;
+	}
+	if (g->payload) {
+		gsoi_rcvq_put(&s->rq, g->seq, frame + g->data_off, g->payload, s->rcv_right, &res);
+		s->st.rx_segs++;
+		s->st.rx_beyond_wnd += res.beyond;
+		if (res.ooo_held)
+			s->st.rx_ooo_segs++;
+		if (res.ooo_dropped)
+			s->st.rx_ooo_dropped++;
+		if (res.dup)
+			s->st.rx_dup_segs++;
+		if (g->payload > s->rcv_mss)
+			s->rcv_mss = g->payload;
+		if (res.advanced) {
+			s->st.rx_bytes += res.advanced;
+			s->rcv_nxt = s->rq.nxt;
+			s->ack_owed += res.advanced;
+		}
+		/* Out of order, a hole filled, old or cut bytes: the peer must hear at once (fast retransmit, SACK). */
+		now_ack = res.ooo_held || res.ooo_dropped || res.dup || res.beyond || res.hole_filled ||
+			  s->rq.nranges;
+	}
+	if ((g->flags & GSO_TCP_FIN) && !res.beyond && !s->fin_known) {
+		s->fin_known = true;
+		s->peer_fin_seq = g->seq + g->payload;
+		/* A FIN past a hole is out of order too: a duplicate ACK at once (Linux queues it out of order). */
+		if (s->rq.nxt != s->peer_fin_seq)
+			now_ack = true;
+	}
+	if (s->fin_known && s->rq.nxt == s->peer_fin_seq) {
+		peer_closed(s, now);
+		return;
+	}
+	if (res.advanced)
+		readable(s);
+	if (!now_ack && s->ack_owed) {
+		if (s->quick) {
+			s->quick--;
+			now_ack = true;
+		} else if (s->ack_owed > s->rcv_mss) {
+			/* More than one full-sized segment unacknowledged (Linux's __tcp_ack_snd_check). */
+			now_ack = true;
+		} else if (!s->delack_at) {
+			s->delack_at = now + DELACK_NS;
+		}
+	}
+	if (now_ack)
+		send_ack(s, now);
+}
+
+/* After a read: a window that grew enough is worth telling the peer about (a window update). */
+static void after_read(struct stream *s, uint64_t now)
+{
+	uint32_t cur = seq_after(s->rcv_right, s->rq.nxt) ? s->rcv_right - s->rq.nxt : 0;
+	uint32_t next = rcv_window_bytes(s), mss = s->rcv_mss ? s->rcv_mss : 536;
+
+	s->read_since = true;
+	if (finished(s) || s->peer_fin || !next)
+		return;
+	/* Reopening a window below two segments, or growing it by half the buffer (Linux: when it doubles). */
+	if ((cur < 2 * mss && next >= 2 * mss) || next - cur >= s->rcvbuf / 2) {
+		if (!send_ack(s, now))
+			s->st.wnd_updates++;
+	}
+}
+
+static int read_state(const struct stream *s)
+{
+	if (gsoi_rcvq_readable(&s->rq))
+		return 1;
+	if (s->peer_fin)
+		return 0;
+	if (s->rx_reset)
+		return -ECONNRESET;
+	if (s->state == GSO_STREAM_FAILED)
+		return s->st.err ? s->st.err : -ECONNRESET;
+	if (finished(s))
+		return 0;
+	return -EAGAIN;
 }
 
 /* ---- lookup -------------------------------------------------------------------------------- */
@@ -1027,6 +1397,9 @@ void gsoi_engine_stream_input(struct engine *e, struct gso_dev *rx, const uint8_
 		/* In a port, another queue's stream may own it (its ACKs arrive where the peer chose). */
 		if (e->port && e->port->foreign(e->port_ctx, &k, frame, len))
 			return;
+		/* TIME_WAIT, or a listener's (a SYN, a handshake's ACK, or no one's: an RST). */
+		if (e->tcp && gsoi_tcp_unowned_input(e, rx, frame, len, &k, now))
+			return;
 		e->st.rx_other++;
 		return;
 	}
@@ -1036,7 +1409,16 @@ void gsoi_engine_stream_input(struct engine *e, struct gso_dev *rx, const uint8_
 	}
 	if (finished(s))
 		return;
-	input(s, &g, rx, now);
+	input(s, frame, &g, rx, now);
+	s_timer_update(s);
+}
+
+void gsoi_stream_segment(struct stream *s, struct gso_dev *rx, const uint8_t *frame, const struct tcp_seg *g,
+			 uint64_t now)
+{
+	if (finished(s))
+		return;
+	input(s, frame, g, rx, now);
 	s_timer_update(s);
 }
 
@@ -1109,27 +1491,33 @@ static void t_timers(struct eflow *f, uint64_t now)
 		return;
 	if (s->need_size)
 		size_stream(s, now);
+	if (finished(s))
+		goto out;
+	if (s->delack_at && now >= s->delack_at) {
+		s->delack_at = 0;
+		if (s->ack_owed && !send_ack(s, now))
+			s->st.acks_delayed++;
+	}
 	if (s->state == GSO_STREAM_SYN_SENT) {
 		syn_timer(s, now);
 	} else if (s->state == GSO_STREAM_CLOSING) {
-		if (now >= s->linger_at)
+		if (now >= closing_end(s))
 			close_state(s, GSO_STREAM_DONE, 0, NULL, now); /* the peer's FIN is a courtesy, not a result */
-	} else if (s->sized && !finished(s)) {
-		if (now - s->last_heard > s->idle_ns) {
-			fail(s, "the peer went silent", -ETIMEDOUT, now);
-		} else {
-			if (s->rto_at && now >= s->rto_at)
-				rto_timer(s, now);
-			if (s->probe_at && now >= s->probe_at)
-				probe_timer(s, now);
-			if (s->retry_at && now >= s->retry_at)
-				s->retry_at = 0;
-			if (s->tsq_at && now >= s->tsq_at)
-				s->tsq_at = 0;
-			maybe_writable(s);
-			s_arm(s, now);
-		}
+	} else if (waiting_on_peer(s) && now - s->last_heard > s->idle_ns) {
+		fail(s, "the peer went silent", -ETIMEDOUT, now);
+	} else if (s->sized) {
+		if (s->rto_at && now >= s->rto_at)
+			rto_timer(s, now);
+		if (s->probe_at && now >= s->probe_at)
+			probe_timer(s, now);
+		if (s->retry_at && now >= s->retry_at)
+			s->retry_at = 0;
+		if (s->tsq_at && now >= s->tsq_at)
+			s->tsq_at = 0;
+		maybe_writable(s);
+		s_arm(s, now);
 	}
+out:
 	s_timer_update(s);
 }
 
@@ -1177,7 +1565,9 @@ int gso_stream__connect(struct gso_stream **out, struct gso_engine *h, const str
 	    (GSO_OPTS_GET(o, flags, 0u) & ~GSO_STREAM_F_KNOWN) || GSO_OPTS_GET(o, cc_algo, 0u) > GSO_CC_BBR ||
 	    (GSO_OPTS_GET(o, mss, 0u) &&
 	     GSO_OPTS_GET(o, mss, 0u) < GSO_STREAM_MIN_MSS +
-						(GSO_OPTS_GET(o, flags, 0u) & GSO_STREAM_F_NO_TS ? 0 : GSO_STREAM_TS_LEN)))
+						(GSO_OPTS_GET(o, flags, 0u) & GSO_STREAM_F_NO_TS ? 0 : GSO_STREAM_TS_LEN)) ||
+	    (GSO_OPTS_GET(o, rcvbuf, 0u) &&
+	     (GSO_OPTS_GET(o, rcvbuf, 0u) < GSO_STREAM_MIN_RCVBUF || GSO_OPTS_GET(o, rcvbuf, 0u) > GSO_STREAM_MAX_RCVBUF)))
 		return -EINVAL;
 	if (e->ifindex && rt->ifindex && rt->ifindex != e->ifindex)
 		return -EINVAL;
@@ -1211,6 +1601,8 @@ int gso_stream__connect(struct gso_stream **out, struct gso_engine *h, const str
 	s->tx_flags = GSO_OPTS_GET(o, tx_flags, 0u);
 	s->notsent_lowat = GSO_OPTS_GET(o, notsent_lowat, 0u);
 	s->idle_ns = GSO_OPTS_GET(o, idle_ns, (uint64_t)0) ?: GSO_STREAM_DEF_IDLE_NS;
+	s->rcvbuf = GSO_OPTS_GET(o, rcvbuf, 0u) ?: GSO_STREAM_DEF_RCVBUF;
+	s->rcv_wscale = wscale_for(s->rcvbuf);
 	s->bo = (struct gso_burst_opts){ .sz = sizeof(s->bo), .pacing_shift = GSO_OPTS_GET(o, pacing_shift, 0u),
 					 .min_segs = GSO_OPTS_GET(o, min_segs, 0u),
 					 .win_divisor = GSO_OPTS_GET(o, win_divisor, 0u) };
@@ -1282,6 +1674,205 @@ static inline __attribute__((always_inline)) int get(const struct gso_stream *h,
 	if (f)
 		*out = to_s(f);
 	return err;
+}
+
+/* ---- streams of a listener (tcp_conn_internal.h) ------------------------------------------ */
+
+static int alloc_parts(struct stream *s)
+{
+	s->wslot = -1;
+	s->deadline = UINT64_MAX;
+	s->nslots = FQ_ENTRIES;
+	s->slots = calloc(s->nslots, sizeof(*s->slots));
+	s->nrel = FQ_ENTRIES + 1;
+	s->rel = calloc(s->nrel, sizeof(*s->rel));
+	s->st.min_wnd = UINT32_MAX;
+	return s->slots && s->rel ? 0 : -ENOMEM;
+}
+
+int gsoi_stream_passive(struct engine *e, const struct passive_open *p, struct stream **out)
+{
+	size_t alen = p->peer.key.l3 == GSO_L3_IPV6 ? 16 : 4;
+	struct gso_route *r;
+	struct stream *s;
+	uint64_t now = engine_now(e);
+	int err;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	err = alloc_parts(s);
+	if (err)
+		goto fail;
+	/* Replies go where the SYN came from (engine.h, "Listeners"): no route lookup. */
+	r = &s->f.route;
+	r->sz = sizeof(*r);
+	r->l3 = p->peer.key.l3;
+	r->ifindex = e->ifindex;
+	r->mtu = e->caps.mtu ? e->caps.mtu : 1500;
+	memcpy(r->src, p->peer.key.our_addr, alen);
+	memcpy(r->dst, p->peer.key.peer_addr, alen);
+	memcpy(r->src_mac, p->peer.our_mac, 6);
+	memcpy(r->dst_mac, p->peer.peer_mac, 6);
+	s->key = p->peer.key;
+	s->passive = true;
+	s->flags = p->flags;
+	s->mss_cap = p->mss_cap;
+	s->idle_ns = GSO_STREAM_DEF_IDLE_NS;
+	s->iss = p->iss;
+	s->irs = p->irs;
+	s->ts_ok = p->ts_ok;
+	s->ts_recent = p->ts_recent;
+	s->ts_off = p->ts_off;
+	s->sack_ok = p->sack_ok;
+	s->snd_wscale = p->snd_wscale >= 0 ? (uint8_t)p->snd_wscale : 0;
+	s->rcv_wscale = p->snd_wscale >= 0 ? p->rcv_wscale : 0;
+	s->peer_mss = p->peer_mss;
+	s->syn_rtt_ns = p->syn_rtt_ns;
+	s->rcvbuf = p->rcvbuf ? p->rcvbuf : GSO_STREAM_DEF_RCVBUF;
+	s->ip_id = (uint16_t)random32();
+	s->ip_hdr = r->l3 == GSO_L3_IPV4 ? 20 : 40;
+	s->bo.sz = sizeof(s->bo);
+	err = rx_init(s, p->irs + 1);
+	if (err)
+		goto fail;
+	err = gsoi_engine_flow_add(e, &s->f, &gsoi_engine_stream_ops, false, NULL, HANDLE_STREAM);
+	if (err)
+		goto fail;
+	s->tso.sz = sizeof(s->tso);
+	s->f.tso = &s->tso;
+	s->hnext = *bucket(e, &s->key);
+	*bucket(e, &s->key) = s;
+	if (e->port)
+		e->port->stream_added(e->port_ctx, &s->key);
+	s->state = GSO_STREAM_ESTABLISHED;
+	s->st.t_start = s->st.t_estab = now;
+	s->last_heard = now;
+	s_timer_update(s);
+	*out = s;
+	return 0;
+fail:
+	gsoi_rcvq_free(&s->rq);
+	free(s->slots);
+	free(s->rel);
+	free(s);
+	return err;
+}
+
+int gsoi_stream_accept(struct stream *s, const struct gso_stream_opts *o, uintptr_t *handle)
+{
+	if (o && ((GSO_OPTS_GET(o, flags, 0u) & ~GSO_STREAM_F_KNOWN) || GSO_OPTS_GET(o, cc_algo, 0u) > GSO_CC_BBR))
+		return -EINVAL;
+	if (o) {
+		s->flags |= GSO_OPTS_GET(o, flags, 0u) & GSO_STREAM_F_CHECK;
+		s->cc_algo = GSO_OPTS_GET(o, cc_algo, 0u);
+		s->user_min_segs = GSO_OPTS_GET(o, min_segs, 0u) != 0;
+		s->max_rate = GSO_OPTS_GET(o, max_rate, (uint64_t)0);
+		s->tx_flags = GSO_OPTS_GET(o, tx_flags, 0u);
+		s->notsent_lowat = GSO_OPTS_GET(o, notsent_lowat, 0u);
+		s->idle_ns = GSO_OPTS_GET(o, idle_ns, (uint64_t)0) ?: GSO_STREAM_DEF_IDLE_NS;
+		s->bo = (struct gso_burst_opts){ .sz = sizeof(s->bo), .pacing_shift = GSO_OPTS_GET(o, pacing_shift, 0u),
+						 .min_segs = GSO_OPTS_GET(o, min_segs, 0u),
+						 .win_divisor = GSO_OPTS_GET(o, win_divisor, 0u) };
+		s->f.ctx = GSO_OPTS_GET(o, ctx, (void *)NULL);
+	}
+	s->accepted = true;
+	/*
+	 * Sized on the next timer run, as a connected stream after
+	 * ESTABLISHED: then WRITABLE, and READABLE / PEER_CLOSED for what came
+	 * before the accept.  Not from here: the caller does not have the
+	 * handle until this call returns.
+	 */
+	s->need_size = true;
+	s_timer_update(s);
+	*handle = s->f.handle;
+	return 0;
+}
+
+bool gsoi_stream_gone(const struct stream *s)
+{
+	return finished(s);
+}
+
+void gsoi_stream_abort(struct stream *s, bool reset)
+{
+	struct engine *e = s->f.e;
+
+	if (reset && !finished(s) && !e->dead)
+		send_ctl(s, GSO_TCP_RST | GSO_TCP_ACK, ack_seq(s), engine_now(e));
+	gsoi_engine_flush_flow_events(e, &s->f);
+	gsoi_engine_flow_del(e, &s->f);
+	t_free(&s->f);
+}
+
+/* ---- reading -------------------------------------------------------------------------------- */
+
+int gso_stream__read(struct gso_stream *h, void *buf, uint32_t len)
+{
+	struct stream *s;
+	uint32_t n;
+	int err;
+
+	if (!h || (!buf && len))
+		return -EINVAL;
+	err = get(h, &s);
+	if (err)
+		return err;
+	if (!s->rq.buf)
+		return finished(s) ? read_state(s) : -EAGAIN;
+	err = read_state(s);
+	if (err <= 0) {
+		s->read_since = true;
+		return err;
+	}
+	if (!len)
+		return 0;
+	n = gsoi_rcvq_read(&s->rq, buf, len > INT32_MAX ? INT32_MAX : len);
+	s->st.rx_read += n;
+	after_read(s, engine_now(s->f.e));
+	s_timer_update(s);
+	return (int)n;
+}
+
+int gso_stream__peek(struct gso_stream *h, const void **data, uint32_t *len)
+{
+	struct stream *s;
+	const uint8_t *p = NULL;
+	int err;
+
+	if (!h || !data || !len)
+		return -EINVAL;
+	*data = NULL;
+	*len = 0;
+	err = get(h, &s);
+	if (err)
+		return err;
+	if (!s->rq.buf)
+		return finished(s) ? read_state(s) : -EAGAIN;
+	err = read_state(s);
+	if (err <= 0) {
+		s->read_since = true;
+		return err;
+	}
+	*len = gsoi_rcvq_peek(&s->rq, &p);
+	*data = p;
+	return 0;
+}
+
+int gso_stream__consume(struct gso_stream *h, uint32_t len)
+{
+	struct stream *s;
+	int err = get(h, &s);
+
+	if (err)
+		return err;
+	if (!s->rq.buf || len > gsoi_rcvq_readable(&s->rq))
+		return len ? -EINVAL : 0;
+	gsoi_rcvq_consume(&s->rq, len);
+	s->st.rx_read += len;
+	after_read(s, engine_now(s->f.e));
+	s_timer_update(s);
+	return 0;
 }
 
 static int can_write(const struct stream *s)
@@ -1503,6 +2094,7 @@ int gso_stream__info(const struct gso_stream *h, struct gso_stream_info *info)
 		full.srtt_ns = cs.srtt_ns;
 		full.min_rtt_ns = cs.min_rtt_ns;
 	}
+	full.rx_queued = s->rq.buf ? gsoi_rcvq_readable(&s->rq) : 0;
 	full.offloaded = s->tso.offloaded;
 	full.software = s->tso.software + s->tso.single;
 	GSO_OUT_PUT(info, full);

@@ -40,6 +40,7 @@ struct tcp_seg {
 	uint16_t win;        /* as on the wire (unscaled) */
 	uint8_t flags;       /* TCP flags byte */
 	uint32_t payload;    /* payload bytes */
+	uint32_t data_off;   /* where the payload starts in the frame */
 	bool has_ts;
 	uint32_t tsval, tsecr;
 	unsigned nsack;
@@ -104,6 +105,24 @@ void gsoi_tcp_syn_opts(uint8_t out[TCP_SYN_OPTS_LEN], uint16_t mss, bool sack, b
 /* NOP, NOP, timestamps (tsval, tsecr).  Writes TCP_TS_OPTS_LEN bytes. */
 void gsoi_tcp_ts_opts(uint8_t out[TCP_TS_OPTS_LEN], uint32_t tsval, uint32_t tsecr);
 
+/*
+ * A SYN-ACK's options: the SYN's layout, with the client's TSval echoed
+ * (`tsecr`), and the window scale left out when `wscale` is -1 (the
+ * client offered none: RFC 7323 says the SYN-ACK must not carry it).
+ * Returns the length written (a multiple of 4).
+ */
+unsigned gsoi_tcp_synack_opts(uint8_t out[TCP_SYN_OPTS_LEN], uint16_t mss, bool sack, bool ts, uint32_t tsval,
+			      uint32_t tsecr, int wscale);
+
+/*
+ * A pure ACK's options: timestamps if `ts`, then up to `nsack` SACK
+ * blocks (3 with timestamps, 4 without: what 40 bytes hold), each
+ * NOP-aligned as Linux sends them.  Returns the length written.
+ */
+#define TCP_ACK_OPTS_MAX 40
+unsigned gsoi_tcp_ack_opts(uint8_t out[TCP_ACK_OPTS_MAX], bool ts, uint32_t tsval, uint32_t tsecr,
+			   const uint32_t (*sack)[2], unsigned nsack);
+
 /* ---- acceptance after the handshake (engine_tcp_valid.c) ---- */
 
 enum tcp_rx_verdict {
@@ -145,6 +164,18 @@ enum tcp_ack_verdict gsoi_tcp_ack_check(uint32_t ack, uint32_t snd_una, uint32_t
  */
 #define TCP_OOW_INTERVAL_NS 500000000ull
 bool gsoi_tcp_oow_allow(uint64_t *last_ns, uint64_t now_ns);
+
+/* ---- listeners (listen.c) ---- */
+
+struct gso_listener;
+struct gso_engine;
+struct gso_listen_opts;
+/*
+ * gso_listener__open(), and for a port (port/) without the steering
+ * entry when `steer` is false: the port adds one for all its engines.
+ */
+int gsoi_listener_open(struct gso_listener **out, struct gso_engine *e, const struct gso_listen_opts *o,
+		       bool steer);
 
 /* ---- received checksums (rx_csum.c) ---- */
 

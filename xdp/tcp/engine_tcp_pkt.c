@@ -209,6 +209,7 @@ int gsoi_tcp_frame_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s)
 	s->flags = f[l4 + 13];
 	s->win = get16(f + l4 + 14);
 	s->payload = l4_len - doff;
+	s->data_off = l4 + doff;
 	return parse_opts(f + l4 + 20, doff - 20, s);
 }
 
@@ -246,4 +247,44 @@ void gsoi_tcp_ts_opts(uint8_t o[TCP_TS_OPTS_LEN], uint32_t tsval, uint32_t tsecr
 	o[3] = 10;
 	put32(o + 4, tsval);
 	put32(o + 8, tsecr);
+}
+
+unsigned gsoi_tcp_synack_opts(uint8_t o[TCP_SYN_OPTS_LEN], uint16_t mss, bool sack, bool ts, uint32_t tsval,
+			      uint32_t tsecr, int wscale)
+{
+	/* The SYN's layout with each option the client did not offer (RFC 7323: no WS without its WS) padded. */
+	gsoi_tcp_syn_opts(o, mss, sack, ts, tsval, wscale < 0 ? 0 : (uint8_t)wscale);
+	if (ts)
+		put32(o + 12, tsecr);
+	if (wscale < 0) {
+		/* Nothing follows the window scale option: drop it and its NOP. */
+		return TCP_SYN_OPTS_LEN - 4;
+	}
+	return TCP_SYN_OPTS_LEN;
+}
+
+unsigned gsoi_tcp_ack_opts(uint8_t o[TCP_ACK_OPTS_MAX], bool ts, uint32_t tsval, uint32_t tsecr,
+			   const uint32_t (*sack)[2], unsigned nsack)
+{
+	unsigned n = 0;
+
+	if (ts) {
+		gsoi_tcp_ts_opts(o, tsval, tsecr);
+		n = TCP_TS_OPTS_LEN;
+	}
+	/* 40 bytes of options: with timestamps 3 blocks fit, without them 4. */
+	if (nsack > (ts ? 3u : 4u))
+		nsack = ts ? 3u : 4u;
+	if (nsack) {
+		o[n++] = 1;
+		o[n++] = 1;
+		o[n++] = 5;
+		o[n++] = (uint8_t)(2 + 8 * nsack);
+		for (unsigned i = 0; i < nsack; i++) {
+			put32(o + n, sack[i][0]);
+			put32(o + n + 4, sack[i][1]);
+			n += 8;
+		}
+	}
+	return n;
 }

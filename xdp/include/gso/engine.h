@@ -19,10 +19,12 @@
  *      super-segment of caller memory cut at gso_size; the engine fills
  *      lengths, IP IDs and checksums (in software or as device metadata),
  *      paces it at the flow's rate and reports when the memory is free;
- *      stream flows (TCP, active open): the application writes bytes; the
+ *      stream flows (TCP, connected, or accepted from a listener): the
+ *      application writes bytes and reads what the peer sends; the
  *      engine runs the handshake, the flow send queue (<gso/flowq.h>),
  *      congestion control (<gso/cc.h>), RTT, RTO, RACK and zero-window
- *      probing, burst sizing and pacing, and reports what happened.
+ *      probing, burst sizing and pacing, the receive queue and its
+ *      ACKs, and reports what happened.
  *
  * Time.  The engine's clock is CLOCK_MONOTONIC (gso_evloop_now_ns()), or
  * opts.clock for tests that run it in virtual time through
@@ -796,8 +798,8 @@ GSO_API int gso_stream__close(struct gso_stream *s);
  * room in the window.  Returns the bytes copied (>= 1), 0 at the end of
  * the stream (the peer's FIN, everything before it read), -EAGAIN
  * (nothing to read yet: wait for GSO_EV_STREAM_READABLE), the error that
- * ended the connection (-ECONNRESET, ...; what was received before is
- * lost), -EINVAL, -EBADF, -EPERM.
+ * ended the connection (-ECONNRESET, ...) once the bytes received
+ * before it are read, -EINVAL, -EBADF, -EPERM.
  */
 GSO_API int gso_stream__read(struct gso_stream *s, void *buf, uint32_t len);
 
@@ -948,8 +950,9 @@ struct gso_listen_opts {
  *
  * Returns 0 and *out, or -EINVAL (NULL, bad option), -EADDRINUSE (a
  * listener on that address and port in this engine), -ENOSPC,
- * -ENOMEM, -ENODEV, -EBADF, -EPERM, -EOPNOTSUPP (an engine with no
- * steering program), or the steering program's errno.
+ * -ENOMEM, -ENODEV, -EBADF, -EPERM, or the steering program's errno.
+ * An engine without a steering program (opts.steer NULL) listens all
+ * the same: the caller steers the segments to its receive devices.
  */
 GSO_API int gso_listener__open(struct gso_listener **out, struct gso_engine *e,
 			       const struct gso_listen_opts *o);

@@ -1,8 +1,8 @@
 /*
  * libgso-xdp: ACK steering (gso_steer__*): an XDP program sends the
- * frames of registered flows (struct gso_flow) to the AF_XDP device bound
- * to their queue and passes everything else to the kernel.  Conventions
- * and errors are those of <gso/dev.h>.
+ * frames of registered flows and listener entries (struct gso_flow) to
+ * the AF_XDP device bound to their queue and passes everything else to
+ * the kernel.  Conventions and errors are those of <gso/dev.h>.
  */
 #ifndef GSO_STEER_H
 #define GSO_STEER_H
@@ -21,34 +21,49 @@ extern "C" {
 
 /*
  * An XDP program on one interface (steer.bpf.o, installed with the
- * library) that redirects the frames of registered flows to the AF_XDP
- * device bound to the queue they arrive on, and passes every other frame
- * on (to the next XDP program, or to the kernel).  Attached through
- * libxdp, so it joins other programs under libxdp's dispatcher where the
- * kernel allows that; where the dispatcher cannot be loaded (EPERM on some
- * kernels) libxdp attaches it alone, and an interface that already has a
- * program of its own then refuses it (-EEXIST).  Flows and devices are added and removed at run
- * time.  Not thread-safe, like a device.
+ * library) that redirects the frames of registered flows (and listener
+ * entries) to the AF_XDP device bound to the queue they arrive on, and
+ * passes every other frame on (to the next XDP program, or to the
+ * kernel).  Attached through libxdp, so it joins other programs under
+ * libxdp's dispatcher where the kernel allows that; where the dispatcher
+ * cannot be loaded (EPERM on some kernels) libxdp attaches it alone, and
+ * an interface that already has a program of its own then refuses it
+ * (-EEXIST).  Flows and devices are added and removed at run time.  Not
+ * thread-safe, like a device.
  *
  * A frame is a registered flow's when its 5-tuple and its VLAN (one
  * 802.1Q tag with the flow's VLAN ID, or no tag for a flow without one)
  * are the flow's and its destination MAC is the interface's own (as it was
- * when the program was attached); IP headers the kernel would drop (a
- * wrong version, header length or total length, truncated) are never
- * steered either: gso_steer_stats says why each frame passed.  Checksums
- * are not verified by the program.
+ * when the program was attached).  A listener entry is a flow whose
+ * source address is all zero and source port 0 (TCP or UDP): it matches
+ * the frames to its destination address and port, on its VLAN, from every
+ * source, unless they belong to a registered flow, whose entry wins (and
+ * counts them).  So a server registers one listener entry for its local
+ * address and port, and a flow per connection it opens (which keeps the
+ * connection's frames coming when the listener entry goes).  The
+ * destination address is never a wildcard.  A source address or port
+ * that is zero alone makes an ordinary flow (a UDP sender may use port
+ * 0).  While no listener entry is registered, frames that match no flow
+ * cost the program no second lookup.  Frames whose IP headers the kernel
+ * would drop (a wrong version, header length or total length, truncated)
+ * are never steered, whatever they match: gso_steer_stats says why each
+ * frame passed.  Checksums are not verified by the program.
  *
- * A registered flow's frame goes to the socket only when it arrives on
- * that socket's queue (single-queue devices such as veth: always; NICs:
- * steer the flow to the queue with ethtool ntuple rules).  With no device
- * on that queue it reaches the kernel (counted in no_socket), as do IP
- * fragments and IPv6 frames with extension headers.  A frame that the
- * socket cannot take (RX ring full, fill ring empty) is dropped by the
- * kernel and counted in the device's rx_* statistics.
+ * A registered flow's frame (or a listener's) goes to the socket only
+ * when it arrives on that socket's queue (single-queue devices such as
+ * veth: always; NICs: steer the flow to the queue with ethtool ntuple
+ * rules).  With no device on that queue it reaches the kernel (counted in
+ * no_socket), as do IP fragments and IPv6 frames with extension headers.
+ * A frame that the socket cannot take (RX ring full, fill ring empty) is
+ * dropped by the kernel and counted in the device's rx_* statistics.
  */
 struct gso_steer;
 
-/* The 5-tuple and VLAN of a flow's frames as they arrive here (source = the remote end). */
+/*
+ * The 5-tuple and VLAN of a flow's frames as they arrive here (source =
+ * the remote end).  saddr all zero and sport 0: a listener entry, every
+ * source to daddr:dport (see above).
+ */
 struct gso_flow {
 	size_t sz;          /* sizeof(struct gso_flow): declare it with GSO_OPTS */
 	uint8_t l3;         /* GSO_L3_IPV4 or GSO_L3_IPV6 */
@@ -122,19 +137,26 @@ GSO_API int gso_steer__add_dev(struct gso_steer *st, struct gso_dev *dev);
 GSO_API int gso_steer__del_dev(struct gso_steer *st, struct gso_dev *dev);
 
 /*
- * Register a flow: from the next frame on, it goes to the socket of its
- * queue.  Returns 0, -EINVAL (NULL, f->sz not covering sz or non-zero
- * bytes past the fields this library knows, unknown l3/l4, IPv4 address
- * with non-zero padding, vlan above 4094), -EEXIST (registered already),
+ * Register a flow or a listener entry: from the next frame on, it goes
+ * to the socket of its queue.  A flow and a listener entry on the same
+ * destination address and port are distinct entries and coexist.
+ * Returns 0, -EINVAL (NULL, f->sz not covering sz or non-zero bytes past
+ * the fields this library knows, unknown l3/l4, IPv4 address with
+ * non-zero padding, vlan above 4094), -EEXIST (registered already),
  * -ENOSPC (max_flows reached), -ENODEV.
  */
 GSO_API int gso_steer__flow_add(struct gso_steer *st, const struct gso_flow *f);
 
-/* Unregister a flow: its frames go to the kernel again.  0, -EINVAL, -ENOENT (not registered). */
+/*
+ * Unregister a flow or a listener entry: its frames go to the kernel
+ * again (or, for a flow, to its listener entry if there is one).
+ * 0, -EINVAL, -ENOENT (not registered).
+ */
 GSO_API int gso_steer__flow_del(struct gso_steer *st, const struct gso_flow *f);
 
 /*
- * Frames the program matched for flow `f` since it was registered.
+ * Frames the program matched for flow `f` since it was registered (for a
+ * listener entry: the frames that no flow took).
  * Returns 0 and fills *packets and *bytes (either may be NULL), -EINVAL,
  * -ENOENT.
  */
@@ -146,15 +168,17 @@ struct gso_steer_stats {
 	uint64_t seen;       /* frames the program ran on */
 	uint64_t steered;    /* matched and redirected to a socket */
 	uint64_t no_socket;  /* matched, no device on their queue: passed */
-	uint64_t passed;     /* well formed, not a registered flow (or fragments, other protocols): passed */
-	uint32_t flows;      /* registered now */
+	uint64_t passed;     /* well formed, neither a registered flow's nor a listener's (or fragments,
+			      * other protocols): passed */
+	uint32_t flows;      /* registered now, listener entries included */
 	uint32_t devs;       /* devices added now */
 	uint32_t xdp_mode;   /* enum gso_steer_xdp_mode as attached (NATIVE or SKB) */
 	bool multiprog;      /* attached under libxdp's dispatcher (false: alone) */
 	/* Passed for what they are; each frame seen is counted once in steered, no_socket, passed or these: */
 	uint64_t other_mac;  /* to another destination MAC than the interface's (broadcast, multicast too) */
 	uint64_t vlan;       /* VLAN tagging no flow has: a flow's tuple under another VLAN or none,
-			      * 802.1ad or stacked tags, priority tags */
+			      * 802.1ad or stacked tags, priority tags (a listener entry's address
+			      * and port under another tag count in passed) */
 	uint64_t bad_hdr;    /* IP header the kernel would drop (version, header or total length) or
 			      * IP/L4 header truncated */
 	size_t :0;
