@@ -35,7 +35,7 @@
  * The server under test, the one line to change: "gsohttpd" (tools/gsohttpd)
  * or "nginx" (stock nginx, the reference).  GSO_HTTPD_SERVER overrides it.
  */
-#define HTTPD_SERVER "nginx"
+#define HTTPD_SERVER "gsohttpd"
 
 #define PORT "8080"
 #define LIBXDP_FD_RESIDUE 2 /* see expect_no_leaks() */
