@@ -94,7 +94,7 @@ cleanup() {
 	WORK=""
 }
 trap cleanup EXIT
-trap 'cleanup; exit 130' INT TERM
+trap 'cleanup; exit 130' INT TERM HUP PIPE
 
 WORK=$(mktemp -d /tmp/gso-bench-httpd-XXXXXX) || exit 1
 chmod 755 "$WORK"
