@@ -34,7 +34,8 @@
 #   tests/integration/*.c -> build/tests/integration (one Criterion binary, root)
 #   tests/common/*.c      -> helpers linked into every test binary (with libnsbed.a)
 #   tests/progs/*.c       -> build/tests/<name>, test-bed programs (tapcap,
-#                            streamcheck) linked with tools/common/*.c
+#                            streamcheck, synflood, httpprobe) linked with
+#                            tools/common/*.c
 #   tests/progs/conftool*.c -> build/tests/conftool (conformance harness the
 #                            integration tests run; not installed)
 #   tests/fuzz/fuzz_*.c   -> build/fuzz/fuzz_*       (libFuzzer, clang)

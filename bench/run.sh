@@ -1,9 +1,10 @@
 #!/bin/sh
 # `make bench`: run every micro-benchmark once, each printing its own
 # side-by-side table, then bench/bench_relay.sh (libgso vs kernel TCP, BBR
-# and CUBIC, through the impairment relay) and bench/bench_frame_cost.sh
+# and CUBIC, through the impairment relay), bench/bench_frame_cost.sh
 # (what one frame costs each sender: CPU, syscalls, context switches,
-# instructions).  BENCH_ARGS is passed to each
+# instructions) and bench/bench_httpd.sh (HTTP file serving, nginx vs
+# tools/gsohttpd in each mode: goodput and server CPU per GB).  BENCH_ARGS is passed to each
 # (e.g. BENCH_ARGS=--quick).  A benchmark that cannot run here (one that
 # needs root, as non-root) says why and exits 77: a skip, except under
 # CI=true, where it is a failure as for the tests.
@@ -43,4 +44,9 @@ echo "==== bench_frame_cost ${BENCH_ARGS:-}"
 # shellcheck disable=SC2086
 sh bench/bench_frame_cost.sh "$B" ${BENCH_ARGS:-}
 verdict bench_frame_cost $?
+echo
+echo "==== bench_httpd ${BENCH_ARGS:-}"
+# shellcheck disable=SC2086
+sh bench/bench_httpd.sh "$B" ${BENCH_ARGS:-}
+verdict bench_httpd $?
 exit $status

@@ -11,6 +11,9 @@ liburing-dev libclang-rt-14-dev iproute2 ethtool procps gnuplot-nox"
 # The VM test-bed (tests/vm/): QEMU, its qboot firmware, the guest's shell;
 # xz and objcopy unpack the guest kernel package and read its modules.
 PKGS="$PKGS qemu-system-x86 qemu-system-data busybox-static xz-utils binutils"
+# The HTTP tests and bench (tests/integration/test_httpd.c, bench/bench_httpd.sh):
+# clients, and nginx as the reference server.
+PKGS="$PKGS curl wget wrk nginx-light"
 PKGS="$PKGS ${GSO_EXTRA_PKGS:-}"
 
 # Elsewhere: what the build and the tests run, and the libraries they link,
@@ -54,7 +57,53 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "libgso: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
+
+# Installing nginx starts its service, listening on the host's port 80.  A
+# policy-rc.d that answers 101 ("action forbidden") stops invoke-rc.d from
+# starting any service during the install; ours is temporary and made only
+# when the machine has none of its own (a container's stays as it was).
+# nginx processes that still appear (a service manager that ignores the
+# policy) were started by this install and are stopped: by the PIDs seen
+# after it that were not there before it, never by name.
+policy=/usr/sbin/policy-rc.d
+made_policy=""
+nginx_pids() {
+	for d in /proc/[0-9]*; do
+		[ "$(cat "$d/comm" 2>/dev/null)" = nginx ] && printf ' %s' "${d#/proc/}"
+	done
+	return 0
+}
+nginx_before=$(nginx_pids)
+restore() {
+	if [ -n "$made_policy" ]; then
+		rm -f "$policy"
+		made_policy=""
+	fi
+}
+trap restore EXIT
+trap 'restore; exit 130' INT TERM
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\n# libgso install-deps: no service starts during this install\nexit 101\n' >"$policy"
+	chmod 755 "$policy"
+	made_policy=1
+fi
 # A fresh machine may have empty package lists.
 apt-get update -q >/dev/null
 # shellcheck disable=SC2086
 apt-get install -y -q --no-install-recommends $missing >/dev/null
+restore
+new=""
+for p in $(nginx_pids); do
+	case "$nginx_before " in
+	*" $p "*) ;;
+	*) new="$new $p" ;;
+	esac
+done
+if [ -n "$new" ]; then
+	echo "libgso: stopping the nginx the install started (PIDs$new)"
+	# shellcheck disable=SC2086
+	kill $new 2>/dev/null || true
+	sleep 1
+	# shellcheck disable=SC2086
+	kill -9 $new 2>/dev/null || true
+fi

@@ -85,6 +85,18 @@ static inline const char *bt_prog(const char *name)
 	return s;
 }
 
+/* bt_spawn() wants a path: `ip` where Debian and others put it (for `ip netns exec`). */
+static inline const char *bt_ip_cmd(void)
+{
+	static const char *const where[] = { "/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip" };
+
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++)
+		if (!access(where[i], X_OK))
+			return where[i];
+	cr_assert_fail("no ip(8) found");
+	return NULL;
+}
+
 /* Spawn argv (NULL-terminated); stdout/stderr go to files.  Returns the slot. */
 static inline struct bt_proc *bt_spawn(const char *const *argv)
 {

@@ -34,18 +34,6 @@ static const char *example(const char *name, char *path, size_t len)
 	return path;
 }
 
-/* bt_spawn() wants a path: `ip` where Debian and others put it. */
-static const char *ip_cmd(void)
-{
-	static const char *const where[] = { "/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip" };
-
-	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++)
-		if (!access(where[i], X_OK))
-			return where[i];
-	cr_assert_fail("no ip(8) found");
-	return NULL;
-}
-
 /* The number after "key=" in a program's output line, or NAN. */
 static double kv(const char *out, const char *key)
 {
@@ -99,10 +87,10 @@ ParameterizedTest(struct ex_case *c, examples, pacer_to_sink, .fini = fini, .tim
 	cr_assert_eq(err, 0, "test-bed: %s", strerror(-err));
 	snprintf(mbit, sizeof(mbit), "%.0f", EX_MBIT);
 
-	const char *sargv[] = { ip_cmd(), "netns", "exec", tb.ns[1], sink, c->port, EX_COUNT, "1200", "5", NULL };
+	const char *sargv[] = { bt_ip_cmd(), "netns", "exec", tb.ns[1], sink, c->port, EX_COUNT, "1200", "5", NULL };
 	sp = bt_spawn(sargv);
 	wait_listening(sp, 10);
-	const char *pargv[] = { ip_cmd(), "netns", "exec", tb.ns[0], pacer, tb.ifname[0], c->dst,
+	const char *pargv[] = { bt_ip_cmd(), "netns", "exec", tb.ns[0], pacer, tb.ifname[0], c->dst,
 				c->port, mbit, EX_COUNT, "1200", NULL };
 	pp = bt_spawn(pargv);
 	ps = bt_wait(pp, 30);
