@@ -821,3 +821,83 @@ Test(tcp_listen, flood_largest_table, .timeout = 120)
 	gso_listener__close(l);
 	gso_engine__destroy(e);
 }
+
+/* ---- device memory shared by the engine's streams ---- */
+
+TestSuite(tcp_mem, .init = tp_setup, .fini = tp_teardown, .timeout = 60);
+
+static unsigned writable_of(struct gso_stream *s, unsigned from)
+{
+	unsigned n = 0;
+
+	for (unsigned i = from; i < evs->n; i++)
+		n += evs->ev[i].type == GSO_EV_STREAM_WRITABLE && evs->ev[i].stream == s;
+	return n;
+}
+
+/*
+ * Two streams of one engine share its device memory.  The first takes
+ * all of it; the second's write meets -ENOBUFS with nothing of its own in
+ * flight, so no ACK of its own will ever come: it must hear WRITABLE when
+ * the first one's ACK gives memory back.  Before, it waited forever (64
+ * curl downloads from gsohttpd at once: some stalled for good, with the
+ * window open and nothing in flight).
+ */
+Test(tcp_mem, enobufs_woken_by_another_streams_ack)
+{
+	struct fk *f = fk_new();
+	struct gso_engine *e = tp_engine(f);
+	struct gso_listener *l = listen_on(e, GSO_L3_IPV4, 0, 0, 0, 0, 0);
+	GSO_OPTS(gso_stream_opts, so, .notsent_lowat = 1u << 30);
+	struct gso_stream *s1, *s2;
+	uint32_t iss1, sent = 0;
+	unsigned e0, wakes = 0;
+	bool woke_ok = false;
+	int w = 0;
+
+	fill_pattern();
+	iss1 = handshake(f, e, GSO_L3_IPV4, 41001, 1000);
+	handshake(f, e, GSO_L3_IPV4, 41002, 5000);
+	cr_assert_eq(gso_listener__accept(l, &s1, &so), 0);
+	cr_assert_eq(gso_listener__accept(l, &s2, &so), 0);
+	run_until(e, vnow + MS);
+	cr_assert_eq(writable_of(s1, 0), 1);
+	cr_assert_eq(writable_of(s2, 0), 1);
+	/* The first stream writes until the device's memory is gone. */
+	for (int i = 0; i < 1000 && (w = gso_stream__write(s1, pattern, 60000)) > 0; i++)
+		;
+	cr_assert_eq(w, -ENOBUFS, "write: %d", w);
+	run_until(e, vnow + MS);
+	cr_assert_eq(gso_stream__write(s2, pattern, 1000), -ENOBUFS);
+	/*
+	 * The peer of the first acknowledges what it got, round after round:
+	 * memory comes back (a buffer is a run of chunks, so it may take a
+	 * few rounds before one fits).  Each WRITABLE of the second is a cue
+	 * to try again; a write that still meets -ENOBUFS waits anew.
+	 */
+	e0 = evs->n;
+	for (int round = 0; round < 200 && !woke_ok; round++) {
+		for (unsigned i = 0; i < f->n; i++)
+			if (f->r[i].dport == 41001 && f->r[i].len &&
+			    after32(f->r[i].seq + f->r[i].len, iss1 + 1 + sent))
+				sent = f->r[i].seq + f->r[i].len - (iss1 + 1);
+		struct pseg a = { .l3 = GSO_L3_IPV4, .sport = 41001, .dport = OUR_PORT, .seq = 1001,
+				  .ack = iss1 + 1 + sent, .flags = GSO_TCP_ACK, .win = 65535, .ts = true,
+				  .tsval = 70100 + (uint32_t)round };
+		inject(e, &a);
+		run_until(e, vnow + MS);
+		if (writable_of(s2, e0)) {
+			wakes++;
+			e0 = evs->n;
+			w = gso_stream__write(s2, pattern, 1000);
+			cr_assert(w == 1000 || w == -ENOBUFS, "write: %d", w);
+			woke_ok = w == 1000;
+		}
+	}
+	cr_assert(woke_ok, "the second stream never heard that memory came back (%u wake-ups, %u bytes acked)", wakes,
+		  sent);
+	gso_stream__close(s1);
+	gso_stream__close(s2);
+	gso_listener__close(l);
+	gso_engine__destroy(e);
+}

@@ -121,6 +121,9 @@ struct stream {
 	bool accepted;           /* ... and handed it out: events from now on */
 	bool ev_readable;        /* a READABLE held until the accept */
 	bool ev_fin;             /* a PEER_CLOSED held until the accept */
+	bool in_memq;            /* waiting for device memory (tcp_state.memq) */
+	struct stream *memq_next;
+	uint64_t mem_retry_at;   /* ... and its fallback timer: memory also comes back by device completions */
 	struct gso_stream_info st; /* counters kept where gso_stream__info reports them */
 };
 
@@ -160,6 +163,60 @@ static void rx_data(struct stream *s, const uint8_t *frame, const struct tcp_seg
 
 /* ---- the end ----------------------------------------------------------------------- */
 
+/* ---- device memory, shared by the engine's streams ---------------------------------------- */
+
+#define MEM_RETRY_NS (10 * NS_PER_MS)
+
+static void mem_wait(struct stream *s)
+{
+	struct tcp_state *ts = gsoi_tcp_state(s->f.e);
+
+	s->mem_retry_at = engine_now(s->f.e) + MEM_RETRY_NS;
+	s_timer_update(s);
+	if (!ts || s->in_memq)
+		return;
+	s->in_memq = true;
+	s->memq_next = ts->memq;
+	ts->memq = s;
+}
+
+static void mem_unwait(struct stream *s)
+{
+	struct tcp_state *ts = s->f.e->tcp;
+
+	s->mem_retry_at = 0;
+	if (!s->in_memq || !ts)
+		return;
+	for (struct stream **p = &ts->memq; *p; p = &(*p)->memq_next)
+		if (*p == s) {
+			*p = s->memq_next;
+			break;
+		}
+	s->in_memq = false;
+}
+
+static void maybe_writable(struct stream *s);
+
+/* Memory came back: every stream that waited for it may try again (those still short wait again). */
+static void mem_wake(struct engine *e)
+{
+	struct tcp_state *ts = e->tcp;
+	struct stream *s;
+
+	if (!ts || !ts->memq)
+		return;
+	s = ts->memq;
+	ts->memq = NULL;
+	while (s) {
+		struct stream *next = s->memq_next;
+
+		s->in_memq = false;
+		s->mem_retry_at = 0;
+		maybe_writable(s);
+		s = next;
+	}
+}
+
 static void free_slot(struct stream *s, uint32_t i)
 {
 	struct tslot *sl = &s->slots[i];
@@ -183,6 +240,8 @@ static void release_all(struct stream *s)
 	for (uint32_t i = 0; s->slots && i < s->nslots; i++)
 		if (s->slots[i].used)
 			free_slot(s, i);
+	mem_unwait(s);
+	mem_wake(s->f.e);
 }
 
 static void close_state(struct stream *s, uint32_t state, int err, const char *why, uint64_t now)
@@ -469,7 +528,7 @@ static uint64_t silent_since(const struct stream *s)
 static void s_timer_update(struct stream *s)
 {
 	uint64_t d = UINT64_MAX;
-	uint64_t t[] = { s->syn_at, s->rto_at, s->probe_at, s->retry_at, s->tsq_at, s->delack_at,
+	uint64_t t[] = { s->syn_at, s->rto_at, s->probe_at, s->retry_at, s->tsq_at, s->delack_at, s->mem_retry_at,
 			 s->state == GSO_STREAM_CLOSING ? closing_end(s) : 0 };
 
 	if (!finished(s)) {
@@ -1049,6 +1108,8 @@ static bool process_ack(struct stream *s, const struct tcp_seg *g, uint64_t now)
 	s->st.acks++;
 	for (unsigned i = 0; i < res.n_rel; i++)
 		give_back(s, &s->rel[i]);
+	if (res.n_rel)
+		mem_wake(s->f.e);
 	if (res.flags & GSO_FLOWQ_RES_OLD)
 		return true;
 	s->st.acked += res.acked_bytes;
@@ -1532,6 +1593,8 @@ static void t_timers(struct eflow *f, uint64_t now)
 			s->retry_at = 0;
 		if (s->tsq_at && now >= s->tsq_at)
 			s->tsq_at = 0;
+		if (s->mem_retry_at && now >= s->mem_retry_at)
+			mem_unwait(s); /* maybe_writable() tells the writer to try again */
 		maybe_writable(s);
 		s_arm(s, now);
 	}
@@ -1946,6 +2009,7 @@ static int reserve(struct stream *s, void **buf, uint32_t *len)
 			if (err == -ENOBUFS) {
 				s->st.umem_waits++;
 				s->want_write = true;
+				mem_wait(s);
 			}
 			return err;
 		}

@@ -80,6 +80,13 @@ struct tcp_state {
 	struct tw_state *tw;
 	uint8_t secret[16];           /* SYN cookies and timestamp offsets */
 	uint64_t reused;              /* TIME_WAIT tuples a SYN took over */
+	/*
+	 * Streams whose writer met -ENOBUFS from the device's memory, which
+	 * all the engine's streams share: woken (WRITABLE) when any of them
+	 * gives memory back, not only by their own ACKs, which may never come
+	 * (nothing of theirs in flight).  Linked by stream.memq_next.
+	 */
+	struct stream *memq;
 };
 struct tcp_state *gsoi_tcp_state(struct engine *e);
 
