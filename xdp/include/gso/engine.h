@@ -197,7 +197,13 @@ struct gso_engine_event {
 /*
  * Called on the engine's thread for every event, in order.  It may call
  * any engine or flow function except gso_engine__destroy(),
- * gso_engine__run() and gso_engine__poll().
+ * gso_engine__run() and gso_engine__poll().  While the engine works on a
+ * batch (a receive pass, a send pass) events wait and come after it, so
+ * the callback sees a settled state; inside a callback nothing waits: a
+ * call it makes may raise events at once, before the call returns (a
+ * commit that frees memory: WRITABLE; gso_stream__close() first delivers
+ * what was still due for that stream).  Keep the application's state
+ * consistent before each call, as for any re-entrant callback.
  */
 typedef void (*gso_engine_event_fn)(void *ctx, const struct gso_engine_event *ev);
 
