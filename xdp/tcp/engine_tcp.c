@@ -43,7 +43,6 @@
 #define MAX_RTO_NS (60000 * NS_PER_MS)
 #define LINGER_NS (500 * NS_PER_MS)    /* wait this long for the peer's FIN */
 #define RETRY_NS 20000ull              /* a control segment the device could not take yet */
-#define OUR_MAX_WSCALE 14
 #define DELACK_NS (40 * NS_PER_MS)     /* Linux's TCP_DELACK_MIN (and ATO_MIN) */
 #define QUICK_ACKS 16                  /* TCP_MAX_QUICKACKS */
 #define FQ_ENTRIES 8192u
@@ -371,6 +370,14 @@ static bool later(int err)
 	return err == -EAGAIN || err == -ENOBUFS || err == -ENETDOWN;
 }
 
+/* A segment that carries our ACK of everything received left: no ACK is owed any more. */
+static void acked_all(struct stream *s)
+{
+	s->ack_owed = 0;
+	s->rcv_wup = s->rcv_nxt;
+	s->delack_at = 0;
+}
+
 /* A header-only segment with `flags` (ACK, FIN|ACK, RST|ACK, a probe) at `seq`. */
 static int send_ctl(struct stream *s, uint8_t flags, uint32_t seq, uint64_t now)
 {
@@ -388,10 +395,7 @@ static int send_ctl(struct stream *s, uint8_t flags, uint32_t seq, uint64_t now)
 	gso_tmpl__set_tcp_flags(&s->tmpl, GSO_TCP_ACK);
 	if (!err) {
 		s->ip_id++;
-		/* It carries our ACK and window: nothing is owed any more. */
-		s->ack_owed = 0;
-		s->rcv_wup = s->rcv_nxt;
-		s->delack_at = 0;
+		acked_all(s); /* it carries our ACK and window */
 	}
 	return err;
 }
@@ -416,9 +420,7 @@ static int send_sack_ack(struct stream *s, uint64_t now)
 	err = submit_now(s, &tx);
 	if (!err) {
 		s->ip_id++;
-		s->ack_owed = 0;
-		s->rcv_wup = s->rcv_nxt;
-		s->delack_at = 0;
+		acked_all(s);
 	}
 	return err;
 }
@@ -435,8 +437,8 @@ static int send_ack(struct stream *s, uint64_t now)
 
 static int send_syn(struct stream *s, uint64_t now)
 {
-	uint8_t opts[TCP_SYN_OPTS_LEN], frame[GSO_MAX_HDR_LEN + 1];
-	struct gso_tmpl t, syn;
+	uint8_t opts[TCP_SYN_OPTS_LEN];
+	struct gso_tmpl syn;
 	uint32_t mss = s->f.route.mtu - s->ip_hdr - 20;
 	int err;
 
@@ -448,13 +450,7 @@ static int send_syn(struct stream *s, uint64_t now)
 	GSO_OPTS(gso_tmpl_fields, f, .seq = s->iss, .window = (uint16_t)(s->rcvbuf > 65535 ? 65535 : s->rcvbuf),
 		 .tcp_opts = opts, .tcp_opts_len = TCP_SYN_OPTS_LEN);
 	base_fields(s, &f);
-	err = gso_tmpl__build(&t, &f);
-	if (err)
-		return err;
-	/* Templates refuse SYN (it never belongs on a super-segment): set it in a raw frame and parse that. */
-	memcpy(frame, t.hdr, t.hdr_len);
-	frame[t.l4_off + 13] = GSO_TCP_SYN;
-	err = gso_tmpl__parse(&syn, frame, t.hdr_len);
+	err = gsoi_tcp_ctl_tmpl(&syn, &f, GSO_TCP_SYN);
 	if (err)
 		return err;
 	struct gso_tx tx = { .tmpl = &syn, .mss = 536, .flags = (uint8_t)s->tx_flags };
@@ -769,12 +765,8 @@ static void t_sent(struct eflow *f, const struct gso_sched_burst *b, const struc
 		gso_sched__flow_refund(f->e->sched, f->sched_id, b->wire_bytes - wire);
 	s->ip_id = (uint16_t)(s->ip_id + s->ptx.segs);
 	f->e->st.frames += s->ptx.segs;
-	if (s->tmpl_ack == s->rcv_nxt) {
-		/* Data carries the ACK (and the window): a delayed ACK is not owed any more. */
-		s->ack_owed = 0;
-		s->rcv_wup = s->rcv_nxt;
-		s->delack_at = 0;
-	}
+	if (s->tmpl_ack == s->rcv_nxt)
+		acked_all(s); /* data carries the ACK (and the window) */
 	if (!gso_flowq__packets_out(s->fq)) {
 		struct gso_flowq_info fi = { .sz = sizeof(fi) };
 
@@ -857,16 +849,6 @@ const struct eflow_ops gsoi_engine_stream_ops = {
 
 /* ---- the handshake ----------------------------------------------------------------------- */
 
-/* Our window scale for a receive buffer: the smallest shift that fits it into 16 bits. */
-static uint8_t wscale_for(uint32_t rcvbuf)
-{
-	uint8_t ws = 0;
-
-	while (ws < OUR_MAX_WSCALE && (rcvbuf >> ws) > 65535)
-		ws++;
-	return ws;
-}
-
 /* The receive queue from the peer's first byte on: rcvbuf and one unit of our scale (adv_window). */
 static int rx_init(struct stream *s, uint32_t first)
 {
@@ -896,7 +878,7 @@ static void establish(struct stream *s, const struct tcp_seg *g, struct gso_dev 
 	s->sack_ok = !(s->flags & GSO_STREAM_F_NO_SACK) && g->sack_perm;
 	/* Our SYN offered rcv_wscale: it applies both ways only if the peer's SYN-ACK has the option too. */
 	if (g->wscale >= 0)
-		s->snd_wscale = (uint8_t)(g->wscale > OUR_MAX_WSCALE ? OUR_MAX_WSCALE : g->wscale);
+		s->snd_wscale = (uint8_t)(g->wscale > TCP_MAX_WSCALE ? TCP_MAX_WSCALE : g->wscale);
 	else
 		s->rcv_wscale = 0;
 	if (rx_init(s, s->irs + 1)) {
@@ -1683,7 +1665,7 @@ int gso_stream__connect(struct gso_stream **out, struct gso_engine *h, const str
 	s->notsent_lowat = GSO_OPTS_GET(o, notsent_lowat, 0u);
 	s->idle_ns = GSO_OPTS_GET(o, idle_ns, (uint64_t)0) ?: GSO_STREAM_DEF_IDLE_NS;
 	s->rcvbuf = GSO_OPTS_GET(o, rcvbuf, 0u) ?: GSO_STREAM_DEF_RCVBUF;
-	s->rcv_wscale = wscale_for(s->rcvbuf);
+	s->rcv_wscale = gsoi_tcp_wscale_for(s->rcvbuf);
 	s->bo = (struct gso_burst_opts){ .sz = sizeof(s->bo), .pacing_shift = GSO_OPTS_GET(o, pacing_shift, 0u),
 					 .min_segs = GSO_OPTS_GET(o, min_segs, 0u),
 					 .win_divisor = GSO_OPTS_GET(o, win_divisor, 0u) };

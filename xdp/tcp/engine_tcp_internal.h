@@ -102,6 +102,11 @@ int gsoi_tcp_frame_parse(const uint8_t *frame, uint32_t len, struct tcp_seg *seg
 void gsoi_tcp_syn_opts(uint8_t out[TCP_SYN_OPTS_LEN], uint16_t mss, bool sack, bool ts, uint32_t tsval,
 		       uint8_t wscale);
 
+#define TCP_MAX_WSCALE 14 /* RFC 7323 section 2.3 */
+
+/* Our window scale for a receive buffer: the smallest shift that fits it into the 16-bit field. */
+uint8_t gsoi_tcp_wscale_for(uint32_t rcvbuf);
+
 /* NOP, NOP, timestamps (tsval, tsecr).  Writes TCP_TS_OPTS_LEN bytes. */
 void gsoi_tcp_ts_opts(uint8_t out[TCP_TS_OPTS_LEN], uint32_t tsval, uint32_t tsecr);
 

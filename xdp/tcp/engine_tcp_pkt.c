@@ -288,3 +288,12 @@ unsigned gsoi_tcp_ack_opts(uint8_t o[TCP_ACK_OPTS_MAX], bool ts, uint32_t tsval,
 	}
 	return n;
 }
+
+uint8_t gsoi_tcp_wscale_for(uint32_t rcvbuf)
+{
+	uint8_t ws = 0;
+
+	while (ws < TCP_MAX_WSCALE && (rcvbuf >> ws) > 65535)
+		ws++;
+	return ws;
+}

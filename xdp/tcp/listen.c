@@ -29,7 +29,6 @@
 #define SYNACK_RTO_NS (1000 * NS_PER_MS)
 #define SYNACK_TRIES 5
 #define SYNACK_SLACK_NS (10 * NS_PER_MS)
-#define OUR_MAX_WSCALE 14
 
 struct synrecv {
 	struct tcp_peer peer;
@@ -111,16 +110,6 @@ uint32_t gsoi_tcp_ts_off(struct engine *e, const struct tcp_key *k)
 static uint32_t ts_now(uint64_t now, uint32_t off)
 {
 	return (uint32_t)(now / NS_PER_MS) + off;
-}
-
-/* Our window scale for a receive buffer: the smallest shift that fits it into 16 bits. */
-static uint8_t wscale_for(uint32_t rcvbuf)
-{
-	uint8_t s = 0;
-
-	while (s < OUR_MAX_WSCALE && (rcvbuf >> s) > 65535)
-		s++;
-	return s;
 }
 
 static struct listener *find_listener(struct engine *e, const struct tcp_key *k)
@@ -262,7 +251,7 @@ static void on_syn(struct listener *l, const struct tcp_peer *p, const struct tc
 		r->ts_recent = g->tsval;
 		r->ts_off = off;
 		r->peer_mss = peer_mss;
-		r->snd_wscale = (int8_t)(g->wscale > OUR_MAX_WSCALE ? OUR_MAX_WSCALE : g->wscale);
+		r->snd_wscale = (int8_t)(g->wscale > TCP_MAX_WSCALE ? TCP_MAX_WSCALE : g->wscale);
 		r->t_syn = now;
 		r->next = now + SYNACK_RTO_NS;
 		send_synack(l, p, r->iss, r->irs, sack, ts, ts_now(now, off), g->tsval, r->snd_wscale);
@@ -283,7 +272,7 @@ static void on_syn(struct listener *l, const struct tcp_peer *p, const struct tc
 		struct tcp_state *st = gsoi_tcp_state(e);
 		uint16_t mss_used;
 		uint32_t cookie, tsv = ts_now(now, off);
-		int ws = g->wscale > OUR_MAX_WSCALE ? OUR_MAX_WSCALE : g->wscale;
+		int ws = g->wscale > TCP_MAX_WSCALE ? TCP_MAX_WSCALE : g->wscale;
 
 		if (!st)
 			return;
@@ -624,7 +613,7 @@ int gsoi_listener_open(struct gso_listener **out, struct gso_engine *h, const st
 	l->flags = GSO_OPTS_GET(o, flags, 0u);
 	l->mss_cap = GSO_OPTS_GET(o, mss, 0u);
 	l->rcvbuf = GSO_OPTS_GET(o, rcvbuf, 0u) ?: GSO_STREAM_DEF_RCVBUF;
-	l->rcv_wscale = wscale_for(l->rcvbuf);
+	l->rcv_wscale = gsoi_tcp_wscale_for(l->rcvbuf);
 	while (nb < l->syn_backlog)
 		nb <<= 1;
 	l->bmask = nb - 1;

@@ -24,6 +24,9 @@ struct tcp_peer {
 	uint8_t peer_mac[6];  /* its source MAC: where replies go (no route lookup) */
 };
 
+/* A header-only segment's template with any flags (SYN, RST: gso_tmpl__build refuses them).  0 or -EINVAL. */
+int gsoi_tcp_ctl_tmpl(struct gso_tmpl *out, const struct gso_tmpl_fields *f, uint8_t flags);
+
 /* Fill `p` from a frame whose key is `k`. */
 void gsoi_tcp_peer_of(const uint8_t *frame, const struct tcp_key *k, struct tcp_peer *p);
 

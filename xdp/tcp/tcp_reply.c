@@ -18,11 +18,24 @@ void gsoi_tcp_peer_of(const uint8_t *frame, const struct tcp_key *k, struct tcp_
 	memcpy(p->peer_mac, frame + 6, 6);
 }
 
+int gsoi_tcp_ctl_tmpl(struct gso_tmpl *out, const struct gso_tmpl_fields *f, uint8_t flags)
+{
+	uint8_t frame[GSO_MAX_HDR_LEN];
+	struct gso_tmpl t;
+	int r = gso_tmpl__build(&t, f);
+
+	if (r)
+		return r;
+	/* Templates refuse SYN and RST (never on a super-segment): set the flags in a raw frame and parse that. */
+	memcpy(frame, t.hdr, t.hdr_len);
+	frame[t.l4_off + 13] = flags;
+	return gso_tmpl__parse(out, frame, t.hdr_len);
+}
+
 int gsoi_tcp_reply(struct engine *e, const struct tcp_peer *p, uint32_t seq, uint32_t ack, uint8_t flags,
 		   uint16_t win, const uint8_t *opts, unsigned opts_len)
 {
-	uint8_t frame[GSO_MAX_HDR_LEN];
-	struct gso_tmpl t, out;
+	struct gso_tmpl out;
 	size_t alen = p->key.l3 == GSO_L3_IPV6 ? 16 : 4;
 	int r;
 
@@ -35,13 +48,7 @@ int gsoi_tcp_reply(struct engine *e, const struct tcp_peer *p, uint32_t seq, uin
 	memcpy(f.eth_src, p->our_mac, 6);
 	memcpy(f.saddr, p->key.our_addr, alen);
 	memcpy(f.daddr, p->key.peer_addr, alen);
-	r = gso_tmpl__build(&t, &f);
-	if (r)
-		return r;
-	/* Templates refuse SYN and RST (never on a super-segment): set the flags in a raw frame and parse that. */
-	memcpy(frame, t.hdr, t.hdr_len);
-	frame[t.l4_off + 13] = flags;
-	r = gso_tmpl__parse(&out, frame, t.hdr_len);
+	r = gsoi_tcp_ctl_tmpl(&out, &f, flags);
 	if (r)
 		return r;
 	struct gso_tx tx = { .tmpl = &out, .mss = 536 };
