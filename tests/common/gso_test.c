@@ -1,6 +1,7 @@
 #include "gso_test.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -98,4 +99,16 @@ uint64_t gso_test_seed(const char *env)
 	clock_gettime(CLOCK_REALTIME, &now);
 	return gso_test_env_u64(env, ((uint64_t)now.tv_sec * 1000003u ^ (uint64_t)now.tv_nsec) &
 					     0xffffffffffffull);
+}
+
+int gso_test_count_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	int n = 0;
+
+	cr_assert_not_null(d, "opendir %s", path);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
 }

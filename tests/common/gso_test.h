@@ -35,6 +35,9 @@ uint64_t gso_test_seed(const char *env);
 uint64_t gso_test_rand(uint64_t *state);
 void gso_test_fill_random(void *buf, size_t len, uint64_t *state);
 
+/* Entries of a directory, "." and ".." included: /proc/self/fd for descriptors, /proc/self/task for threads.  Asserts it opens. */
+int gso_test_count_dir(const char *path);
+
 /*
  * A callback wire for the e1000 model (gso_e1000_opts.wire_fn) that only
  * counts frames: wire_ctx is an _Atomic uint32_t (the model's thread adds).

@@ -15,6 +15,7 @@
  * prints, so their print hooks are swapped for silent ones during our
  * calls and restored afterwards.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <dlfcn.h>
 #include <limits.h>
@@ -30,6 +31,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/if_link.h>
 #include <xdp/libxdp.h>
 
 #include <gso/dev.h>
@@ -54,6 +56,7 @@ struct gso_steer {
 	int ifindex;
 	enum xdp_attach_mode mode; /* as attached */
 	bool multiprog;
+	bool alone; /* known to be attached without the dispatcher: detached without libxdp */
 	int flows_fd, xsks_fd, cnt_fd, cfg_fd;
 	uint32_t max_queues;
 	/* Atomic: the engines of a multi-queue port add and remove flows from their own threads. */
@@ -94,8 +97,18 @@ struct hush {
 	libxdp_print_fn_t xdp;
 };
 
+/*
+ * One lock for the whole process around our libbpf/libxdp sections: the
+ * print hooks are process-wide (two threads swapping them at once could
+ * leave the silent ones in place for good), and the descriptor sweep
+ * below must not see another steering program's attach or detach as its
+ * own.
+ */
+static pthread_mutex_t xdp_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void hush_on(struct hush *h)
 {
+	pthread_mutex_lock(&xdp_lock);
 	h->bpf = libbpf_set_print(quiet_bpf);
 	h->xdp = libxdp_set_print(quiet_xdp);
 }
@@ -104,6 +117,184 @@ static void hush_off(const struct hush *h)
 {
 	libbpf_set_print(h->bpf);
 	libxdp_set_print(h->xdp);
+	pthread_mutex_unlock(&xdp_lock);
+}
+
+/* ---- what libxdp 1.3.1 leaves open ---- */
+
+/*
+ * libxdp 1.3.1 leaks a program descriptor each time it reads back what
+ * is attached to an interface (xdp_multiprog__get_from_ifindex):
+ * xdp_multiprog__from_id() opens the attached program by id, and
+ * xdp_program__from_fd() keeps a duplicate of that descriptor and
+ * closes only the duplicate, never the original; xdp_program__from_pin()
+ * does the same for each component of a dispatcher (fixed upstream in
+ * 1.4.1).  xdp_program__attach reads back when the interface already has
+ * a program, xdp_program__detach always does, and so did our own query
+ * after the attach: two descriptors per create/destroy cycle.
+ *
+ * So we avoid those calls where we can (the query after the attach is a
+ * netlink bpf_xdp_query, which opens nothing; a program attached alone is
+ * detached with bpf_xdp_detach), and around the calls that remain (an
+ * attach next to another program, a detach from the dispatcher) we close
+ * what they leave: the bpf-prog descriptors that appeared during the call
+ * (/proc/self/fd, prog_id from /proc/self/fdinfo), that are not the
+ * program's own, and that name a program libxdp read back: one attached
+ * to this interface before or after the call, or a dispatcher component
+ * (BPF_PROG_TYPE_EXT, which only libxdp's dispatcher uses here).  Our
+ * sections hold xdp_lock, so another steering program's descriptors are
+ * never taken for these.  Where /proc is not readable nothing is closed.
+ * (Code outside the library that opened a descriptor of one of these very
+ * programs while the call ran would lose it; in practice only libxdp's
+ * read-back opens them.)
+ */
+
+#define FDS_MAX 4096u
+
+/* prog_id and prog_type of a bpf-prog descriptor, from /proc/self/fdinfo; false if it is none. */
+static bool prog_fdinfo(int fd, uint32_t *id, uint32_t *type)
+{
+	char path[64], link[64], line[128];
+	bool got_id = false;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	if (strcmp(link, "anon_inode:bpf-prog"))
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	*type = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned v;
+
+		if (sscanf(line, "prog_id: %u", &v) == 1) {
+			*id = v;
+			got_id = true;
+		} else if (sscanf(line, "prog_type: %u", &v) == 1) {
+			*type = v;
+		}
+	}
+	fclose(f);
+	return got_id;
+}
+
+/*
+ * Calls fn(fd, id, type, arg) for each bpf-prog descriptor of the process.
+ * -errno if /proc/self/fd cannot be read.
+ */
+static int each_prog_fd(void (*fn)(int fd, uint32_t id, uint32_t type, void *arg), void *arg)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		uint32_t id, type;
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+
+		if (*end || end == e->d_name || fd < 0 || fd == dirfd(d))
+			continue;
+		if (prog_fdinfo((int)fd, &id, &type))
+			fn((int)fd, id, type, arg);
+	}
+	closedir(d);
+	return 0;
+}
+
+struct sweep {
+	int *fd;              /* before the call: the bpf-prog descriptors and their programs */
+	uint32_t *id;
+	unsigned n, cap;
+	bool full;            /* more than cap: we do not know what is new, close nothing */
+	uint32_t ids[8];      /* programs attached to the interface, before and after */
+	unsigned nids;
+	int own[8];           /* the steering program's own descriptors (libxdp's and the object's) */
+	unsigned nown;
+};
+
+static void note_before(int fd, uint32_t id, uint32_t type, void *arg)
+{
+	struct sweep *sw = arg;
+
+	(void)type;
+	if (sw->n == sw->cap) {
+		sw->full = true;
+		return;
+	}
+	sw->fd[sw->n] = fd;
+	sw->id[sw->n++] = id;
+}
+
+static void note_attached(struct sweep *sw, int ifindex)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	if (bpf_xdp_query(ifindex, 0, &q))
+		return;
+	uint32_t v[3] = { q.drv_prog_id, q.skb_prog_id, q.hw_prog_id };
+	for (unsigned i = 0; i < 3; i++)
+		if (v[i] && sw->nids < sizeof(sw->ids) / sizeof(sw->ids[0]))
+			sw->ids[sw->nids++] = v[i];
+}
+
+/* Before a libxdp call that may leak on ifindex (xdp_lock held).  own: the program's descriptors. */
+static void sweep_begin(struct sweep *sw, int ifindex)
+{
+	memset(sw, 0, sizeof(*sw));
+	sw->cap = FDS_MAX;
+	sw->fd = malloc(sw->cap * sizeof(*sw->fd));
+	sw->id = malloc(sw->cap * sizeof(*sw->id));
+	if (!sw->fd || !sw->id || each_prog_fd(note_before, sw))
+		sw->full = true;
+	note_attached(sw, ifindex);
+}
+
+static void close_leaked(int fd, uint32_t id, uint32_t type, void *arg)
+{
+	struct sweep *sw = arg;
+	bool read_back = type == BPF_PROG_TYPE_EXT;
+
+	for (unsigned i = 0; i < sw->nown; i++)
+		if (fd == sw->own[i])
+			return;
+	for (unsigned i = 0; i < sw->n; i++)
+		if (sw->fd[i] == fd && sw->id[i] == id)
+			return; /* there before the call */
+	for (unsigned i = 0; i < sw->nids && !read_back; i++)
+		read_back = sw->ids[i] == id;
+	if (read_back)
+		close(fd);
+}
+
+/* After the call: close what it left behind (see above). */
+static void sweep_end(struct sweep *sw, int ifindex, struct gso_steer *st)
+{
+	struct bpf_program *bp;
+
+	if (st->prog)
+		sw->own[sw->nown++] = xdp_program__fd(st->prog);
+	bpf_object__for_each_program(bp, st->obj) {
+		if (sw->nown == sizeof(sw->own) / sizeof(sw->own[0])) {
+			sw->full = true; /* cannot tell ours apart: close nothing */
+			break;
+		}
+		sw->own[sw->nown++] = bpf_program__fd(bp);
+	}
+	if (!sw->full) {
+		note_attached(sw, ifindex);
+		each_prog_fd(close_leaked, sw);
+	}
+	free(sw->fd);
+	free(sw->id);
 }
 
 /* ---- flows ---- */
@@ -465,6 +656,28 @@ static int init_cfg(struct gso_steer *st, const char *ifname)
 	return err ? err : write_cfg(st, &cfg);
 }
 
+/*
+ * Detaches the program (xdp_lock held).  Attached alone, it is replaced by
+ * nothing only if it is still ours there (XDP_FLAGS_REPLACE), as libxdp
+ * would, but without libxdp's read-back and its leak; an interface that
+ * went away took it along (ENODEV), and ignoring that is right.
+ */
+static void detach(struct gso_steer *st)
+{
+	struct sweep sw;
+
+	if (st->alone) {
+		LIBBPF_OPTS(bpf_xdp_attach_opts, ao, .old_prog_fd = xdp_program__fd(st->prog));
+		uint32_t flags = XDP_FLAGS_REPLACE | (st->mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
+
+		bpf_xdp_detach(st->ifindex, flags, &ao);
+		return;
+	}
+	sweep_begin(&sw, st->ifindex);
+	xdp_program__detach(st->prog, st->ifindex, st->mode, 0);
+	sweep_end(&sw, st->ifindex, st);
+}
+
 static void steer_free(struct gso_steer *st)
 {
 	if (st->prog)
@@ -493,8 +706,9 @@ int gso_steer__create(struct gso_steer **out, int ifindex, const struct gso_stee
 	static const enum xdp_attach_mode modes[] = { XDP_MODE_UNSPEC, XDP_MODE_NATIVE, XDP_MODE_SKB };
 	DECLARE_LIBXDP_OPTS(xdp_program_opts, po, .prog_name = STEER_PROG_NAME);
 	char path[PATH_MAX], name[IF_NAMESIZE];
-	struct xdp_multiprog *mp;
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	struct gso_steer *st;
+	struct sweep sw;
 	struct link_info li;
 	uint32_t mode, flows, queues;
 	struct hush h;
@@ -545,14 +759,22 @@ int gso_steer__create(struct gso_steer **out, int ifindex, const struct gso_stee
 		st->prog = NULL;
 		goto fail;
 	}
+	sweep_begin(&sw, ifindex);
 	err = xdp_program__attach(st->prog, ifindex, modes[mode], 0);
+	sweep_end(&sw, ifindex, st);
 	if (err)
 		goto fail;
-	mp = xdp_multiprog__get_from_ifindex(ifindex);
-	if (!libxdp_get_error(mp) && mp) {
-		st->multiprog = !xdp_multiprog__is_legacy(mp);
-		st->mode = xdp_multiprog__attach_mode(mp);
-		xdp_multiprog__close(mp);
+	/*
+	 * What libxdp managed, asked of the kernel rather than of
+	 * xdp_multiprog__get_from_ifindex (which leaks, see above): our
+	 * program itself attached, or a dispatcher with ours as a component.
+	 */
+	if (!bpf_xdp_query(ifindex, 0, &q) && (q.drv_prog_id || q.skb_prog_id)) {
+		uint32_t id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
+
+		st->mode = q.drv_prog_id ? XDP_MODE_NATIVE : XDP_MODE_SKB;
+		st->alone = id == xdp_program__id(st->prog);
+		st->multiprog = !st->alone;
 	} else {
 		st->mode = mode == GSO_STEER_XDP_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
 	}
@@ -562,7 +784,7 @@ int gso_steer__create(struct gso_steer **out, int ifindex, const struct gso_stee
 	st->cfg_fd = map_fd(st->obj, STEER_MAP_CFG);
 	err = st->flows_fd < 0 || st->xsks_fd < 0 || st->cnt_fd < 0 || st->cfg_fd < 0 ? -ENOENT : init_cfg(st, name);
 	if (err) {
-		xdp_program__detach(st->prog, ifindex, st->mode, 0);
+		detach(st);
 		goto fail;
 	}
 	hush_off(&h);
@@ -584,7 +806,7 @@ void gso_steer__destroy(struct gso_steer *st)
 	hush_on(&h);
 	/* An interface that went away took the program with it: nothing to detach. */
 	if (st->prog)
-		xdp_program__detach(st->prog, st->ifindex, st->mode, 0);
+		detach(st);
 	steer_free(st);
 	hush_off(&h);
 }
