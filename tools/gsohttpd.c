@@ -741,7 +741,7 @@ static void accept_all(struct worker *w, struct gso_listener *l)
 		 */
 		GSO_OPTS(gso_stream_opts, so, .cc_algo = w->o->cc,
 			 .idle_ns = w->o->idle_s * 1000000000ull + STREAM_IDLE_SLACK_NS, .ctx = c);
-		err = gso_listener__accept(l, &s, &so);
+		err = gso_listener__accept(&s, l, &so);
 		if (err) {
 			unlink_conn(c);
 			/* Not "none waiting" (-ENOSPC: no flow slot): try again when a connection closes. */

@@ -38,7 +38,6 @@
 #define HTTPD_SERVER "gsohttpd"
 
 #define PORT "8080"
-#define LIBXDP_FD_RESIDUE 2 /* see expect_no_leaks() */
 #define MIB (1ull << 20)
 
 static struct nsbed tb;
@@ -324,18 +323,8 @@ static const char *expect_no_leaks(void)
 	cr_assert_eq(bt_num(j, "chunks_inflight"), 0, "%s", j);
 	cr_assert_eq(bt_num(j, "chunks_held"), 0, "%s", j);
 	cr_assert_eq(bt_num(j, "open_at_exit"), 0, "flows leaked: %s", j);
-	/*
-	 * Descriptors: at most those Debian 12's libxdp 1.3 keeps, the one
-	 * bpf_prog_get_fd_by_id() gives in each xdp_multiprog__get_from_ifindex()
-	 * (the steering program's attach and its detach: 2 for the one engine),
-	 * a leak in libxdp fixed upstream after 1.3; one per connection would
-	 * show as thousands here.
-	 */
-	double fds = bt_num(j, "at_exit") - bt_num(j, "at_start");
-
-	if (fds > 0)
-		cr_log_warn("%s: %g descriptors more at exit than at start (libxdp 1.3 keeps 2)", server_name(), fds);
-	cr_assert_leq(fds, LIBXDP_FD_RESIDUE, "descriptors leaked: %s", j);
+	/* Descriptors: exactly as many as at the start (the steering program's are released too). */
+	cr_assert_eq(bt_num(j, "at_exit"), bt_num(j, "at_start"), "descriptors leaked: %s", j);
 	cr_assert_not_null(strstr(j, "\"dev_gone\": false"), "%s", j);
 	return j;
 }

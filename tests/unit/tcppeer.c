@@ -470,7 +470,7 @@ struct conn conn_open(bool passive, uint8_t l3, uint32_t rcvbuf)
 		c.ows = r->ws;
 		g = cseg(&c, c.irs, GSO_TCP_ACK, NULL, 0);
 		inject(c.e, &g);
-		cr_assert_eq(gso_listener__accept(c.l, &c.s, NULL), 0);
+		cr_assert_eq(gso_listener__accept(&c.s, c.l, NULL), 0);
 	} else {
 		GSO_OPTS(gso_route, rt, .l3 = l3, .mtu = 1500);
 		GSO_OPTS(gso_stream_opts, o, .route = &rt, .sport = OUR_PORT, .dport = c.pport, .rcvbuf = rcvbuf);

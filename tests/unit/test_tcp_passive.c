@@ -180,7 +180,7 @@ Test(tcp_hs, listener_synack_echoes_offer)
 				   .flags = GSO_TCP_ACK, .win = 1000, .ts = cases[i].ts, .tsval = 70001,
 				   .tsecr = r->tsval };
 		inject(e, &g);
-		cr_assert_eq(gso_listener__accept(l, &s, NULL), 0, "case %u", i);
+		cr_assert_eq(gso_listener__accept(&s, l, NULL), 0, "case %u", i);
 		run_until(e, vnow + MS);
 		si = sinfo(s);
 		cr_assert_eq(si.state, GSO_STREAM_ESTABLISHED);
@@ -215,7 +215,7 @@ Test(tcp_listen, accept_queue_ready_once)
 	struct gso_stream *s[3], *x;
 	struct gso_listener_info li;
 
-	cr_assert_eq(gso_listener__accept(l, &x, NULL), -EAGAIN);
+	cr_assert_eq(gso_listener__accept(&x, l, NULL), -EAGAIN);
 	for (int i = 0; i < 3; i++)
 		handshake(f, e, GSO_L3_IPV4, (uint16_t)(42000 + i), 100u * (uint32_t)i + 1);
 	cr_assert_eq(nev(GSO_EV_LISTENER_READY, 0), 1, "READY once for three");
@@ -231,9 +231,9 @@ Test(tcp_listen, accept_queue_ready_once)
 	cr_assert_eq(li.synacks, 3);
 	for (int i = 0; i < 3; i++) {
 		GSO_OPTS(gso_stream_opts, o, .ctx = (void *)(uintptr_t)(i + 1));
-		cr_assert_eq(gso_listener__accept(l, &s[i], &o), 0);
+		cr_assert_eq(gso_listener__accept(&s[i], l, &o), 0);
 	}
-	cr_assert_eq(gso_listener__accept(l, &x, NULL), -EAGAIN);
+	cr_assert_eq(gso_listener__accept(&x, l, NULL), -EAGAIN);
 	li = linfo(l);
 	cr_assert_eq(li.accepted, 3);
 	cr_assert_eq(li.queued, 0);
@@ -276,7 +276,7 @@ Test(tcp_listen, accept_queue_overflow)
 	cr_assert_eq(li.queued, 1);
 	cr_assert_eq(li.half_open, 1, "the second stays half-open");
 	cr_assert_eq(count_to(f, 43001, mark, GSO_TCP_RST, 0), 0, "no RST for an overflow");
-	cr_assert_eq(gso_listener__accept(l, &a, NULL), 0);
+	cr_assert_eq(gso_listener__accept(&a, l, NULL), 0);
 	mark = f->n;
 	run_until(e, t0 + SEC - MS);
 	cr_assert_eq(count_to(f, 43001, mark, GSO_TCP_SYN, 0), 0, "SYN-ACK again before 1 s");
@@ -292,7 +292,7 @@ Test(tcp_listen, accept_queue_overflow)
 	li = linfo(l);
 	cr_assert_eq(li.half_open, 0);
 	cr_assert_eq(li.queued, 1);
-	cr_assert_eq(gso_listener__accept(l, &b, NULL), 0);
+	cr_assert_eq(gso_listener__accept(&b, l, NULL), 0);
 	cr_assert_eq(nev(GSO_EV_LISTENER_READY, 0), 2);
 	run_until(e, vnow + MS);
 	cr_assert_eq(sinfo(b).state, GSO_STREAM_ESTABLISHED);
@@ -463,7 +463,7 @@ Test(tcp_listen, syn_flood_cookies)
 	cr_assert_eq(li.cookies_ok, 1);
 	cr_assert_eq(li.queued, 1);
 	cr_assert_eq(li.half_open, 8);
-	cr_assert_eq(gso_listener__accept(l, &s, NULL), 0);
+	cr_assert_eq(gso_listener__accept(&s, l, NULL), 0);
 	run_until(e, vnow + MS);
 	struct gso_stream_info si = sinfo(s);
 	cr_assert_eq(si.state, GSO_STREAM_ESTABLISHED);
@@ -497,7 +497,7 @@ Test(tcp_listen, cookies_always)
 	g = (struct pseg){ .l3 = GSO_L3_IPV6, .sport = 51000, .dport = OUR_PORT, .seq = 4243, .ack = f->r[0].seq + 1,
 			   .flags = GSO_TCP_ACK, .win = 300, .ts = true, .tsval = 70001, .tsecr = f->r[0].tsval };
 	inject(e, &g);
-	cr_assert_eq(gso_listener__accept(l, &s, NULL), 0);
+	cr_assert_eq(gso_listener__accept(&s, l, NULL), 0);
 	run_until(e, vnow + MS);
 	cr_assert(sinfo(s).sack && sinfo(s).timestamps);
 	cr_assert_eq(sinfo(s).rcv_wscale, 3);
@@ -513,7 +513,7 @@ Test(tcp_listen, cookies_always)
 	g = (struct pseg){ .l3 = GSO_L3_IPV6, .sport = 51001, .dport = OUR_PORT, .seq = 778, .ack = r->seq + 1,
 			   .flags = GSO_TCP_ACK, .win = 300 };
 	inject(e, &g);
-	cr_assert_eq(gso_listener__accept(l, &s, NULL), 0);
+	cr_assert_eq(gso_listener__accept(&s, l, NULL), 0);
 	run_until(e, vnow + MS);
 	cr_assert_not(sinfo(s).sack);
 	cr_assert_not(sinfo(s).timestamps);
@@ -543,7 +543,7 @@ Test(tcp_listen, handshake_completed_by_data)
 	cr_assert_eq(f->r[f->n - 1].ack, 601);
 	cr_assert_eq(f->r[f->n - 1].flags, GSO_TCP_ACK);
 	cr_assert_eq(linfo(l).queued, 1);
-	cr_assert_eq(gso_listener__accept(l, &s, NULL), 0);
+	cr_assert_eq(gso_listener__accept(&s, l, NULL), 0);
 	/* Raised after the sizing, once the caller has the handle, not from inside the accept. */
 	cr_assert_eq(nev(GSO_EV_STREAM_READABLE, 0), 0);
 	run_until(e, vnow + MS);
@@ -569,14 +569,14 @@ Test(tcp_listen, overflow_reack_with_data)
 	handshake(f, e, GSO_L3_IPV6, 48100, 1);
 	iss = handshake(f, e, GSO_L3_IPV6, 48101, 5000);
 	cr_assert_eq(linfo(l).overflows, 1);
-	cr_assert_eq(gso_listener__accept(l, &a, NULL), 0);
+	cr_assert_eq(gso_listener__accept(&a, l, NULL), 0);
 	run_until(e, vnow + 1100 * MS);
 	struct pseg g = { .l3 = GSO_L3_IPV6, .sport = 48101, .dport = OUR_PORT, .seq = 5001, .ack = iss + 1,
 			  .flags = GSO_TCP_ACK, .win = 502, .ts = true, .tsval = 71000,
 			  .tsecr = last_to(f, 48101, 0)->tsval, .data = pattern, .len = 300 };
 	inject(e, &g);
 	cr_assert_eq(last_to(f, 48101, 0)->ack, 5301);
-	cr_assert_eq(gso_listener__accept(l, &b, NULL), 0);
+	cr_assert_eq(gso_listener__accept(&b, l, NULL), 0);
 	cr_assert_eq(gso_stream__read(b, buf, sizeof(buf)), 300);
 	gso_stream__close(a);
 	gso_stream__close(b);
@@ -626,10 +626,10 @@ Test(tcp_listen, cookie_age)
 				   .flags = GSO_TCP_ACK, .win = 502, .ts = true, .tsval = 90000, .tsecr = r->tsval };
 		inject(e, &g);
 		if (!late) {
-			cr_assert_eq(gso_listener__accept(l, &s, NULL), 0, "a cookie of the slot before refused");
+			cr_assert_eq(gso_listener__accept(&s, l, NULL), 0, "a cookie of the slot before refused");
 			gso_stream__close(s);
 		} else {
-			cr_assert_eq(gso_listener__accept(l, &s, NULL), -EAGAIN, "a cookie two slots old taken");
+			cr_assert_eq(gso_listener__accept(&s, l, NULL), -EAGAIN, "a cookie two slots old taken");
 			cr_assert_eq(f->r[f->n - 1].flags, GSO_TCP_RST);
 		}
 	}
@@ -657,7 +657,7 @@ Test(tcp_listen, handshake_ack_window_scaled)
 				   .ack = f->r[0].seq + 1, .flags = GSO_TCP_ACK, .win = 10, .ts = true, .tsval = 70001,
 				   .tsecr = f->r[0].tsval };
 		inject(e, &g);
-		cr_assert_eq(gso_listener__accept(l, &s, NULL), 0);
+		cr_assert_eq(gso_listener__accept(&s, l, NULL), 0);
 		run_until(e, vnow + MS);
 		mark = f->n;
 		cr_assert_eq(gso_stream__write(s, pattern, 5000), 5000);
@@ -746,7 +746,7 @@ Test(tcp_listen, acks_before_accept)
 	cr_assert_eq(pure_acks(f, 53000, mark), 17);
 	cr_assert_eq(last_to(f, 53000, mark)->ack, 1 + off);
 	cr_assert_eq(last_to(f, 53000, mark)->t, t + 40 * MS);
-	cr_assert_eq(gso_listener__accept(l, &s, NULL), 0);
+	cr_assert_eq(gso_listener__accept(&s, l, NULL), 0);
 	cr_assert_eq(sinfo(s).rx_queued, 17000);
 	cr_assert_eq(sinfo(s).acks_delayed, 1);
 	gso_stream__close(s);
@@ -764,7 +764,7 @@ Test(tcp_listen, shutdown_right_after_accept)
 	struct gso_stream *s;
 	unsigned mark = f->n;
 
-	cr_assert_eq(gso_listener__accept(l, &s, NULL), 0);
+	cr_assert_eq(gso_listener__accept(&s, l, NULL), 0);
 	cr_assert_eq(gso_stream__write(s, pattern, 10), -EAGAIN, "written before it was sized");
 	cr_assert_eq(gso_stream__shutdown(s), 0);
 	run_until(e, vnow + 10 * MS);
@@ -858,8 +858,8 @@ Test(tcp_mem, enobufs_woken_by_another_streams_ack)
 	fill_pattern();
 	iss1 = handshake(f, e, GSO_L3_IPV4, 41001, 1000);
 	handshake(f, e, GSO_L3_IPV4, 41002, 5000);
-	cr_assert_eq(gso_listener__accept(l, &s1, &so), 0);
-	cr_assert_eq(gso_listener__accept(l, &s2, &so), 0);
+	cr_assert_eq(gso_listener__accept(&s1, l, &so), 0);
+	cr_assert_eq(gso_listener__accept(&s2, l, &so), 0);
 	run_until(e, vnow + MS);
 	cr_assert_eq(writable_of(s1, 0), 1);
 	cr_assert_eq(writable_of(s2, 0), 1);

@@ -678,7 +678,7 @@ int gso_listener__open(struct gso_listener **out, struct gso_engine *e, const st
 	return gsoi_listener_open(out, e, o, true);
 }
 
-int gso_listener__accept(struct gso_listener *h, struct gso_stream **out, const struct gso_stream_opts *o)
+int gso_listener__accept(struct gso_stream **out, struct gso_listener *h, const struct gso_stream_opts *o)
 {
 	struct listener *l;
 	uintptr_t sh;

@@ -973,7 +973,7 @@ GSO_API int gso_listener__open(struct gso_listener **out, struct gso_engine *e,
  * are the handshake's.  Returns 0, -EAGAIN (none waiting), -EINVAL,
  * -EBADF, -EPERM.
  */
-GSO_API int gso_listener__accept(struct gso_listener *l, struct gso_stream **out,
+GSO_API int gso_listener__accept(struct gso_stream **out, struct gso_listener *l,
 				 const struct gso_stream_opts *o);
 
 /*
