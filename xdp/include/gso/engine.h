@@ -794,7 +794,10 @@ GSO_API int gso_stream__close(struct gso_stream *s);
  * gso_stream__close()), answers a retransmitted FIN with an ACK, and lets
  * a listener take a new SYN for it (sequence number past the old one),
  * as Linux does; at most GSO_STREAM_MAX_TIME_WAIT per engine, the oldest
- * forgotten first.
+ * forgotten first.  An accepted stream's segments keep coming to the
+ * engine (its listener's steering entry brings them); a connected
+ * stream's steering entry goes with gso_stream__close(), and what its
+ * peer sends after that reaches the kernel, which answers with an RST.
  */
 #define GSO_STREAM_TIME_WAIT_NS 60000000000ull /* TCP_TIMEWAIT_LEN */
 #define GSO_STREAM_MAX_TIME_WAIT 16384u
