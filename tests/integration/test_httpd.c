@@ -17,13 +17,12 @@
  * The clients other than curl, wget and wrk are tests/progs/httpprobe,
  * the SYNs tests/progs/synflood.
  *
- * Sizes: 1 GiB for curl and wget over IPv4 and IPv6 in auto mode (the
- * mode a user gets), 256 MiB for the other modes: each byte is made once
- * (httpprobe gen) and hashed once on the way in, at ~300 MB/s on this
- * 2-core machine, so 20 downloads of 1 GiB would take minutes in hashing
- * alone; 256 MiB is still hundreds of full-size bursts in every mode.
- * The files come from httpprobe gen (seed 1), whose digests are in
- * file_digest() below.  The whole suite takes about a minute here.
+ * Sizes: 1 GiB for curl and wget over IPv4 and IPv6 in every mode, as
+ * the issue asks: each byte is made once (httpprobe gen) and hashed once
+ * on the way in (sha256sum in the client's pipe, ~300 MB/s on this 2-core
+ * machine), about 5 s per download.  The files come from httpprobe gen
+ * (seed 1), whose digests are in file_digest() below.  The whole suite
+ * takes about three minutes here.
  */
 #include <criterion/criterion.h>
 #include <sys/stat.h>
@@ -396,13 +395,16 @@ struct dl_case {
 };
 
 static struct dl_case dl_cases[] = {
-	{ "curl", 4, "auto", 1024 },	    { "curl", 6, "auto", 1024 },	{ "wget", 4, "auto", 1024 },
-	{ "wget", 6, "auto", 1024 },	    { "curl", 4, "software", 256 },	{ "curl", 6, "software", 256 },
-	{ "wget", 4, "software", 256 },	    { "wget", 6, "software", 256 },	{ "curl", 4, "csum", 256 },
-	{ "curl", 6, "csum", 256 },	    { "wget", 4, "csum", 256 },		{ "wget", 6, "csum", 256 },
-	{ "curl", 4, "multibuf", 256 },	    { "curl", 6, "multibuf", 256 },	{ "wget", 4, "multibuf", 256 },
-	{ "wget", 6, "multibuf", 256 },	    { "curl", 4, "offload-vnet", 256 }, { "curl", 6, "offload-vnet", 256 },
-	{ "wget", 4, "offload-vnet", 256 }, { "wget", 6, "offload-vnet", 256 },
+	{ "curl", 4, "auto", 1024 }, { "curl", 6, "auto", 1024 },
+	{ "wget", 4, "auto", 1024 }, { "wget", 6, "auto", 1024 },
+	{ "curl", 4, "software", 1024 }, { "curl", 6, "software", 1024 },
+	{ "wget", 4, "software", 1024 }, { "wget", 6, "software", 1024 },
+	{ "curl", 4, "csum", 1024 }, { "curl", 6, "csum", 1024 },
+	{ "wget", 4, "csum", 1024 }, { "wget", 6, "csum", 1024 },
+	{ "curl", 4, "multibuf", 1024 }, { "curl", 6, "multibuf", 1024 },
+	{ "wget", 4, "multibuf", 1024 }, { "wget", 6, "multibuf", 1024 },
+	{ "curl", 4, "offload-vnet", 1024 }, { "curl", 6, "offload-vnet", 1024 },
+	{ "wget", 4, "offload-vnet", 1024 }, { "wget", 6, "offload-vnet", 1024 },
 };
 
 ParameterizedTestParameters(httpd, download)

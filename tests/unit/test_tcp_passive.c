@@ -789,7 +789,7 @@ Test(tcp_listen, shutdown_right_after_accept)
  * (60000 SYNs once took about 14 s of the engine's thread to go in) or
  * per entry's timer.
  */
-Test(tcp_listen, flood_largest_table, .timeout = 120)
+Test(tcp_listen, flood_largest_table)
 {
 	struct fk *f = fk_new();
 	struct gso_engine *e = tp_engine(f);
