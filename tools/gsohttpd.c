@@ -107,7 +107,6 @@
 #define DEF_MAX_CONNS 1024u
 #define RCVBUF (64u << 10)          /* per connection: requests are small */
 #define DRAIN_NS 2000000000ull      /* at exit, time for responses under way to finish */
-#define STREAM_IDLE_SLACK_NS 10000000000ull /* see accept_all() */
 #define HDR_MAX 512
 #define LINGER_MAX (4u << 20)     /* bytes dropped after our FIN before the connection is reset */
 #define EXIT_FAIL 1
@@ -214,7 +213,7 @@ static void usage(FILE *f)
 "  --cc reno|cubic|bbr  congestion control of the connections (default cubic)\n"
 "  --idle-timeout S   a connection quiet for S s between requests gets our FIN\n"
 "                     (checked every second), and one whose client stays silent\n"
-"                     for S + 10 s while we wait for it is ended (default %d)\n"
+"                     for S s while we wait for it is ended (default %d)\n"
 "  --max-conns N      connections open at once per engine (per queue with\n"
 "                     --queues; default %u); more wait in the listener's backlog\n"
 "  --ready FILE       write FILE (\"ADDR PORT\\n\") once listening\n"
@@ -732,15 +731,11 @@ static void accept_all(struct worker *w, struct gso_listener *l)
 			return;
 		}
 		/*
-		 * The stream's idle_ns counts from the peer's last segment, also
-		 * when we start waiting on the peer only then: with idle_ns equal
-		 * to the keep-alive time, the FIN of sweep_idle() would find the
-		 * peer "silent" at once and end the stream before its FIN-ACK
-		 * (which then meets an RST).  STREAM_IDLE_SLACK_NS more gives the
-		 * peer that long to answer our FIN.
+		 * The stream's idle_ns ends a connection whose client stays
+		 * silent that long while it owes us an answer (an ACK, its FIN);
+		 * the keep-alive time between requests is ours (sweep_idle()).
 		 */
-		GSO_OPTS(gso_stream_opts, so, .cc_algo = w->o->cc,
-			 .idle_ns = w->o->idle_s * 1000000000ull + STREAM_IDLE_SLACK_NS, .ctx = c);
+		GSO_OPTS(gso_stream_opts, so, .cc_algo = w->o->cc, .idle_ns = w->o->idle_s * 1000000000ull, .ctx = c);
 		err = gso_listener__accept(&s, l, &so);
 		if (err) {
 			unlink_conn(c);
