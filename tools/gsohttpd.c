@@ -50,12 +50,14 @@
  *              the reserved room, no second user-space copy: 2 per byte in
  *              copy mode (ours, the kernel's into the skb), 1 zero-copy.
  *   offload-vnet  the room is the virtio_net_hdr device's plain buffer
- *              memory; at submit the backend copies each super-segment
- *              into its AF_PACKET TX ring (a second copy in this process),
- *              and the kernel references the ring's pages in the skb: a NIC
- *              DMAs them (2 per byte), a veth copies them at the crossing
- *              (skb_orphan_frags, 3 per byte).  Segmentation in the NIC or
- *              the stack adds no copy of the payload.
+ *              memory.  On a NIC the backend copies each super-segment
+ *              into its AF_PACKET TX ring at submit (a second copy in this
+ *              process) and the kernel references the ring's pages in the
+ *              skb, which the NIC DMAs: 2 per byte.  On a veth, whose
+ *              crossing would copy those pages again (skb_orphan_frags),
+ *              gso_engine__open_path takes sendmmsg instead: the kernel
+ *              copies from our room into the skb once, 2 per byte.
+ *              Segmentation in the NIC or the stack adds no copy.
  * A retransmission copies again from the held room (not from the file).
  * The e1000 model (offload-e1000 of bench/sender) is not offered: it is
  * built for bench and tests and not installed, and its wire needs an

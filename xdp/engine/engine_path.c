@@ -111,7 +111,13 @@ static int open_tx(struct gso_dev **dev, int ifindex, const struct gso_path_info
 	int err;
 
 	if (info->path == GSO_PATH_OFFLOAD_VNET) {
-		GSO_OPTS(gso_vnet_opts, vo, .mode = info->why == GSO_PATH_WHY_TSO ? GSO_TSO_AUTO : GSO_TSO_OFFLOAD);
+		/*
+		 * A veth copies the ring's zero-copy pages again at the crossing
+		 * (skb_orphan_frags): sendmmsg (one copy, the kernel's) is the
+		 * cheaper path there (vnet.c).
+		 */
+		GSO_OPTS(gso_vnet_opts, vo, .mode = info->why == GSO_PATH_WHY_TSO ? GSO_TSO_AUTO : GSO_TSO_OFFLOAD,
+			 .flags = !strcmp(info->driver, "veth") ? GSO_VNET_F_NO_RING : 0);
 
 		return gso_vnet__create(dev, ifindex, &vo);
 	}

@@ -378,7 +378,9 @@ GSO_API struct gso_steer *gso_engine__steer(const struct gso_engine *e);
  *                 (the gso_xsk_opts defaults)
  *   offload-vnet  virtio_net_hdr over AF_PACKET (<gso/vnet.h>): each
  *                 super-segment goes to the driver whole, and the NIC's
- *                 TSO (or the kernel) segments it
+ *                 TSO (or the kernel) segments it; through the TX ring,
+ *                 or with sendmmsg on a veth (GSO_VNET_F_NO_RING: a veth
+ *                 copies the ring's pages again at the crossing)
  *   auto          one of them, for this interface:
  *     1. the interface does TSO (ethtool tx-tcp-segmentation on):
  *        offload-vnet, per super-segment offload-or-software
