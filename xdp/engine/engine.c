@@ -229,7 +229,8 @@ void gsoi_engine_end_all(struct engine *e, int err)
 		/* Flow by flow: a callback may close this flow or others, so nothing is kept across it. */
 		e->defer++;
 		f->ended = true;
-		f->ops->ended(f, err);
+		if (f->ops->ended)
+			f->ops->ended(f, err);
 		e->defer--;
 		flush_events(e);
 	}

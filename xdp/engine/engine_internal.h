@@ -93,7 +93,12 @@ struct ebatch {
 	struct eflow *f;
 };
 
-/* Hooks of a flow kind, called by engine.c. */
+/*
+ * Hooks of a flow kind, called by engine.c.  A flow that never sends
+ * through the scheduler and follows no neighbour (a listener: its
+ * segments leave at once) leaves build, sent, refused, neigh and ended
+ * NULL; free and timers it needs.
+ */
 struct eflow_ops {
 	/* Build the device request of the flow's head burst into *tx.  0, or -ENODATA: nothing to send now. */
 	int (*build)(struct eflow *f, const struct gso_sched_burst *b, struct gso_tx *tx, uint64_t now);

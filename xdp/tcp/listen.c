@@ -477,32 +477,6 @@ static void l_timers(struct eflow *f, uint64_t now)
 	l_timer_update(l);
 }
 
-static int l_build(struct eflow *f, const struct gso_sched_burst *b, struct gso_tx *tx, uint64_t now)
-{
-	(void)f, (void)b, (void)tx, (void)now;
-	return -ENODATA;
-}
-
-static void l_sent(struct eflow *f, const struct gso_sched_burst *b, const struct gso_tx *tx, uint64_t now)
-{
-	(void)f, (void)b, (void)tx, (void)now;
-}
-
-static void l_refused(struct eflow *f, const struct gso_sched_burst *b, int err, uint64_t now)
-{
-	(void)f, (void)b, (void)err, (void)now;
-}
-
-static void l_ended(struct eflow *f, int err)
-{
-	(void)f, (void)err;
-}
-
-static void l_neigh(struct eflow *f)
-{
-	(void)f;
-}
-
 static void unlink_listener(struct listener *l)
 {
 	struct tcp_state *ts = l->f.e->tcp;
@@ -514,15 +488,13 @@ static void unlink_listener(struct listener *l)
 		}
 }
 
-static void steer_entry(struct listener *l, bool add)
+/* The listener entry of the steering program (steer.h): every source to our address and port. */
+static int steer_entry(struct listener *l, bool add)
 {
 	struct gso_flow fl = { .sz = sizeof(fl), .l3 = l->l3, .l4 = GSO_L4_TCP, .dport = l->port };
 
 	memcpy(fl.daddr, l->addr, 16);
-	if (add)
-		l->steered = !gso_steer__flow_add(l->f.e->steer, &fl);
-	else if (l->steered)
-		gso_steer__flow_del(l->f.e->steer, &fl);
+	return add ? gso_steer__flow_add(l->f.e->steer, &fl) : gso_steer__flow_del(l->f.e->steer, &fl);
 }
 
 /* The engine frees the queued streams itself (they are its flows): only our own memory here. */
@@ -539,12 +511,8 @@ static void l_free(struct eflow *f)
 	free(l);
 }
 
+/* Never armed, never following a neighbour (engine_internal.h): only its memory and its timer. */
 const struct eflow_ops gsoi_listener_ops = {
-	.build = l_build,
-	.sent = l_sent,
-	.refused = l_refused,
-	.ended = l_ended,
-	.neigh = l_neigh,
 	.free = l_free,
 	.timers = l_timers,
 };
@@ -636,10 +604,7 @@ int gsoi_listener_open(struct gso_listener **out, struct gso_engine *h, const st
 	if (err)
 		goto fail;
 	if (steer && e->steer) {
-		struct gso_flow fl = { .sz = sizeof(fl), .l3 = l->l3, .l4 = GSO_L4_TCP, .dport = l->port };
-
-		memcpy(fl.daddr, l->addr, 16);
-		err = gso_steer__flow_add(e->steer, &fl);
+		err = steer_entry(l, true);
 		if (err) {
 			gsoi_engine_flow_del(e, &l->f);
 			goto fail;
