@@ -126,6 +126,7 @@ struct gso_engine; /* opaque */
 struct gso_dgram;  /* a datagram flow, opaque */
 struct gso_stream; /* a stream (TCP) flow, opaque */
 struct gso_listener; /* a stream listener (passive open), opaque */
+struct gso_dgram_listener; /* datagrams to a local address and UDP port, opaque */
 
 /* ===================================================================== */
 /* Events                                                                 */
@@ -180,6 +181,13 @@ enum gso_ev_type {
 	 * buffer.  Writing goes on (half-close) until gso_stream__shutdown().
 	 */
 	GSO_EV_STREAM_PEER_CLOSED,
+	/*
+	 * A receive pass handed datagrams to a datagram listener's on_recv
+	 * (`dlistener`, flow_ctx = its opts.ctx, `acked` = how many): raised
+	 * once per pass, after the pass and before the engine sends, so the
+	 * replies to a batch can be written in one go.
+	 */
+	GSO_EV_DGRAM_RECV_DONE,
 };
 
 struct gso_engine_event {
@@ -192,6 +200,9 @@ struct gso_engine_event {
 	uint64_t acked;   /* GSO_EV_STREAM_ACKED: stream bytes acknowledged in all */
 	struct gso_dev *dev; /* GSO_EV_STREAM_ESTABLISHED: the receive device the SYN-ACK came in on */
 	struct gso_listener *listener; /* GSO_EV_LISTENER_READY: the listener */
+	/* GSO_EV_DGRAM_SENT: when the device took the super-segment (engine clock) */
+	uint64_t time_ns;
+	struct gso_dgram_listener *dlistener; /* GSO_EV_DGRAM_RECV_DONE: the listener */
 };
 
 /*
@@ -657,12 +668,135 @@ struct gso_dgram_info {
 	uint32_t behind;      /* 1 while the flow is behind its rate */
 	uint64_t behind_events; /* episodes it fell behind */
 	uint64_t lost_ns;     /* schedule time it lost (more than catchup_ns late) */
+	/* Sends with a departure time (gso_dgram__send_at): how late the device took them. */
+	uint64_t timed_sends;
+	uint64_t timed_late_ns_sum; /* sum over them of (taken - at_ns), 0 when early or on time */
+	uint64_t timed_late_ns_max;
 	size_t :0;
 };
-#define gso_dgram_info__last_field lost_ns
+#define gso_dgram_info__last_field timed_late_ns_max
 
 /* Fill `info` up to info->sz (0: whole).  0, -EINVAL, -EBADF, -EPERM. */
 GSO_API int gso_dgram__info(const struct gso_dgram *d, struct gso_dgram_info *info);
+
+/*
+ * Departure times (EDT).  A send with a departure time leaves at `at_ns`
+ * (engine clock), not before, and at once if that is past: the
+ * application's own pacer (a QUIC stack's, e.g. ngtcp2's
+ * ngtcp2_conn_update_pkt_tx_time() schedule) chooses the times, as with
+ * the kernel's SO_TXTIME, and the flow's rate is not applied to it.  The
+ * flow keeps its order: a send waits for the one before it.  at_ns 0 is
+ * gso_dgram__send(): paced at the flow's rate.  GSO_EV_DGRAM_SENT gives
+ * the time the device took it (time_ns); gso_dgram_info counts how late
+ * timed sends left.  Errors as gso_dgram__send().
+ */
+GSO_API int gso_dgram__send_at(struct gso_dgram *d, const void *payload, uint32_t len, uint32_t gso_size,
+			       uint64_t cookie, uint64_t at_ns);
+
+/* ===================================================================== */
+/* Datagram receive                                                       */
+/* ===================================================================== */
+
+/*
+ * A datagram listener receives the UDP datagrams to one local address
+ * and port, from every source: the steering program (the engine's) hands
+ * them to the engine's receive devices, and everything else still goes to
+ * the kernel.  The engine checks the IP header, the UDP length and the
+ * IPv4 header and UDP checksums (a UDP checksum of 0 is allowed over IPv4
+ * and refused over IPv6, as the kernel does; a datagram whose field holds
+ * only the pseudo-header's sum, left by a sender on this host for a
+ * device to finish, is accepted and counted) and drops what fails,
+ * counting why (gso_dgram_listener_info).  IP fragments and IPv6
+ * extension headers never reach it (the steering program passes them to
+ * the kernel).
+ *
+ * Each datagram is given to opts.on_recv during the engine's receive
+ * pass, in arrival order.  Its bytes stay in the device's receive frame:
+ * m->data is valid only until on_recv returns (copy what must live
+ * longer).  The callback runs on the engine's thread and may call any
+ * engine or flow function but gso_engine__destroy/__run/__poll
+ * (gso_dgram__send, gso_dgram__open_reply, ...); events it causes wait
+ * until the pass ends.  After the pass comes GSO_EV_DGRAM_RECV_DONE.
+ *
+ * The alternative: keep a kernel UDP socket for receiving (no listener,
+ * no steering entry) and send through datagram flows.  The two do not
+ * mix on one port: while a listener is open, the socket hears nothing.
+ */
+struct gso_dgram_msg {
+	size_t sz;              /* sizeof(struct gso_dgram_msg) as the library knows it */
+	const uint8_t *data;    /* the UDP payload (valid during on_recv only) */
+	uint32_t len;           /* its bytes */
+	uint8_t l3;             /* GSO_L3_IPV4 or GSO_L3_IPV6 */
+	uint8_t tos;            /* IPv4 TOS or IPv6 traffic class (ECN in the low two bits) */
+	uint16_t vlan;          /* VLAN ID of the 802.1Q tag, 0: untagged */
+	uint16_t sport, dport;  /* source (remote) and destination (local) ports, host order */
+	uint8_t saddr[16];      /* source (remote) address, network order; IPv4 in the first 4 bytes */
+	uint8_t daddr[16];      /* destination (local) address */
+	uint8_t smac[6];        /* the frame's Ethernet source: where replies go */
+	uint8_t dmac[6];        /* its Ethernet destination (ours) */
+	struct gso_dev *dev;    /* the receive device */
+	uint64_t rx_ns;         /* engine clock when the engine read it */
+	size_t :0;
+};
+
+typedef void (*gso_dgram_recv_fn)(void *ctx, struct gso_dgram_listener *l, const struct gso_dgram_msg *m);
+
+struct gso_dgram_listen_opts {
+	size_t sz;
+	uint8_t l3;           /* GSO_L3_IPV4 or GSO_L3_IPV6 (required) */
+	uint8_t addr[16];     /* local address (required; IPv4 in the first 4 bytes), network order */
+	uint16_t port;        /* local UDP port, host order (required) */
+	gso_dgram_recv_fn on_recv; /* required */
+	void *ctx;            /* on_recv's ctx and GSO_EV_DGRAM_RECV_DONE's flow_ctx */
+	size_t :0;
+};
+#define gso_dgram_listen_opts__last_field ctx
+
+/*
+ * Receive the datagrams to addr:port (see above).  Returns 0 and *out, or
+ * -EINVAL (NULL, bad option, no on_recv), -EADDRINUSE (a datagram
+ * listener on that address and port in this engine), -ENOSPC, -ENOMEM,
+ * -ENODEV, -EBADF, -EPERM, or the steering program's errno.  An engine
+ * without a steering program (opts.steer NULL) listens all the same: the
+ * caller steers the frames to its receive devices.
+ */
+GSO_API int gso_dgram_listener__open(struct gso_dgram_listener **out, struct gso_engine *e,
+				     const struct gso_dgram_listen_opts *o);
+
+/*
+ * Stop receiving: the steering entry goes (the port's datagrams reach the
+ * kernel again).  Flows opened with gso_dgram__open_reply() stay.  The
+ * handle is stale afterwards (-EBADF).  0, -EINVAL, -EBADF, -EPERM.
+ */
+GSO_API int gso_dgram_listener__close(struct gso_dgram_listener *l);
+
+struct gso_dgram_listener_info {
+	size_t sz;
+	uint64_t datagrams;    /* handed to on_recv */
+	uint64_t bytes;        /* their payload bytes */
+	uint64_t passes;       /* receive passes that handed it any (GSO_EV_DGRAM_RECV_DONE) */
+	uint64_t bad_csum;     /* dropped: wrong IPv4 header or UDP checksum (or none over IPv6) */
+	uint64_t bad_len;      /* dropped: UDP length below 8 or past the IP payload */
+	uint64_t csum_partial; /* accepted with the pseudo-header's sum alone (see above) */
+	size_t :0;
+};
+#define gso_dgram_listener_info__last_field csum_partial
+
+/* Fill `info` up to info->sz (0: whole).  0, -EINVAL, -EBADF, -EPERM. */
+GSO_API int gso_dgram_listener__info(const struct gso_dgram_listener *l, struct gso_dgram_listener_info *info);
+
+/*
+ * Open a datagram flow that answers datagram `m` of listener `l`: from
+ * m's destination address and port to its source, to the Ethernet address
+ * it came from (m->smac), on its VLAN, through the engine's transmit
+ * device (IPv4 TTL / IPv6 hop limit 64, TOS 0).  Only m's addresses,
+ * ports, MACs and VLAN are read, so a copy of a message kept after its
+ * on_recv serves (a QUIC server keeps one per path).  `o` (NULL =
+ * defaults) gives rate, queue_len, tx_flags and ctx; its tmpl and route
+ * must be NULL.  Returns what gso_dgram__open() returns.
+ */
+GSO_API int gso_dgram__open_reply(struct gso_dgram **out, struct gso_dgram_listener *l,
+				  const struct gso_dgram_msg *m, const struct gso_dgram_opts *o);
 
 /* ===================================================================== */
 /* Stream flows (TCP)                                                     */
