@@ -110,23 +110,25 @@ static int k_submit(struct gso_dev *d, const struct gso_tx *tx, unsigned n)
 		if (f->discard)
 			continue;
 		cr_assert_lt(f->n, MAX_REC);
-		cr_assert_eq(t->l4, GSO_L4_TCP);
 		r = &f->r[f->n++];
 		memset(r, 0, sizeof(*r));
 		r->t = vnow;
 		r->l3 = t->l3;
+		r->l4 = t->l4;
 		r->sport = be16(l4);
 		r->dport = be16(l4 + 2);
-		r->seq = be32(l4 + 4);
-		r->ack = be32(l4 + 8);
-		r->flags = l4[13];
-		r->win = be16(l4 + 14);
-		parse_opts(r, l4 + 20, (l4[12] >> 4) * 4u - 20);
 		r->len = tx[k].len;
 		r->mss_seg = tx[k].mss;
 		pl = tx[k].buf ? tx[k].buf->data + tx[k].off : tx[k].data;
 		if (pl)
 			memcpy(r->data, pl, r->len < PEEK ? r->len : PEEK);
+		if (t->l4 != GSO_L4_TCP)
+			continue; /* a datagram flow's (test_dgram_rx.c): ports, length and payload are all */
+		r->seq = be32(l4 + 4);
+		r->ack = be32(l4 + 8);
+		r->flags = l4[13];
+		r->win = be16(l4 + 14);
+		parse_opts(r, l4 + 20, (l4[12] >> 4) * 4u - 20);
 	}
 	return (int)n;
 }

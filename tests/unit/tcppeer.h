@@ -34,7 +34,7 @@
 /* One segment we sent (a super-segment: `len` payload bytes cut at mss_seg). */
 struct frec {
 	uint64_t t;
-	uint8_t l3;
+	uint8_t l3, l4;
 	uint16_t sport, dport;
 	uint32_t seq, ack, len, mss_seg;
 	uint8_t flags;

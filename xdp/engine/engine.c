@@ -174,6 +174,21 @@ int gsoi_engine_arm(struct engine *e, struct eflow *f, uint64_t rate, uint32_t w
 	return err;
 }
 
+int gsoi_engine_arm_at(struct engine *e, struct eflow *f, uint32_t wire_bytes, uint32_t segs, uint64_t at_ns,
+		       uint64_t now)
+{
+	struct gso_sched_burst b = { .cookie = f->slot, .flow = f->sched_id, .wire_bytes = wire_bytes,
+				     .segs = segs };
+	int err;
+
+	/* Unpaced, stamped at its own time: the scheduler keeps the flow's order (never before its last). */
+	gso_sched__flow_set_rate(e->sched, f->sched_id, GSO_RATE_UNPACED);
+	err = gso_sched__enqueue(e->sched, at_ns > now ? at_ns : now, &b);
+	if (!err)
+		f->armed = true;
+	return err;
+}
+
 /*
  * At each super-segment a flow sends: close its debt window once it is at
  * least GSO_ENGINE_BEHIND_WIN_NS long, and start or end a behind episode
@@ -730,6 +745,8 @@ static void engine_rx(struct engine *e, uint64_t *now)
 						*now = t;
 				}
 				first = false;
+				if (e->dlisteners && gsoi_dgram_rx(e, e->rx[i], pk[k].data, pk[k].len, *now))
+					continue;
 				gsoi_engine_stream_input(e, e->rx[i], pk[k].data, pk[k].len, *now);
 			}
 			gso_dev__rx_release(e->rx[i], pk, (unsigned)n);
@@ -737,6 +754,8 @@ static void engine_rx(struct engine *e, uint64_t *now)
 				break;
 		}
 	}
+	if (e->dlisteners)
+		gsoi_dgram_rx_end(e);
 	e->defer--;
 	flush_events(e);
 	if (e->port)
@@ -750,7 +769,10 @@ void gsoi_engine_input_frame(struct engine *e, struct gso_dev *rx, const uint8_t
 	if (e->dead)
 		return;
 	e->defer++;
-	gsoi_engine_stream_input(e, rx, frame, len, engine_now(e));
+	if (!e->dlisteners || !gsoi_dgram_rx(e, rx, frame, len, engine_now(e)))
+		gsoi_engine_stream_input(e, rx, frame, len, engine_now(e));
+	if (e->dlisteners)
+		gsoi_dgram_rx_end(e);
 	e->defer--;
 	flush_events(e);
 }

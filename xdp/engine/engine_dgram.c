@@ -19,6 +19,7 @@ struct dsend {
 	const void *p;
 	uint32_t len, gso_size;
 	uint64_t cookie;
+	uint64_t at;          /* departure time (gso_dgram__send_at), 0: paced at the flow's rate */
 };
 
 /* Datagrams of a send: derived from its length each time, never stored beside it. */
@@ -39,6 +40,7 @@ struct dgram {
 	uint32_t qcap, qhead, qlen;
 	struct dsend *q;
 	uint64_t sent_supers, sent_frames, sent_bytes, dropped;
+	uint64_t timed_sends, timed_late_sum, timed_late_max;
 };
 
 static struct dgram *to_d(struct eflow *f)
@@ -66,13 +68,18 @@ static void arm_head(struct dgram *d, uint64_t now, bool chained)
 		return;
 	r = head(d);
 	/* With no burst slot or horizon limit in the engine's scheduler this cannot fail. */
-	gsoi_engine_arm(d->f.e, &d->f, d->rate, r->len + dsend_segs(r) * d->hdr_len, dsend_segs(r), now, chained);
+	if (r->at)
+		gsoi_engine_arm_at(d->f.e, &d->f, r->len + dsend_segs(r) * d->hdr_len, dsend_segs(r), r->at, now);
+	else
+		gsoi_engine_arm(d->f.e, &d->f, d->rate, r->len + dsend_segs(r) * d->hdr_len, dsend_segs(r), now,
+				chained);
 }
 
-static void emit(struct dgram *d, uint32_t type, int err, uint64_t cookie)
+static void emit(struct dgram *d, uint32_t type, int err, uint64_t cookie, uint64_t time_ns)
 {
 	gsoi_engine_emit(d->f.e, &(struct gso_engine_event){ .type = type, .err = err, .flow_ctx = d->f.ctx,
-						       .dgram = (struct gso_dgram *)d->f.handle, .cookie = cookie });
+						       .dgram = (struct gso_dgram *)d->f.handle, .cookie = cookie,
+						       .time_ns = time_ns });
 }
 
 /* Every queued super-segment goes back to the caller unsent. */
@@ -83,7 +90,7 @@ static void drop_all(struct dgram *d, int err)
 
 		pop(d);
 		d->dropped++;
-		emit(d, GSO_EV_DGRAM_DROPPED, err, cookie);
+		emit(d, GSO_EV_DGRAM_DROPPED, err, cookie, 0);
 	}
 }
 
@@ -116,13 +123,21 @@ static void d_sent(struct eflow *f, const struct gso_sched_burst *b, const struc
 	(void)b;
 	(void)tx;
 	d->ip_id = (uint16_t)(d->ip_id + nseg);
+	if (r->at) {
+		uint64_t late = now > r->at ? now - r->at : 0;
+
+		d->timed_sends++;
+		d->timed_late_sum += late;
+		if (late > d->timed_late_max)
+			d->timed_late_max = late;
+	}
 	d->sent_supers++;
 	d->sent_frames += nseg;
 	d->sent_bytes += r->len;
 	f->e->st.frames += nseg;
 	pop(d);
 	arm_head(d, now, true);
-	emit(d, GSO_EV_DGRAM_SENT, 0, cookie);
+	emit(d, GSO_EV_DGRAM_SENT, 0, cookie, now);
 }
 
 static void d_refused(struct eflow *f, const struct gso_sched_burst *b, int err, uint64_t now)
@@ -134,7 +149,7 @@ static void d_refused(struct eflow *f, const struct gso_sched_burst *b, int err,
 	pop(d);
 	d->dropped++;
 	arm_head(d, now, false);
-	emit(d, GSO_EV_DGRAM_DROPPED, err, cookie);
+	emit(d, GSO_EV_DGRAM_DROPPED, err, cookie, 0);
 }
 
 static void d_ended(struct eflow *f, int err)
@@ -261,7 +276,13 @@ int gso_dgram__open(struct gso_dgram **out, struct gso_engine *h, const struct g
 int gso_dgram__send(struct gso_dgram *h, const void *payload, uint32_t len, uint32_t gso_size,
 		    uint64_t cookie)
 {
-	struct dsend rec = { .p = payload, .len = len, .gso_size = gso_size, .cookie = cookie };
+	return gso_dgram__send_at(h, payload, len, gso_size, cookie, 0);
+}
+
+int gso_dgram__send_at(struct gso_dgram *h, const void *payload, uint32_t len, uint32_t gso_size,
+		       uint64_t cookie, uint64_t at_ns)
+{
+	struct dsend rec = { .p = payload, .len = len, .gso_size = gso_size, .cookie = cookie, .at = at_ns };
 	struct engine *e;
 	struct dgram *d;
 	uint32_t tail;
@@ -347,6 +368,9 @@ int gso_dgram__info(const struct gso_dgram *h, struct gso_dgram_info *info)
 	full.behind = d->f.behind;
 	full.behind_events = d->f.behind_events;
 	full.lost_ns = d->f.lost_ns;
+	full.timed_sends = d->timed_sends;
+	full.timed_late_ns_sum = d->timed_late_sum;
+	full.timed_late_ns_max = d->timed_late_max;
 	GSO_OUT_PUT(info, full);
 	return 0;
 }

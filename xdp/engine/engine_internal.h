@@ -201,6 +201,8 @@ struct engine {
 
 	struct gso_engine_stats st;
 
+	/* datagram listeners (dgram_rx.c); NULL: none, and the receive pass never looks for UDP */
+	struct dlistener *dlisteners;
 	/* TCP state beyond the streams (tcp/: listeners, TIME_WAIT), NULL until needed */
 	struct tcp_state *tcp;
 
@@ -324,6 +326,21 @@ void gsoi_engine_stream_input(struct engine *e, struct gso_dev *rx, const uint8_
  * the engine's thread.
  */
 void gsoi_engine_input_frame(struct engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len);
+/*
+ * dgram_rx.c: a received frame for a datagram listener (delivered, or
+ * dropped and counted): true; anything else false.  And the end of a
+ * receive pass (GSO_EV_DGRAM_RECV_DONE).
+ */
+struct dlistener;
+bool gsoi_dgram_rx(struct engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len, uint64_t now);
+void gsoi_dgram_rx_end(struct engine *e);
+/*
+ * Queue the flow's head burst to leave at `at_ns` (not before; at once
+ * if past), outside its rate and grid: a departure time the application
+ * chose (gso_dgram__send_at).  0 or the scheduler's errno.
+ */
+int gsoi_engine_arm_at(struct engine *e, struct eflow *f, uint32_t wire_bytes, uint32_t segs, uint64_t at_ns,
+		       uint64_t now);
 /* Free e->tcp (tcp/ implements it), after every flow was freed. */
 void gsoi_engine_tcp_free(struct engine *e);
 /* The device is gone or the engine ends: every flow ends with err. */

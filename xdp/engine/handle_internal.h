@@ -29,6 +29,7 @@ enum handle_kind {
 	HANDLE_STREAM,
 	HANDLE_PORT,
 	HANDLE_LISTENER,
+	HANDLE_DLISTENER,
 };
 
 /*

@@ -5,7 +5,7 @@
  * own segments.  Pure functions.
  *
  * Received checksums are verified before a segment is looked up
- * (gsoi_rx_frame_csum, rx_csum.c).  On a veth a local Linux peer's segments
+ * (gsoi_rx_frame_csum, engine/frame_rx.c).  On a veth a local Linux peer's segments
  * cross with CHECKSUM_PARTIAL (only the folded pseudo-header in the TCP
  * field; measured: every ACK of a kernel receiver, 1668 of 1668 in
  * sender_inject/rfc5961_forgeries) and AF_XDP hands them over as they are,
@@ -23,6 +23,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "engine/frame_rx_internal.h"
 
 /* A connection's 4-tuple as seen on frames coming back (source = the peer). */
 struct tcp_key {
@@ -50,28 +52,6 @@ struct tcp_seg {
 	uint16_t mss;
 	int wscale;          /* -1: no window scale option */
 };
-
-/*
- * Where a frame's IP and L4 headers are (`len` bytes from the Ethernet
- * header, behind at most one 802.1Q tag): the one header walk of the
- * receive path, for gsoi_tcp_frame_key(), gsoi_tcp_frame_parse() and gsoi_rx_frame_csum().
- */
-struct frame_l4 {
-	uint32_t ip;     /* offset of the IP header */
-	uint32_t l4;     /* offset of the L4 header */
-	uint32_t l4_len; /* L4 header and payload, as the IP header says */
-	uint16_t vlan;   /* 0x8000 | VLAN ID when tagged, else 0 */
-	uint8_t l3;      /* GSO_L3_IPV4 or GSO_L3_IPV6 */
-	uint8_t proto;   /* IPv4 protocol or IPv6 next header */
-	bool frag;       /* an IPv4 fragment (l4 and l4_len are this fragment's) */
-};
-
-/*
- * Returns 0, -ENOENT when the frame is not IPv4 or IPv6, or -EBADMSG when
- * the Ethernet or IP header is cut, the IP header is of another version,
- * or it says lengths the frame does not hold.
- */
-int gsoi_frame_l4(const uint8_t *frame, uint32_t len, struct frame_l4 *out);
 
 /*
  * The 4-tuple of a TCP frame (`len` bytes from the Ethernet header).
@@ -187,16 +167,5 @@ int gsoi_listener_open(struct gso_listener **out, struct gso_engine *e, const st
  * connection on whichever queue it arrives.  0, -EBADF, -ENOMEM.
  */
 int gsoi_tcp_share_secret(struct gso_engine *from, struct gso_engine *to);
-
-/* ---- received checksums (rx_csum.c) ---- */
-
-enum rx_csum {
-	RX_CSUM_OK,      /* right (or nothing to check: not IP, a fragment, UDP over IPv4 without one) */
-	RX_CSUM_PARTIAL, /* L4 field holds only the folded pseudo-header: a local sender's CHECKSUM_PARTIAL */
-	RX_CSUM_BAD,     /* IPv4 header or TCP/UDP checksum wrong, or the lengths do not fit the frame */
-};
-
-/* The IPv4 header and TCP/UDP checksums of a frame (`len` bytes from the Ethernet header). */
-enum rx_csum gsoi_rx_frame_csum(const uint8_t *frame, uint32_t len);
 
 #endif

@@ -28,55 +28,6 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)v;
 }
 
-int gsoi_frame_l4(const uint8_t *f, uint32_t len, struct frame_l4 *o)
-{
-	uint32_t off = 14;
-	uint16_t et;
-
-	memset(o, 0, sizeof(*o));
-	if (len < 14)
-		return -EBADMSG;
-	et = get16(f + 12);
-	if (et == 0x8100) {
-		if (len < 18)
-			return -EBADMSG;
-		et = get16(f + 16);
-		off = 18;
-		o->vlan = (uint16_t)(0x8000 | (get16(f + 14) & 0xfff));
-	}
-	o->ip = off;
-	if (et == 0x0800) {
-		const uint8_t *ip = f + off;
-		unsigned ihl, tot;
-
-		if (len < off + 20 || (ip[0] >> 4) != 4)
-			return -EBADMSG;
-		ihl = (ip[0] & 15) * 4u;
-		tot = get16(ip + 2);
-		if (ihl < 20 || tot < ihl || off + tot > len)
-			return -EBADMSG;
-		o->l3 = GSO_L3_IPV4;
-		o->proto = ip[9];
-		o->frag = (get16(ip + 6) & 0x3fff) != 0;
-		o->l4 = off + ihl;
-		o->l4_len = tot - ihl;
-	} else if (et == 0x86dd) {
-		const uint8_t *ip = f + off;
-
-		if (len < off + 40 || (ip[0] >> 4) != 6)
-			return -EBADMSG;
-		o->l3 = GSO_L3_IPV6;
-		o->proto = ip[6];
-		o->l4 = off + 40;
-		o->l4_len = get16(ip + 4);
-		if (o->l4 + o->l4_len > len)
-			return -EBADMSG;
-	} else {
-		return -ENOENT;
-	}
-	return 0;
-}
-
 /* A TCP segment's headers, or why the frame is not one (gsoi_tcp_frame_key's errors). */
 static int locate(const uint8_t *f, uint32_t len, struct frame_l4 *w)
 {

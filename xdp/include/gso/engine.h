@@ -789,7 +789,8 @@ GSO_API int gso_dgram_listener__info(const struct gso_dgram_listener *l, struct 
  * Open a datagram flow that answers datagram `m` of listener `l`: from
  * m's destination address and port to its source, to the Ethernet address
  * it came from (m->smac), on its VLAN, through the engine's transmit
- * device (IPv4 TTL / IPv6 hop limit 64, TOS 0).  Only m's addresses,
+ * device (TTL or hop limit 64, TOS 0; IPv4 with DF set, as the path MTU
+ * discovery of a QUIC stack wants).  Only m's addresses,
  * ports, MACs and VLAN are read, so a copy of a message kept after its
  * on_recv serves (a QUIC server keeps one per path).  `o` (NULL =
  * defaults) gives rate, queue_len, tx_flags and ctx; its tmpl and route
