@@ -86,8 +86,13 @@ XDP_SRCS  := $(sort $(filter-out xdp/e1000/% %.bpf.c,$(wildcard xdp/*/*.c)))
 E1000_SRCS:= $(sort $(wildcard xdp/e1000/*.c))
 LIB_BPF_SRCS  := $(sort $(wildcard xdp/*/*.bpf.c))
 BENCH_BPF_SRCS:= $(sort $(wildcard bench/bpf/*.bpf.c))
-TOOL_SRCS := $(sort $(wildcard tools/*.c))
+# gsoquicd (HTTP/3) needs ngtcp2, nghttp3 and GnuTLS: without their -dev
+# packages it is left out of the tools (`make` says so once).
+QUIC_PKGS := libngtcp2 libngtcp2_crypto_gnutls libnghttp3 gnutls
+HAVE_QUIC := $(shell $(PKG_CONFIG) --exists $(QUIC_PKGS) 2>/dev/null && echo yes)
+TOOL_SRCS := $(filter-out $(if $(HAVE_QUIC),,tools/gsoquicd.c),$(sort $(wildcard tools/*.c)))
 TOOLC_SRCS:= $(sort $(wildcard tools/common/*.c))
+QUIC_SRCS := $(if $(HAVE_QUIC),$(sort $(wildcard tools/quic/*.c)))
 BENCH_SRCS:= $(sort $(wildcard bench/*.c))
 BENCHC_SRCS:= $(sort $(wildcard bench/common/*.c))
 TESTBED_SRCS:= $(sort $(wildcard bench/testbed/*.c))
@@ -105,6 +110,7 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 XDP_OBJS  := $(XDP_SRCS:%.c=$(B)/obj/%.o)
 E1000_OBJS:= $(E1000_SRCS:%.c=$(B)/obj/%.o)
 TOOLC_OBJS:= $(TOOLC_SRCS:%.c=$(B)/obj/%.o)
+QUIC_OBJS := $(QUIC_SRCS:%.c=$(B)/obj/%.o)
 BENCHC_OBJS:= $(BENCHC_SRCS:%.c=$(B)/obj/%.o)
 TESTBEDC_OBJS:= $(TESTBEDC_SRCS:%.c=$(B)/obj/%.o)
 NSBED_OBJS:= $(NSBED_SRCS:%.c=$(B)/obj/%.o)
@@ -157,13 +163,14 @@ TEST_DEFS := -DGSO_BUILD_DIR='"$(abspath $(B))"' -DGSO_SRC_DIR='"$(abspath .)"'
 # secondary, and a missing secondary prerequisite does not make its target
 # out of date, so the DPDK stamp below (a new name when DPDK appears or
 # goes) would not rebuild anything (tests/unit/test_make_dpdk.c).
-.SECONDARY: $(TOOL_SRCS:%.c=$(B)/obj/%.o) $(BENCH_SRCS:%.c=$(B)/obj/%.o) $(TOOLC_OBJS) $(BENCHC_OBJS) \
+.SECONDARY: $(TOOL_SRCS:%.c=$(B)/obj/%.o) $(BENCH_SRCS:%.c=$(B)/obj/%.o) $(TOOLC_OBJS) $(QUIC_OBJS) $(BENCHC_OBJS) \
 	$(TESTBED_SRCS:%.c=$(B)/obj/%.o) $(TESTBEDC_OBJS) $(NSBED_OBJS) \
 	$(TPROG_SRCS:%.c=$(B)/obj/%.o) $(CONFTOOL_OBJS)
 
 all: lib tools bench-progs test-progs $(BPF_OBJS)
 lib: $(LIBGSO_A) $(LIBGSO_SO) $(if $(XDP_SRCS),$(LIBXDP_A) $(LIBXDP_SO)) $(LIBE1000_A)
 tools: $(TOOLS)
+	$(if $(HAVE_QUIC),,@echo "  SKIP     gsoquicd: needs libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev libgnutls28-dev")
 bench-progs: $(BENCHES) $(TESTBEDS)
 test-progs: $(TPROGS) $(CONFTOOL)
 
@@ -242,6 +249,21 @@ $(B)/tools/%: $(B)/obj/tools/%.o $(TOOLC_OBJS) $(PROG_A)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TOOLC_OBJS) $(PROG_LIBS)
+
+# gsoquicd: its own parts in tools/quic/, with the QUIC libraries' flags
+# (their include dirs as -isystem, so that their headers' warnings do not
+# trip -Werror).
+QUIC_CFLAGS = $(patsubst -I%,-isystem %,$(shell $(PKG_CONFIG) --cflags $(QUIC_PKGS) 2>/dev/null))
+QUIC_LIBS   = $(shell $(PKG_CONFIG) --libs $(QUIC_PKGS) 2>/dev/null)
+$(QUIC_OBJS) $(B)/obj/tools/gsoquicd.o: $(B)/obj/%.o: %.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Itools/quic -Itools/common $(QUIC_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/tools/gsoquicd: $(B)/obj/tools/gsoquicd.o $(QUIC_OBJS) $(TOOLC_OBJS) $(PROG_A)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(QUIC_OBJS) $(TOOLC_OBJS) $(PROG_LIBS) $(QUIC_LIBS)
 
 # Shared bench code as archives (see the header): each program links only
 # the objects it uses.

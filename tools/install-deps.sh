@@ -14,6 +14,11 @@ PKGS="$PKGS qemu-system-x86 qemu-system-data busybox-static xz-utils binutils"
 # The HTTP tests and bench (tests/integration/test_httpd.c, bench/bench_httpd.sh):
 # clients, and nginx as the reference server.
 PKGS="$PKGS curl wget wrk nginx-light"
+# gsoquicd (HTTP/3: ngtcp2, nghttp3, GnuTLS; the Makefile skips it without
+# them) and the stock QUIC client and server its tests run against;
+# openssl makes the tests' self-signed certificate.
+PKGS="$PKGS libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev libgnutls28-dev"
+PKGS="$PKGS ngtcp2-client ngtcp2-server openssl"
 PKGS="$PKGS ${GSO_EXTRA_PKGS:-}"
 
 # Elsewhere: what the build and the tests run, and the libraries they link,
