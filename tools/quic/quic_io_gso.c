@@ -167,9 +167,22 @@ static void peer_of(const struct gso_dgram_msg *m, struct qio_peer *peer, struct
 		memcpy(&l->sin_addr, m->daddr, 4);
 		peer->remote_len = *local_len = sizeof(*r);
 	}
-	memcpy(peer->be, m, sizeof(*m));
-	/* The copy outlives on_recv: its data pointer must not. */
-	((struct gso_dgram_msg *)(void *)peer->be)->data = NULL;
+	/*
+	 * Only what gso_dgram__open_reply reads (addresses, ports, MACs, VLAN):
+	 * two datagrams of one path then keep equal records (the server opens
+	 * the path's flow again only when they differ), and the copy keeps no
+	 * pointer into the receive frame.
+	 */
+	{
+		struct gso_dgram_msg c = { .sz = sizeof(c), .l3 = m->l3, .vlan = m->vlan, .sport = m->sport,
+					   .dport = m->dport };
+
+		memcpy(c.saddr, m->saddr, sizeof(c.saddr));
+		memcpy(c.daddr, m->daddr, sizeof(c.daddr));
+		memcpy(c.smac, m->smac, sizeof(c.smac));
+		memcpy(c.dmac, m->dmac, sizeof(c.dmac));
+		memcpy(peer->be, &c, sizeof(c));
+	}
 }
 
 static void on_recv(void *ctx, struct gso_dgram_listener *l, const struct gso_dgram_msg *m)
