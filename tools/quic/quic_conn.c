@@ -844,6 +844,10 @@ void server_on_recv(void *ctx, const struct qio_rx *rx)
 
 	s->c.rx_datagrams++;
 	s->c.rx_bytes += rx->len;
+	if (!rx->len) {
+		s->c.rx_garbage++; /* ngtcp2 asserts on an empty datagram */
+		return;
+	}
 	rv = ngtcp2_pkt_decode_version_cid(&vc, rx->data, rx->len, SCID_LEN);
 	if (rv == NGTCP2_ERR_VERSION_NEGOTIATION) {
 		send_version_negotiation(s, rx, &vc);
