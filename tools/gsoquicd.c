@@ -318,6 +318,11 @@ static void write_json(const struct opts *o, const struct server *s, const struc
 	KV(f, "close_resends", k->close_resends);
 	KV(f, "no_path_drops", k->no_path_drops);
 	KV(f, "buffers_allocated", s->bufs_alloc);
+	KV(f, "batch_end_quantum", k->end_quantum);
+	KV(f, "batch_end_short", k->end_short);
+	KV(f, "batch_end_empty", k->end_empty);
+	KV(f, "batch_end_spill", k->end_spill);
+	KV(f, "loop_stops", k->loop_stops);
 	fputs("},\n \"departure_error_ns\": {", f);
 	sep = "";
 	KV(f, "count", s->dep.n);

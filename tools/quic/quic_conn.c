@@ -96,6 +96,7 @@ static void timer_moved(struct conn *c)
 	}
 	if (s->in_run && c->expiry < s->run_until) {
 		s->run_until = c->expiry;
+		s->c.loop_stops++;
 		qio_stop(s->io);
 	}
 }
@@ -324,7 +325,7 @@ static int write_batch(struct conn *c, uint8_t *buf, uint64_t ts, struct batch *
 		memcpy(&b->to, &c->spill_to, sizeof(b->to));
 		c->spill_len = 0;
 	}
-	while (b->npkts < max_pkts && b->len + max_pkt <= BATCH_MAX) {
+	for (;;) {
 		nghttp3_vec vec[16];
 		int64_t sid = -1;
 		int fin = 0;
@@ -332,6 +333,11 @@ static int write_batch(struct conn *c, uint8_t *buf, uint64_t ts, struct batch *
 		ngtcp2_ssize n, ndata = -1;
 		ngtcp2_pkt_info pi;
 		uint32_t flags = NGTCP2_WRITE_STREAM_FLAG_MORE;
+
+		if (b->npkts >= max_pkts || b->len + max_pkt > BATCH_MAX) {
+			c->s->c.end_quantum++;
+			break;
+		}
 
 		if (c->h3 && ngtcp2_conn_get_max_data_left(c->q)) {
 			nv = nghttp3_conn_writev_stream(c->h3, &sid, &fin, vec, sizeof(vec) / sizeof(vec[0]));
@@ -375,8 +381,10 @@ static int write_batch(struct conn *c, uint8_t *buf, uint64_t ts, struct batch *
 				return -1;
 			}
 		}
-		if (n == 0)
+		if (n == 0) {
+			c->s->c.end_empty++;
 			break;
+		}
 		if (!b->npkts) {
 			memcpy(&b->to, ps.path.remote.addr, ps.path.remote.addrlen);
 			b->gso_size = (uint32_t)n;
@@ -386,12 +394,15 @@ static int write_batch(struct conn *c, uint8_t *buf, uint64_t ts, struct batch *
 			c->spill_len = (uint32_t)n;
 			memset(&c->spill_to, 0, sizeof(c->spill_to));
 			memcpy(&c->spill_to, ps.path.remote.addr, ps.path.remote.addrlen);
+			c->s->c.end_spill++;
 			break;
 		}
 		b->len += (uint32_t)n;
 		b->npkts++;
-		if ((uint32_t)n < b->gso_size)
+		if ((uint32_t)n < b->gso_size) {
+			c->s->c.end_short++;
 			break; /* the last may be shorter */
+		}
 	}
 	return 0;
 }
@@ -735,6 +746,8 @@ static struct conn *conn_new(struct server *s, const struct qio_rx *rx, const ng
 	}
 	s->slots[slot] = c;
 	s->nconns++;
+	if (slot >= s->slot_hi)
+		s->slot_hi = slot + 1;
 	if (s->nconns > s->c.max_conns_seen)
 		s->c.max_conns_seen = s->nconns;
 	s->c.accepted++;
@@ -753,6 +766,8 @@ static void conn_free(struct conn *c)
 
 	s->slots[c->slot] = NULL; /* first: on_sent for its buffers, also during the closes below, sees no owner */
 	s->nconns--;
+	while (s->slot_hi && !s->slots[s->slot_hi - 1])
+		s->slot_hi--;
 	if (c->dirty) {
 		for (struct conn **p = &s->dirty; *p; p = &(*p)->dirty_next)
 			if (*p == c) {
@@ -965,7 +980,7 @@ uint64_t server_next_expiry(struct server *s)
 {
 	uint64_t t = UINT64_MAX;
 
-	for (uint32_t i = 0; i < s->o.max_conns; i++)
+	for (uint32_t i = 0; i < s->slot_hi; i++)
 		if (s->slots[i] && s->slots[i]->expiry < t)
 			t = s->slots[i]->expiry;
 	return t;
@@ -973,7 +988,7 @@ uint64_t server_next_expiry(struct server *s)
 
 void server_timers(struct server *s, uint64_t now)
 {
-	for (uint32_t i = 0; i < s->o.max_conns; i++) {
+	for (uint32_t i = 0; i < s->slot_hi; i++) {
 		struct conn *c = s->slots[i];
 		int rv;
 

@@ -60,6 +60,9 @@ struct srv_counters {
 	uint64_t rx_datagrams, rx_bytes, rx_garbage, rx_unknown, rx_closing, stateless_resets, version_negotiations;
 	uint64_t tx_supers, tx_datagrams, tx_bytes, tx_send_calls, tx_errors, tx_dropped, buf_waits, close_resends;
 	uint64_t path_opens, path_evictions, path_validations, no_path_drops, max_conns_seen;
+	/* why batches ended: the send quantum (or 64 KiB, 128 packets), a shorter packet, nothing more to send, a packet of another path or a larger size */
+	uint64_t end_quantum, end_short, end_empty, end_spill;
+	uint64_t loop_stops;     /* a callback made a timer earlier than the loop's deadline */
 };
 
 struct server;
@@ -138,6 +141,7 @@ struct server {
 	struct cid_map cids;
 	struct conn **slots;     /* max_conns, NULL: free */
 	uint32_t nconns;
+	uint32_t slot_hi;        /* slots at and above are free: the timer scan stops there */
 	uint32_t gen;
 	struct sbuf *bufs;
 	int32_t free_buf;
