@@ -29,14 +29,15 @@
  * the departure error (struct hist).
  *
  * Timers: every connection's ngtcp2_conn_get_expiry (or its closing
- * deadline) is kept in c->expiry; the loop runs until the earliest
- * (server_next_expiry, a scan: tens of connections), and a callback
+ * deadline) is kept in c->expiry and a min-heap (timer_heap.h); the loop
+ * runs until the earliest (server_next_expiry), and a callback
  * that makes a connection's timer earlier than the loop's deadline stops
  * the loop (qio_stop) so that it is recomputed.
  */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,7 @@ static void timer_moved(struct conn *c)
 	} else {
 		c->expiry = c->close_deadline;
 	}
+	theap_set(&s->timers, &c->tn, c->expiry);
 	if (s->in_run && c->expiry < s->run_until) {
 		s->run_until = c->expiry;
 		s->c.loop_stops++;
@@ -697,6 +699,7 @@ static struct conn *conn_new(struct server *s, const struct qio_rx *rx, const ng
 	c->s = s;
 	c->slot = slot;
 	c->gen = ++s->gen;
+	tnode_init(&c->tn);
 	c->ref = (ngtcp2_crypto_conn_ref){ .get_conn = get_conn, .user_data = c };
 	ngtcp2_connection_close_error_default(&c->ccerr);
 	c->scid.datalen = SCID_LEN;
@@ -746,8 +749,7 @@ static struct conn *conn_new(struct server *s, const struct qio_rx *rx, const ng
 	}
 	s->slots[slot] = c;
 	s->nconns++;
-	if (slot >= s->slot_hi)
-		s->slot_hi = slot + 1;
+	timer_moved(c);
 	if (s->nconns > s->c.max_conns_seen)
 		s->c.max_conns_seen = s->nconns;
 	s->c.accepted++;
@@ -766,8 +768,7 @@ static void conn_free(struct conn *c)
 
 	s->slots[c->slot] = NULL; /* first: on_sent for its buffers, also during the closes below, sees no owner */
 	s->nconns--;
-	while (s->slot_hi && !s->slots[s->slot_hi - 1])
-		s->slot_hi--;
+	theap_del(&s->timers, &c->tn);
 	if (c->dirty) {
 		for (struct conn **p = &s->dirty; *p; p = &(*p)->dirty_next)
 			if (*p == c) {
@@ -978,22 +979,29 @@ void server_on_sent(void *ctx, uint64_t cookie, int err, uint64_t time_ns)
 
 uint64_t server_next_expiry(struct server *s)
 {
-	uint64_t t = UINT64_MAX;
+	struct tnode *t = theap_min(&s->timers);
 
-	for (uint32_t i = 0; i < s->slot_hi; i++)
-		if (s->slots[i] && s->slots[i]->expiry < t)
-			t = s->slots[i]->expiry;
-	return t;
+	return t ? t->key : UINT64_MAX;
 }
 
 void server_timers(struct server *s, uint64_t now)
 {
-	for (uint32_t i = 0; i < s->slot_hi; i++) {
-		struct conn *c = s->slots[i];
+	struct conn *due = NULL;
+	struct tnode *t;
+
+	/* Take the due ones out first: handling one moves (or ends) its timer. */
+	while ((t = theap_min(&s->timers)) && t->key <= now) {
+		struct conn *c = (struct conn *)(void *)((char *)t - offsetof(struct conn, tn));
+
+		theap_del(&s->timers, t);
+		c->due_next = due;
+		due = c;
+	}
+	while (due) {
+		struct conn *c = due;
 		int rv;
 
-		if (!c || c->expiry > now)
-			continue;
+		due = c->due_next;
 		if (c->st != C_LIVE) {
 			s->c.closed++;
 			conn_free(c);
@@ -1014,6 +1022,7 @@ void server_timers(struct server *s, uint64_t now)
 			close_liberr(c, rv);
 			continue;
 		}
+		/* Its timer goes back in the heap when it has written (conn_write). */
 		mark_dirty(c);
 	}
 	flush_dirty(s);
@@ -1055,8 +1064,9 @@ int server_init(struct server *s, const struct srv_opts *o, char *errbuf, size_t
 	rand_bytes(s->reset_secret, sizeof(s->reset_secret));
 	s->slots = calloc(o->max_conns, sizeof(*s->slots));
 	s->bufs = calloc(o->max_bufs, sizeof(*s->bufs));
-	if (!s->slots || !s->bufs || cid_map_init(&s->cids, seed)) {
+	if (!s->slots || !s->bufs || theap_init(&s->timers, o->max_conns) || cid_map_init(&s->cids, seed)) {
 		snprintf(errbuf, errlen, "out of memory");
+		theap_free(&s->timers);
 		free(s->slots);
 		free(s->bufs);
 		return -ENOMEM;
@@ -1078,5 +1088,6 @@ void server_free(struct server *s)
 		free(s->bufs[i].mem);
 	free(s->bufs);
 	free(s->slots);
+	theap_free(&s->timers);
 	cid_map_free(&s->cids);
 }

@@ -21,6 +21,7 @@
 #include "cid_map.h"
 #include "quic_io.h"
 #include "quic_tls.h"
+#include "timer_heap.h"
 
 #define SCID_LEN 18           /* the CIDs this server issues */
 #define MAX_PATHS 4           /* paths remembered per connection (migration, NAT rebinding) */
@@ -112,6 +113,8 @@ struct conn {
 	bool dirty;              /* on the server's list of connections to write */
 	struct conn *dirty_next;
 	uint64_t expiry;         /* when its timer runs (ngtcp2_conn_get_expiry, or the closing deadline) */
+	struct tnode tn;         /* its place in the server's timer heap, keyed by expiry */
+	struct conn *due_next;   /* server_timers' list of the connections whose timer ran */
 	uint64_t pace_ts;        /* ngtcp2's schedule: when the next batch is due */
 	/* A packet ngtcp2 wrote that did not fit the batch (another path or size): the next batch's first. */
 	uint8_t spill[PKT_MAX];
@@ -141,7 +144,7 @@ struct server {
 	struct cid_map cids;
 	struct conn **slots;     /* max_conns, NULL: free */
 	uint32_t nconns;
-	uint32_t slot_hi;        /* slots at and above are free: the timer scan stops there */
+	struct theap timers;     /* the connections by expiry */
 	uint32_t gen;
 	struct sbuf *bufs;
 	int32_t free_buf;
@@ -165,7 +168,7 @@ int server_init(struct server *s, const struct srv_opts *o, char *errbuf, size_t
 void server_on_recv(void *ctx, const struct qio_rx *rx);
 void server_on_recv_done(void *ctx);
 void server_on_sent(void *ctx, uint64_t cookie, int err, uint64_t time_ns);
-/* The earliest timer of all connections (UINT64_MAX: none). */
+/* The earliest timer of all connections (UINT64_MAX: none): the heap's top. */
 uint64_t server_next_expiry(struct server *s);
 /* Run the timers that are due, and write. */
 void server_timers(struct server *s, uint64_t now);
