@@ -323,6 +323,8 @@ static void write_json(const struct opts *o, const struct server *s, const struc
 	KV(f, "batch_end_empty", k->end_empty);
 	KV(f, "batch_end_spill", k->end_spill);
 	KV(f, "loop_stops", k->loop_stops);
+	KV(f, "recv_done", k->recv_done);
+	KV(f, "dirty_after_run", k->dirty_after_run);
 	fputs("},\n \"departure_error_ns\": {", f);
 	sep = "";
 	KV(f, "count", s->dep.n);
@@ -332,6 +334,20 @@ static void write_json(const struct opts *o, const struct server *s, const struc
 	KV(f, "p99", hist_quantile(&s->dep, 0.99));
 	KV(f, "max", s->dep.max);
 	KV(f, "early_max", s->early_max);
+	fputs("},\n \"last_conn\": {", f);
+	sep = "";
+	if (s->have_last_stat) {
+		const ngtcp2_conn_stat *cs = &s->last_stat;
+
+		KV(f, "min_rtt_ns", cs->min_rtt);
+		KV(f, "smoothed_rtt_ns", cs->smoothed_rtt);
+		KV(f, "cwnd", cs->cwnd);
+		KV(f, "ssthresh", cs->ssthresh);
+		KV(f, "pacing_rate_Bps", (uint64_t)(cs->pacing_rate * 1e9));
+		KV(f, "delivery_rate_Bps", cs->delivery_rate_sec);
+		KV(f, "send_quantum", cs->send_quantum);
+		KV(f, "max_tx_udp_payload_size", cs->max_tx_udp_payload_size);
+	}
 	fputs("},\n \"io\": {", f);
 	sep = "";
 	KV(f, "rx_datagrams", r->rx_datagrams);
@@ -363,6 +379,8 @@ static void write_json(const struct opts *o, const struct server *s, const struc
 		KV(f, "late_ns_max", r->e_late_ns_max);
 		KV(f, "behind_events", r->e_behind_events);
 		KV(f, "lost_ns", r->e_lost_ns);
+		KV(f, "link_down", r->e_link_down);
+		KV(f, "link_up", r->e_link_up);
 	}
 	fputs("},\n \"umem\": {", f);
 	sep = "";
@@ -399,6 +417,12 @@ static bool turn(struct server *s, uint64_t cap)
 	s->in_run = true;
 	err = qio_run(s->io, next);
 	s->in_run = false;
+	if (getenv("GSOQUICD_DEBUG_RUN")) {
+		uint64_t now = qio_now_ns(), nx = server_next_expiry(s);
+
+		fprintf(stderr, "DBG run until %+.3f ms returned at %.3f, next %+.3f ms, dirty %d\n",
+			((double)next - (double)now) / 1e6, (double)now / 1e6, ((double)nx - (double)now) / 1e6, s->dirty != NULL);
+	}
 	server_timers(s, qio_now_ns());
 	return err != -ENODEV;
 }
@@ -433,7 +457,7 @@ int main(int argc, char **argv)
 				.max_bufs = o.max_conns * o.conn_bufs < DEF_MAX_BUFS ? o.max_conns * o.conn_bufs
 										      : DEF_MAX_BUFS,
 				.idle_ns = o.idle_s * 1000000000ull, .cc = o.cc, .pacing = o.pacing,
-				.family = cfg.family, .verbose = o.verbose };
+				.edt_io = o.mode != M_KERNEL, .family = cfg.family, .verbose = o.verbose };
 	if (so.max_bufs < o.conn_bufs)
 		so.max_bufs = o.conn_bufs;
 	if (server_init(&s, &so, err, sizeof(err)))

@@ -48,7 +48,8 @@
 
 #include "quic_server.h"
 
-#define COOKIE_SLOT_SHIFT 32
+/* The engine's slack (GSO_ENGINE_DEF_SLACK_NS): a send due within it may leave that much early. */
+#define EDT_SLACK_NS 50000ull
 
 static void conn_free(struct conn *c);
 static void flush_dirty(struct server *s);
@@ -427,7 +428,8 @@ static void conn_write(struct conn *c)
 	struct server *s = c->s;
 
 	while (c->st == C_LIVE) {
-		uint64_t now = qio_now_ns(), sched;
+		uint64_t now = qio_now_ns(), sched, ts = now;
+		bool paced = c->pace_ts <= now + NGTCP2_MILLISECONDS;
 		struct batch b;
 		int32_t bi;
 
@@ -438,18 +440,31 @@ static void conn_write(struct conn *c)
 			break;
 		}
 		c->blocked = false;
-		if (write_batch(c, s->bufs[bi].mem, now, &b) || !b.len) {
+		/*
+		 * ngtcp2's gate is open (its next send time within 1 ms): this batch
+		 * is due at the schedule's time.  Shut: what ngtcp2 does not pace
+		 * (ACKs, handshake, probes) leaves now, and the schedule stays.
+		 */
+		sched = paced && c->pace_ts > now ? c->pace_ts : now;
+		if (s->o.pacing == PACE_EDT && s->o.edt_io) {
+			/*
+			 * The packets leave at sched (the engine may send up to its slack
+			 * early), not now: stamped with when they leave, ngtcp2's RTT
+			 * samples do not count our own hold, which would lower the pacing
+			 * rate that causes it.  Never later than they leave (an RTT
+			 * sample below zero), never before an earlier packet's stamp
+			 * (ngtcp2 wants them in packet-number order): the flow is FIFO.
+			 */
+			ts = sched > now + EDT_SLACK_NS ? sched - EDT_SLACK_NS : now;
+			if (ts < c->last_ts)
+				ts = c->last_ts;
+			c->last_ts = ts;
+		}
+		if (write_batch(c, s->bufs[bi].mem, ts, &b) || !b.len) {
 			buf_put(s, bi);
 			break;
 		}
-		if (c->pace_ts > now + NGTCP2_MILLISECONDS) {
-			/*
-			 * Written while ngtcp2's gate was shut: what it does not pace
-			 * (ACKs, handshake, probes) leaves now, and the schedule stays.
-			 */
-			sched = now;
-		} else {
-			sched = c->pace_ts > now ? c->pace_ts : now;
+		if (paced) {
 			c->pace_ts = sched + pace_interval(c, b.len);
 			/* ngtcp2's gate follows the schedule: the next batch is due bytes / rate after this one. */
 			ngtcp2_conn_update_pkt_tx_time(c->q, sched);
@@ -777,6 +792,8 @@ static void conn_free(struct conn *c)
 			}
 	}
 	if (c->q) {
+		ngtcp2_conn_get_conn_stat(c->q, &s->last_stat);
+		s->have_last_stat = true;
 		n = ngtcp2_conn_get_num_scid(c->q);
 		if (n <= sizeof(cids) / sizeof(cids[0])) {
 			ngtcp2_conn_get_scid(c->q, cids);
@@ -942,7 +959,10 @@ void server_on_recv(void *ctx, const struct qio_rx *rx)
 
 void server_on_recv_done(void *ctx)
 {
-	flush_dirty(ctx);
+	struct server *s = ctx;
+
+	s->c.recv_done++;
+	flush_dirty(s);
 }
 
 void server_on_sent(void *ctx, uint64_t cookie, int err, uint64_t time_ns)
@@ -988,6 +1008,10 @@ void server_timers(struct server *s, uint64_t now)
 {
 	struct conn *due = NULL;
 	struct tnode *t;
+
+	/* Written after every receive pass (RECV_DONE): none should be left. */
+	for (struct conn *c = s->dirty; c; c = c->dirty_next)
+		s->c.dirty_after_run++;
 
 	/* Take the due ones out first: handling one moves (or ends) its timer. */
 	while ((t = theap_min(&s->timers)) && t->key <= now) {

@@ -77,7 +77,7 @@ struct qio_report {
 	/* libgso engine */
 	bool have_engine;
 	uint64_t e_polls, e_waits, e_submits, e_supers, e_frames, e_backpressure, e_kicks, e_rx_frames,
-		e_rx_other, e_late_ns_max, e_behind_events, e_lost_ns;
+		e_rx_other, e_late_ns_max, e_behind_events, e_lost_ns, e_link_down, e_link_up;
 	uint64_t chunks_total, chunks_free;
 	bool balanced;           /* every device buffer back (kernel: true) */
 	bool dev_gone;

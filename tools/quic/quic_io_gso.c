@@ -292,6 +292,8 @@ static void g_close(struct qio *q, struct qio_report *rep)
 		g->rep.e_late_ns_max = es.late_ns_max;
 		g->rep.e_behind_events = es.behind_events;
 		g->rep.e_lost_ns = es.lost_ns;
+		g->rep.e_link_down = es.link_down;
+		g->rep.e_link_up = es.link_up;
 	}
 	if (g->have_li) {
 		g->rep.rx_datagrams = g->li.datagrams;

@@ -40,6 +40,7 @@ struct srv_opts {
 	uint64_t idle_ns;
 	int cc;                  /* ngtcp2_cc_algo */
 	enum pacing pacing;
+	bool edt_io;             /* the I/O honours departure times (libgso): --pacing edt stamps writes with them */
 	int family;
 	bool verbose;
 };
@@ -64,6 +65,7 @@ struct srv_counters {
 	/* why batches ended: the send quantum (or 64 KiB, 128 packets), a shorter packet, nothing more to send, a packet of another path or a larger size */
 	uint64_t end_quantum, end_short, end_empty, end_spill;
 	uint64_t loop_stops;     /* a callback made a timer earlier than the loop's deadline */
+	uint64_t recv_done, dirty_after_run; /* receive passes ended; connections still to write when the I/O returned */
 };
 
 struct server;
@@ -116,6 +118,7 @@ struct conn {
 	struct tnode tn;         /* its place in the server's timer heap, keyed by expiry */
 	struct conn *due_next;   /* server_timers' list of the connections whose timer ran */
 	uint64_t pace_ts;        /* ngtcp2's schedule: when the next batch is due */
+	uint64_t last_ts;        /* --pacing edt: the last time given to ngtcp2 for a write */
 	/* A packet ngtcp2 wrote that did not fit the batch (another path or size): the next batch's first. */
 	uint8_t spill[PKT_MAX];
 	uint32_t spill_len;
@@ -159,6 +162,8 @@ struct server {
 	uint32_t reset_count;
 	struct srv_counters c;
 	struct hist dep;         /* departure error, ns */
+	ngtcp2_conn_stat last_stat; /* of the connection freed last (for --json) */
+	bool have_last_stat;
 	uint64_t early_max;      /* most a super-segment left before its schedule (kernel: ngtcp2's 1 ms lead) */
 };
 
