@@ -417,12 +417,6 @@ static bool turn(struct server *s, uint64_t cap)
 	s->in_run = true;
 	err = qio_run(s->io, next);
 	s->in_run = false;
-	if (getenv("GSOQUICD_DEBUG_RUN")) {
-		uint64_t now = qio_now_ns(), nx = server_next_expiry(s);
-
-		fprintf(stderr, "DBG run until %+.3f ms returned at %.3f, next %+.3f ms, dirty %d\n",
-			((double)next - (double)now) / 1e6, (double)now / 1e6, ((double)nx - (double)now) / 1e6, s->dirty != NULL);
-	}
 	server_timers(s, qio_now_ns());
 	return err != -ENODEV;
 }
