@@ -23,7 +23,10 @@
  * update_pkt_tx_time so that ngtcp2's gate follows the schedule, not our
  * wake-ups.  --pacing edt hands sched to the I/O as the departure time
  * (gso_dgram__send_at): the batch is written up to 1 ms early and the
- * engine holds it until then.  --pacing rate sets the path's rate to
+ * engine holds it until then; ngtcp2 is told the packets were written at
+ * that time too (its RTT samples must not include our own hold).
+ * What ngtcp2 writes while its gate is shut (ACKs, handshake, probes) is
+ * not paced: sched = now.  --pacing rate sets the path's rate to
  * ngtcp2's pacing rate (in wire bytes/s) and sends at once; the engine's
  * pacer spaces the batches.  Either way on_sent's time against sched is
  * the departure error (struct hist).
@@ -718,7 +721,6 @@ static struct conn *conn_new(struct server *s, const struct qio_rx *rx, const ng
 	c->ref = (ngtcp2_crypto_conn_ref){ .get_conn = get_conn, .user_data = c };
 	ngtcp2_connection_close_error_default(&c->ccerr);
 	c->scid.datalen = SCID_LEN;
-	rand_bytes(c->scid.data, SCID_LEN);
 	if (gnutls_rnd(GNUTLS_RND_RANDOM, c->scid.data, SCID_LEN))
 		goto fail;
 	c->odcid = hd->dcid;
