@@ -348,15 +348,15 @@ static void write_json(const struct opts *o, const struct server *s, const struc
 		KV(f, "send_quantum", cs->send_quantum);
 		KV(f, "max_tx_udp_payload_size", cs->max_tx_udp_payload_size);
 	}
+	/* The I/O backend's own counters: what it sent, and (kernel) what it read. */
 	fputs("},\n \"io\": {", f);
 	sep = "";
-	KV(f, "rx_datagrams", r->rx_datagrams);
-	KV(f, "rx_bytes", r->rx_bytes);
-	KV(f, "rx_passes", r->rx_passes);
-	KV(f, "rx_bad_csum", r->rx_bad_csum);
-	KV(f, "rx_bad_len", r->rx_bad_len);
-	KV(f, "rx_csum_partial", r->rx_csum_partial);
-	KV(f, "rx_truncated", r->rx_truncated);
+	if (!r->have_listener) {
+		KV(f, "rx_datagrams", r->rx_datagrams);
+		KV(f, "rx_bytes", r->rx_bytes);
+		KV(f, "rx_passes", r->rx_passes);
+		KV(f, "rx_truncated", r->rx_truncated);
+	}
 	KV(f, "tx_calls", r->tx_calls);
 	KV(f, "tx_supers", r->tx_supers);
 	KV(f, "tx_datagrams", r->tx_datagrams);
@@ -364,6 +364,17 @@ static void write_json(const struct opts *o, const struct server *s, const struc
 	KV(f, "tx_blocked", r->tx_blocked);
 	KV(f, "once_sent", r->once_sent);
 	KV(f, "once_dropped", r->once_dropped);
+	/* libgso: the datagram listener (gso_dgram_listener__info). */
+	fputs("},\n \"listener\": {", f);
+	sep = "";
+	if (r->have_listener) {
+		KV(f, "datagrams", r->rx_datagrams);
+		KV(f, "bytes", r->rx_bytes);
+		KV(f, "passes", r->rx_passes);
+		KV(f, "bad_csum", r->rx_bad_csum);
+		KV(f, "bad_len", r->rx_bad_len);
+		KV(f, "csum_partial", r->rx_csum_partial);
+	}
 	fputs("},\n \"engine\": {", f);
 	sep = "";
 	if (r->have_engine) {

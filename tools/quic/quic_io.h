@@ -74,6 +74,8 @@ struct qio_report {
 	const char *path, *reason;  /* libgso: the transmit path and why; kernel: "kernel" */
 	uint64_t rx_datagrams, rx_bytes, rx_passes, rx_bad_csum, rx_bad_len, rx_csum_partial, rx_truncated;
 	uint64_t tx_calls, tx_supers, tx_datagrams, tx_bytes, tx_errors, tx_blocked, once_sent, once_dropped;
+	/* libgso: rx_* above are the datagram listener's (gso_dgram_listener__info) */
+	bool have_listener;
 	/* libgso engine */
 	bool have_engine;
 	uint64_t e_polls, e_waits, e_submits, e_supers, e_frames, e_backpressure, e_kicks, e_rx_frames,

@@ -296,6 +296,7 @@ static void g_close(struct qio *q, struct qio_report *rep)
 		g->rep.e_link_up = es.link_up;
 	}
 	if (g->have_li) {
+		g->rep.have_listener = true;
 		g->rep.rx_datagrams = g->li.datagrams;
 		g->rep.rx_bytes = g->li.bytes;
 		g->rep.rx_passes = g->li.passes;
