@@ -4,7 +4,9 @@
 # and CUBIC, through the impairment relay), bench/bench_frame_cost.sh
 # (what one frame costs each sender: CPU, syscalls, context switches,
 # instructions) and bench/bench_httpd.sh (HTTP file serving, nginx vs
-# tools/gsohttpd in each mode: goodput and server CPU per GB).  BENCH_ARGS is passed to each
+# tools/gsohttpd in each mode: goodput and server CPU per GB) and
+# bench/bench_quic.sh (HTTP/3 file serving, ngtcp2's gtlsserver vs
+# tools/gsoquicd in each mode).  BENCH_ARGS is passed to each
 # (e.g. BENCH_ARGS=--quick).  A benchmark that cannot run here (one that
 # needs root, as non-root) says why and exits 77: a skip, except under
 # CI=true, where it is a failure as for the tests.
@@ -49,4 +51,9 @@ echo "==== bench_httpd ${BENCH_ARGS:-}"
 # shellcheck disable=SC2086
 sh bench/bench_httpd.sh "$B" ${BENCH_ARGS:-}
 verdict bench_httpd $?
+echo
+echo "==== bench_quic ${BENCH_ARGS:-}"
+# shellcheck disable=SC2086
+sh bench/bench_quic.sh "$B" ${BENCH_ARGS:-}
+verdict bench_quic $?
 exit $status

@@ -18,7 +18,10 @@
  *      datagram flows (UDP, QUIC-style): gso_dgram__send() queues one
  *      super-segment of caller memory cut at gso_size; the engine fills
  *      lengths, IP IDs and checksums (in software or as device metadata),
- *      paces it at the flow's rate and reports when the memory is free;
+ *      paces it at the flow's rate (or sends it at the application's
+ *      departure time) and reports when the memory is free; datagram
+ *      listeners hand the application the datagrams to a local address
+ *      and port, and reply flows answer them ("Datagram receive");
  *      stream flows (TCP, connected, or accepted from a listener): the
  *      application writes bytes and reads what the peer sends; the
  *      engine runs the handshake, the flow send queue (<gso/flowq.h>),

@@ -1,0 +1,493 @@
+/*
+ * An HTTP/3 file server fed by the stock QUIC client: tools/gsoquicd (QUIC
+ * and HTTP/3 from ngtcp2 and nghttp3, every datagram in and out through
+ * libgso) in side a of a namespace test-bed (10.77.0.1, fd77::1), Debian's
+ * ngtcp2 example client gtlsclient in side b.  Every download is hashed
+ * (sha256) and compared with the file's; after each test the server must
+ * exit 0 on SIGTERM (gtlsserver: SIGINT), and its --json must show every
+ * device buffer back and no connection left.  GSO_QUIC_SERVER=gtlsserver runs the same cases
+ * against ngtcp2's own server, the reference (it writes no report: that
+ * part is skipped).
+ *
+ * Cases: 1 MiB in every mode over IPv4 and IPv6; 100 MiB and 1 GiB over
+ * IPv4 and IPv6; the client changing its address mid-download (a new
+ * path, validated) and rebinding as a NAT would, and updating its keys;
+ * through the impair relay at 1 % loss and 20 ms; 16 concurrent clients;
+ * a client killed mid-transfer, whose state the server times out and
+ * frees.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <sys/stat.h>
+
+#include "test_bench_util.h"
+#include "test_progs.h"
+
+#define PORT "4433"
+#define MIB (1ull << 20)
+
+static struct nsbed tb;
+
+struct quicd {
+	struct bt_proc *p;
+	bool ref; /* gtlsserver: no --ready, no report */
+	uint64_t min_bytes;
+	char ready[192], json[192], root[192], key[192], cert[192], dl[192];
+};
+
+static struct quicd srv;
+
+static const char *server_name(void)
+{
+	const char *s = getenv("GSO_QUIC_SERVER");
+
+	return s && *s ? s : "gsoquicd";
+}
+
+static void fini(void)
+{
+	if (srv.p && srv.p->status < 0) {
+		kill(srv.p->pid, SIGTERM);
+		if (bt_wait(srv.p, 5) != 0 || !srv.ref) {
+			bt_dump(srv.p, server_name());
+			if (!srv.ref)
+				fprintf(stderr, "==== %s --json after the failure:\n%s\n", server_name(), bt_read(srv.json));
+		}
+	}
+	memset(&srv, 0, sizeof(srv));
+	bt_fini();
+	nsbed_destroy(&tb);
+}
+
+static void relay_fini(void)
+{
+	fini();
+	nsbed_destroy(&bt_bed[0]);
+	nsbed_destroy(&bt_bed[1]);
+}
+
+/* Built, or why not: skipped only where the packages cannot be installed (never under CI=true). */
+static const char *quicd_bin(void)
+{
+	static char bin[4096];
+
+	snprintf(bin, sizeof(bin), "%s", gso_test_build_path("tools/gsoquicd"));
+	if (access(bin, X_OK)) {
+		const char *ci = getenv("CI");
+
+		cr_assert(!(ci && !strcmp(ci, "true")), "%s not built under CI=true: make deps installs "
+			  "libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev libgnutls28-dev", bin);
+		cr_skip_test("gsoquicd not built: it needs libngtcp2-dev libngtcp2-crypto-gnutls-dev "
+			     "libnghttp3-dev libgnutls28-dev (make deps)");
+	}
+	if (access("/usr/bin/gtlsclient", X_OK)) {
+		const char *ci = getenv("CI");
+
+		cr_assert(!(ci && !strcmp(ci, "true")), "gtlsclient missing under CI=true (package ngtcp2-client)");
+		cr_skip_test("gtlsclient missing: package ngtcp2-client (make deps)");
+	}
+	return bin;
+}
+
+/* The scratch directory: the root, the client's download folder, a self-signed key and certificate. */
+static void quic_prepare(void)
+{
+	memset(&srv, 0, sizeof(srv));
+	srv.ref = !strcmp(server_name(), "gtlsserver");
+	snprintf(srv.root, sizeof(srv.root), "%s/www", bt_tmpdir());
+	snprintf(srv.dl, sizeof(srv.dl), "%s/dl", bt_tmpdir());
+	snprintf(srv.ready, sizeof(srv.ready), "%s/ready", bt_tmpdir());
+	snprintf(srv.json, sizeof(srv.json), "%s/quicd.json", bt_tmpdir());
+	snprintf(srv.key, sizeof(srv.key), "%s/key.pem", bt_tmpdir());
+	snprintf(srv.cert, sizeof(srv.cert), "%s/cert.pem", bt_tmpdir());
+	cr_assert_eq(mkdir(srv.root, 0755), 0, "%s: %s", srv.root, strerror(errno));
+	cr_assert_eq(mkdir(srv.dl, 0755), 0, "%s: %s", srv.dl, strerror(errno));
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout '%s' -out '%s' "
+		 "-days 2 -subj /CN=gsoquicd.test >'%s' 2>&1",
+		 srv.key, srv.cert, bt_path("openssl.log"));
+	cr_assert_eq(system(cmd), 0, "openssl: %s", bt_read(bt_path("openssl.log")));
+}
+
+static void bed(void)
+{
+	int err;
+
+	gso_test_require_root();
+	if (strcmp(server_name(), "gtlsserver"))
+		quicd_bin();
+	err = gso_testbed_create(&tb);
+	cr_assert_eq(err, 0, "test-bed: %s", strerror(-err));
+	quic_prepare();
+}
+
+/* A file of `size` bytes from httpprobe gen (seed 1) in the root. */
+static void make_file(const char *name, uint64_t size)
+{
+	char path[256], sz[24], out[256];
+
+	snprintf(path, sizeof(path), "%s/%s", srv.root, name);
+	snprintf(sz, sizeof(sz), "%" PRIu64, size);
+	snprintf(out, sizeof(out), "%s/gen.out", bt_tmpdir());
+	const char *args[] = { "gen", "--size", sz, path, NULL };
+
+	cr_assert_eq(test_prog_run("tests/httpprobe", args, out), 0, "gen %s: %s", path, bt_read(out));
+}
+
+/* sha256 of httpprobe gen's first `size` bytes (seed 1). */
+static const char *file_digest(uint64_t size)
+{
+	static const struct {
+		uint64_t size;
+		const char *sha;
+	} known[] = {
+		{ 1 * MIB, "85b66b3a5816d686deb42f2d2473d9a7121ceb75c822b838f958c76ca86ed8ea" },
+		{ 8 * MIB, "b90e46b6528f14cd05f49c4f0105e3e446a20698f4a401f621d6bfac85143403" },
+		{ 16 * MIB, "fac9551d34247bcce5ddd3ea59c084218b09cdca7f50afc13d4ee8d80e2e565c" },
+		{ 100 * MIB, "e2d30e664b61b472816fb2295e2b3862be1077748e18145c477585b8ea555e87" },
+		{ 1024 * MIB, "4bbaad95feb98d609ed2f9e6a6a2962a494e4782200c13ce12f976e6a5e91aa9" },
+	};
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (known[i].size == size)
+			return known[i].sha;
+	cr_assert_fail("no digest for a %" PRIu64 "-byte file: add it to file_digest()", size);
+	return NULL;
+}
+
+static const char *srv_addr(int family)
+{
+	return family == 6 ? "fd77::1" : "10.77.0.1";
+}
+
+/*
+ * Start the server in namespace `ns` on `ifname`, listening on addr:PORT
+ * in `mode`, and wait until it is ready.  Returns false when gsoquicd says
+ * (exit 77) that the mode cannot run here.
+ */
+static bool quic_start(const char *ns, const char *ifname, const char *addr, const char *mode)
+{
+	const char *argv[BT_MAX_ARGS] = { bt_ip_cmd(), "netns", "exec", ns };
+	int n = 4;
+
+	if (srv.ref) {
+		argv[n++] = "gtlsserver";
+		argv[n++] = "-q";
+		argv[n++] = "-d";
+		argv[n++] = srv.root;
+		argv[n++] = addr;
+		argv[n++] = PORT;
+		argv[n++] = srv.key;
+		argv[n++] = srv.cert;
+	} else {
+		argv[n++] = quicd_bin();
+		argv[n++] = "--ifname";
+		argv[n++] = ifname;
+		argv[n++] = "--listen";
+		argv[n++] = addr;
+		argv[n++] = "--port";
+		argv[n++] = PORT;
+		argv[n++] = "--root";
+		argv[n++] = srv.root;
+		argv[n++] = "--key";
+		argv[n++] = srv.key;
+		argv[n++] = "--cert";
+		argv[n++] = srv.cert;
+		argv[n++] = "--mode";
+		argv[n++] = mode;
+		argv[n++] = "--idle-timeout";
+		argv[n++] = "3";
+		argv[n++] = "--json";
+		argv[n++] = srv.json;
+		argv[n++] = "--ready";
+		argv[n++] = srv.ready;
+	}
+	srv.p = bt_spawn(argv);
+	if (srv.ref) {
+		usleep(500000); /* gtlsserver says nothing when it is ready */
+		return true;
+	}
+	double end = bt_now() + 20;
+
+	while (access(srv.ready, F_OK)) {
+		if (waitpid(srv.p->pid, &srv.p->status, WNOHANG) == srv.p->pid) {
+			int st = srv.p->status;
+
+			srv.p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			if (srv.p->status == 77 && strcmp(mode, "software") && strcmp(mode, "auto")) {
+				cr_log_warn("gsoquicd: mode %s not available here: %s", mode, bt_read(srv.p->err));
+				return false;
+			}
+			bt_dump(srv.p, server_name());
+			cr_assert_fail("gsoquicd exited (%d) before it was ready", srv.p->status);
+		}
+		if (bt_now() > end) {
+			bt_dump(srv.p, server_name());
+			cr_assert_fail("gsoquicd: not ready within 20 s");
+		}
+		usleep(10000);
+	}
+	return true;
+}
+
+/* gsoquicd's report: every device buffer back, no connection left, no descriptor more than at the start. */
+static const char *expect_no_leaks(void)
+{
+	const char *j = bt_read(srv.json);
+
+	cr_assert(j[0], "no --json report at %s", srv.json);
+	cr_log_info("gsoquicd report: %s", j);
+	cr_assert_not_null(strstr(j, "\"balanced\": true"), "buffers not all back: %s", j);
+	cr_assert_gt(bt_num(j, "chunks_total"), 0, "%s", j);
+	cr_assert_eq(bt_num(j, "chunks_free"), bt_num(j, "chunks_total"), "buffers leaked: %s", j);
+	cr_assert_eq(bt_num(j, "open_at_exit"), 0, "connections leaked: %s", j);
+	cr_assert_eq(bt_num(j, "at_exit"), bt_num(j, "at_start"), "descriptors leaked: %s", j);
+	return j;
+}
+
+static const char *quic_stop(void)
+{
+	const char *j = NULL;
+	int st;
+
+	if (!srv.p)
+		return NULL;
+	if (srv.ref) {
+		/* gtlsserver ends cleanly (exit 0) on SIGINT; SIGTERM kills it. */
+		kill(srv.p->pid, SIGINT);
+		st = bt_wait(srv.p, 20);
+	} else {
+		st = bt_stop(srv.p, 20);
+	}
+	if (st)
+		bt_dump(srv.p, server_name());
+	cr_assert_eq(st, 0, "%s exit %d on SIGTERM", server_name(), st);
+	if (!srv.ref) {
+		j = expect_no_leaks();
+		cr_assert_geq(bt_num(j, "bytes_served"), (double)srv.min_bytes, "%s", j);
+	}
+	return j;
+}
+
+/*
+ * Download /name (`size` bytes) with gtlsclient from side `side` of `b`
+ * (extra client flags in `flags`) into the download folder, and compare
+ * its sha256 with the file's.
+ */
+static void download(const struct nsbed *b, int side, const char *addr, const char *name, uint64_t size,
+		     const char *flags, const char *tag)
+{
+	const char *rc = bt_path("dl.rc"), *sum = bt_path("dl.sha"), *log = bt_path("dl.log");
+	bool v6 = strchr(addr, ':') != NULL;
+	double t0 = bt_now();
+	int st;
+
+	st = nsbed_sh(b, side,
+		      "rm -f '%s/%s'; timeout 170 gtlsclient -q --exit-on-all-streams-close --download='%s' %s "
+		      "'%s' " PORT " 'https://%s%s%s:" PORT "/%s' >'%s' 2>&1; echo $? >'%s'; "
+		      "sha256sum <'%s/%s' >'%s' 2>/dev/null || true",
+		      srv.dl, name, srv.dl, flags ? flags : "", addr, v6 ? "[" : "", addr, v6 ? "]" : "", name, log, rc,
+		      srv.dl, name, sum);
+	cr_assert_eq(st, 0, "%s: shell %d", tag, st);
+	cr_assert_eq(atoi(bt_read(rc)), 0, "%s: gtlsclient exit %s: %s", tag, bt_read(rc), bt_read(log));
+	cr_assert_eq(strncmp(bt_read(sum), file_digest(size), 64), 0, "%s: got sha256 %.64s, the file's is %s (%s)",
+		     tag, bt_read(sum), file_digest(size), bt_read(log));
+	cr_log_info("%s: %.1f MiB in %.2f s", tag, (double)size / MIB, bt_now() - t0);
+	srv.min_bytes += size;
+}
+
+/* ---- downloads ---------------------------------------------------------------------------- */
+
+struct dl_case {
+	int family;
+	char mode[16];
+	unsigned mib;
+};
+
+static struct dl_case dl_cases[] = {
+	{ 4, "auto", 1 },	    { 6, "auto", 1 },	      { 4, "software", 1 },	{ 6, "software", 1 },
+	{ 4, "csum", 1 },	    { 6, "csum", 1 },	      { 4, "multibuf", 1 },	{ 6, "multibuf", 1 },
+	{ 4, "offload-vnet", 1 }, { 6, "offload-vnet", 1 }, { 4, "auto", 100 },	{ 6, "auto", 100 },
+	{ 4, "software", 100 },   { 4, "auto", 1024 },     { 6, "auto", 1024 },
+};
+
+ParameterizedTestParameters(quic, download)
+{
+	return cr_make_param_array(struct dl_case, dl_cases, sizeof(dl_cases) / sizeof(dl_cases[0]));
+}
+
+ParameterizedTest(struct dl_case *c, quic, download, .fini = fini, .timeout = 200)
+{
+	char tag[64], name[32];
+
+	bed();
+	snprintf(tag, sizeof(tag), "ipv%d %s %u MiB", c->family, c->mode, c->mib);
+	snprintf(name, sizeof(name), "f%u", c->mib);
+	make_file(name, (uint64_t)c->mib * MIB);
+	if (!quic_start(tb.ns[0], tb.ifname[0], srv_addr(c->family), c->mode))
+		return;
+	download(&tb, 1, srv_addr(c->family), name, (uint64_t)c->mib * MIB, NULL, tag);
+	quic_stop();
+}
+
+/* ---- what a QUIC client may do mid-connection -------------------------------------------- */
+
+struct mig_case {
+	int family;
+	char flags[96];
+};
+
+static struct mig_case mig_cases[] = {
+	{ 4, "--change-local-addr=300ms" },
+	{ 6, "--change-local-addr=300ms" },
+	{ 4, "--change-local-addr=300ms --nat-rebinding" },
+	{ 4, "--key-update=200ms" },
+	{ 6, "--key-update=200ms" },
+};
+
+ParameterizedTestParameters(quic, client_changes)
+{
+	return cr_make_param_array(struct mig_case, mig_cases, sizeof(mig_cases) / sizeof(mig_cases[0]));
+}
+
+ParameterizedTest(struct mig_case *c, quic, client_changes, .fini = fini, .timeout = 120)
+{
+	char tag[160];
+
+	bed();
+	snprintf(tag, sizeof(tag), "ipv%d %s", c->family, c->flags);
+	make_file("f100", 100 * MIB);
+	cr_assert(quic_start(tb.ns[0], tb.ifname[0], srv_addr(c->family), "auto"));
+	download(&tb, 1, srv_addr(c->family), "f100", 100 * MIB, c->flags, tag);
+	quic_stop();
+}
+
+/* ---- through the impair relay -------------------------------------------------------------- */
+
+/*
+ * As test_httpd.c's: server in bed 0 side a, the relay in bed 0 side b
+ * joining bed 0's veth and bed 1's, the client in bed 1 side b.  The
+ * server's veth segments in software (TSO, GSO and UDP segmentation off:
+ * a veth passes UDP_SEGMENT super-packets whole otherwise) so that the
+ * relay's 1 % loss falls on datagrams, not on super-packets.
+ */
+ParameterizedTestParameters(quic, impaired)
+{
+	static int fams[] = { 4, 6 };
+
+	return cr_make_param_array(int, fams, 2);
+}
+
+ParameterizedTest(int *fam, quic, impaired, .fini = relay_fini, .timeout = 150)
+{
+	const char *iready = bt_path("iready");
+	struct bt_proc *ip;
+	const char *ij;
+	char tag[32];
+
+	gso_test_require_root();
+	if (strcmp(server_name(), "gtlsserver"))
+		quicd_bin();
+	bt_relay_beds();
+	quic_prepare();
+	cr_assert_eq(nsbed_sh(&bt_bed[0], 1,
+			      "ip addr flush dev %s && "
+			      "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && "
+			      "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && ip link set %s up",
+			      bt_bed[0].ifname[1], bt_bed[0].ifname[1], bt_bed[1].ifname[0], bt_bed[1].ifname[0]),
+		     0);
+	cr_assert_eq(nsbed_sh(&bt_bed[0], 0, "ethtool -K %s tso off gso off tx-udp-segmentation off >/dev/null",
+			      bt_bed[0].ifname[0]), 0);
+	const char *iargv[] = { bt_prog("impair"), "relay", "--netns", bt_bed[0].ns[1], "--a", bt_bed[0].ifname[1],
+				"--b", bt_bed[1].ifname[0], "--loss", "1", "--delay", "20", "--seed", "11",
+				"--json", "--ready-file", iready, NULL };
+	ip = bt_spawn(iargv);
+	bt_wait_file(iready, ip, 10);
+	/* 8 MiB: ngtcp2's own server took about 8 s for it there (CUBIC at 1 % loss). */
+	make_file("f8", 8 * MIB);
+	cr_assert(quic_start(bt_bed[0].ns[0], bt_bed[0].ifname[0], srv_addr(*fam), "auto"));
+	snprintf(tag, sizeof(tag), "impaired ipv%d", *fam);
+	download(&bt_bed[1], 1, srv_addr(*fam), "f8", 8 * MIB, NULL, tag);
+	quic_stop();
+	bt_stop(ip, 10);
+	ij = bt_read(ip->out);
+	cr_log_info("%s: relay: %s", tag, ij);
+	cr_assert_gt(bt_num(ij, "fwd_rx"), 1000, "%s", ij);
+	cr_assert_gt(bt_num(ij, "fwd_lost"), 0, "%s", ij);
+}
+
+/* ---- many clients -------------------------------------------------------------------------- */
+
+Test(quic, concurrent_16, .fini = fini, .timeout = 150)
+{
+	const char *dir = bt_tmpdir(), *want;
+	int st, bad = 0;
+
+	bed();
+	make_file("f16", 16 * MIB);
+	want = file_digest(16 * MIB);
+	cr_assert(quic_start(tb.ns[0], tb.ifname[0], srv_addr(4), "auto"));
+	st = nsbed_sh(&tb, 1,
+		      "for i in $(seq 16); do mkdir -p '%s/d'$i; "
+		      "  ( timeout 120 gtlsclient -q --exit-on-all-streams-close --download='%s/d'$i 10.77.0.1 " PORT
+		      "    https://10.77.0.1:" PORT "/f16 >'%s/c'$i.log 2>&1; echo $? >'%s/c'$i.rc; "
+		      "    sha256sum <'%s/d'$i/f16 >'%s/c'$i.sha 2>/dev/null ) & "
+		      "done; wait",
+		      dir, dir, dir, dir, dir, dir);
+	cr_assert_eq(st, 0);
+	for (int i = 1; i <= 16; i++) {
+		char f[32];
+
+		snprintf(f, sizeof(f), "c%d.rc", i);
+		int rc = atoi(bt_read(bt_path(f)));
+
+		snprintf(f, sizeof(f), "c%d.sha", i);
+		if (rc != 0 || strncmp(bt_read(bt_path(f)), want, 64)) {
+			snprintf(f, sizeof(f), "c%d.log", i);
+			cr_log_error("client %d: exit %d, sha256 %.64s: %s", i, rc, bt_read(bt_path(f)), bt_read(bt_path(f)));
+			bad++;
+		}
+	}
+	cr_assert_eq(bad, 0, "%d of 16 concurrent downloads failed", bad);
+	srv.min_bytes = 16 * 16 * MIB;
+	{
+		const char *j = quic_stop();
+
+		if (j)
+			cr_assert_geq(bt_num(j, "accepted"), 16, "%s", j);
+	}
+}
+
+/* ---- a client that dies ---------------------------------------------------------------------- */
+
+/*
+ * A client killed (SIGKILL) mid-download sends nothing more: the server
+ * must time its connection out (--idle-timeout 3) and free it, then serve
+ * the next client as before.
+ */
+Test(quic, client_killed, .fini = fini, .timeout = 120)
+{
+	const char *j;
+
+	bed();
+	make_file("f1024", 1024 * MIB);
+	make_file("f1", 1 * MIB);
+	cr_assert(quic_start(tb.ns[0], tb.ifname[0], srv_addr(4), "auto"));
+	cr_assert_eq(nsbed_sh(&tb, 1,
+			      "gtlsclient -q --exit-on-all-streams-close --download='%s' 10.77.0.1 " PORT
+			      " https://10.77.0.1:" PORT "/f1024 >/dev/null 2>&1 & p=$!; sleep 1; kill -9 $p; wait $p; "
+			      "test -s '%s/f1024' && ! cmp -s '%s/f1024' '%s/f1024'",
+			      srv.dl, srv.dl, srv.dl, srv.root),
+		     0, "the client was not killed mid-download");
+	/* Idle timeout 3 s, then draining: give it 6 s. */
+	sleep(6);
+	download(&tb, 1, srv_addr(4), "f1", MIB, NULL, "after a killed client");
+	srv.min_bytes = MIB;
+	j = quic_stop();
+	if (j) {
+		cr_assert_geq(bt_num(j, "idle_timeouts"), 1, "the dead client's connection never timed out: %s", j);
+		cr_assert_geq(bt_num(j, "accepted"), 2, "%s", j);
+	}
+}
