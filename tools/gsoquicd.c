@@ -262,7 +262,7 @@ static void write_ready(const struct opts *o)
 
 #define KV(f, name, v) fprintf(f, "%s\"%s\": %" PRIu64, sep, name, (uint64_t)(v)), sep = ", "
 
-static void write_json(const struct opts *o, const struct server *s, const struct qio_report *r)
+static void write_json(const struct opts *o, const struct server *s, const struct qio_report *r, const int fds[2])
 {
 	const struct srv_counters *k = &s->c;
 	const char *sep = "";
@@ -280,21 +280,23 @@ static void write_json(const struct opts *o, const struct server *s, const struc
 	fputs(" \"connections\": {", f);
 	KV(f, "accepted", k->accepted);
 	KV(f, "closed", k->closed);
-	KV(f, "timed_out", k->timed_out);
+	KV(f, "idle_timeouts", k->timed_out);
 	KV(f, "handshake_timeouts", k->handshake_timeouts);
 	KV(f, "draining", k->draining);
 	KV(f, "errors", k->errors);
 	KV(f, "refused", k->refused);
 	KV(f, "closed_at_exit", k->closed_at_exit);
+	KV(f, "open_at_exit", s->nconns);
 	KV(f, "max_open", k->max_conns_seen);
 	KV(f, "path_validations", k->path_validations);
 	KV(f, "path_opens", k->path_opens);
 	KV(f, "path_evictions", k->path_evictions);
 	fprintf(f, "},\n \"requests\": %" PRIu64 ", \"status\": {\"200\": %" PRIu64 ", \"400\": %" PRIu64
 		   ", \"403\": %" PRIu64 ", \"404\": %" PRIu64 ", \"405\": %" PRIu64 ", \"414\": %" PRIu64
-		   ", \"500\": %" PRIu64 "}, \"bytes_served\": %" PRIu64 ", \"responses_aborted\": %" PRIu64 ",\n",
+		   ", \"500\": %" PRIu64 "}, \"bytes_served\": %" PRIu64 ", \"bytes_acked\": %" PRIu64
+		   ", \"responses_aborted\": %" PRIu64 ",\n",
 		k->requests, k->st200, k->st400, k->st403, k->st404, k->st405, k->st414, k->st500, k->bytes_served,
-		k->responses_aborted);
+		k->bytes_acked, k->responses_aborted);
 	fputs(" \"rx\": {", f);
 	sep = "";
 	KV(f, "datagrams", k->rx_datagrams);
@@ -397,8 +399,8 @@ static void write_json(const struct opts *o, const struct server *s, const struc
 	sep = "";
 	KV(f, "chunks_total", r->chunks_total);
 	KV(f, "chunks_free", r->chunks_free);
-	fprintf(f, ", \"balanced\": %s}, \"dev_gone\": %s}\n", r->balanced ? "true" : "false",
-		r->dev_gone ? "true" : "false");
+	fprintf(f, ", \"balanced\": %s},\n \"fds\": {\"at_start\": %d, \"at_exit\": %d}, \"dev_gone\": %s}\n",
+		r->balanced ? "true" : "false", fds[0], fds[1], r->dev_gone ? "true" : "false");
 	if (fclose(f))
 		fprintf(stderr, "gsoquicd: --json %s: %s\n", o->json, strerror(errno));
 }
@@ -442,9 +444,10 @@ int main(int argc, char **argv)
 	struct stat st;
 	char err[512] = "";
 	bool alive = true;
-	int e;
+	int e, fds[2];
 
 	parse_args(argc, argv, &o);
+	fds[0] = tool_count_fds();
 	signal(SIGPIPE, SIG_IGN);
 	memset(cfg.addr, 0, sizeof(cfg.addr));
 	if (inet_pton(AF_INET, o.listen, cfg.addr) == 1)
@@ -513,8 +516,9 @@ int main(int argc, char **argv)
 	close(s.root_fd);
 	if (!alive)
 		rep.dev_gone = true;
+	fds[1] = tool_count_fds();
 	if (o.json)
-		write_json(&o, &s, &rep);
+		write_json(&o, &s, &rep, fds);
 	if (!o.quiet)
 		fprintf(stderr, "gsoquicd: %" PRIu64 " connections, %" PRIu64 " requests, %" PRIu64
 			" bytes served; %" PRIu64 " datagrams in %" PRIu64 " super-segments; device buffers %s\n",

@@ -1,5 +1,6 @@
 #include "tool_util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,4 +58,18 @@ const char *tool_gso_strerror(int err)
 		if (gso_errs[i].err == err)
 			return gso_errs[i].text;
 	return strerror(err);
+}
+
+int tool_count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own */
 }

@@ -30,4 +30,7 @@ const char *tool_errno_name(int err);
  */
 const char *tool_gso_strerror(int err);
 
+/* Open descriptors of this process (/proc/self/fd), or -1. */
+int tool_count_fds(void);
+
 #endif

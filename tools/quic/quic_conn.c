@@ -305,6 +305,24 @@ struct batch {
 };
 
 /*
+ * ngtcp2 took ndata bytes of what nghttp3 gave for stream sid (vec, nv;
+ * fin: they end the stream): tell nghttp3, and note a response whose
+ * last byte and FIN went out.  0 or nghttp3's error.
+ */
+static int stream_written(struct conn *c, int64_t sid, ngtcp2_ssize ndata, int fin, const nghttp3_vec *vec,
+			  nghttp3_ssize nv)
+{
+	size_t all = 0;
+	int rv = nghttp3_conn_add_write_offset(c->h3, sid, (size_t)ndata);
+
+	for (nghttp3_ssize i = 0; i < nv; i++)
+		all += vec[i].len;
+	if (!rv && fin && (size_t)ndata == all)
+		h3_fin_sent(c, sid);
+	return rv;
+}
+
+/*
  * Fill buf with packets for one path: see the opening comment.  0 and
  * b->len > 0, or 0 and b->len == 0 (nothing to send now), or -1: the
  * connection is closing (an error was met).
@@ -368,7 +386,7 @@ static int write_batch(struct conn *c, uint8_t *buf, uint64_t ts, struct batch *
 				nghttp3_conn_shutdown_stream_write(c->h3, sid);
 				continue;
 			case NGTCP2_ERR_WRITE_MORE:
-				rv = nghttp3_conn_add_write_offset(c->h3, sid, (size_t)ndata);
+				rv = stream_written(c, sid, ndata, fin, vec, nv);
 				if (rv) {
 					conn_close_app(c, nghttp3_err_infer_quic_app_error_code(rv));
 					return -1;
@@ -380,7 +398,7 @@ static int write_batch(struct conn *c, uint8_t *buf, uint64_t ts, struct batch *
 			}
 		}
 		if (ndata >= 0 && c->h3) {
-			int rv = nghttp3_conn_add_write_offset(c->h3, sid, (size_t)ndata);
+			int rv = stream_written(c, sid, ndata, fin, vec, nv);
 
 			if (rv) {
 				conn_close_app(c, nghttp3_err_infer_quic_app_error_code(rv));

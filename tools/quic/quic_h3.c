@@ -45,8 +45,11 @@ static void stream_free(struct conn *c, struct stream *st)
 
 void h3_free_streams(struct conn *c)
 {
-	while (c->streams)
+	while (c->streams) {
+		if (c->streams->status == 200 && !c->streams->fin_sent)
+			c->s->c.responses_aborted++;
 		stream_free(c, c->streams);
+	}
 }
 
 static void count_status(struct srv_counters *k, unsigned status)
@@ -205,7 +208,7 @@ static int cb_stream_close(nghttp3_conn *h3, int64_t sid, uint64_t app_error, vo
 
 	(void)h3, (void)app_error;
 	if (st) {
-		if (st->status == 200 && st->acked < st->map_len)
+		if (st->status == 200 && !st->fin_sent)
 			c->s->c.responses_aborted++;
 		stream_free(c, st);
 	}
@@ -223,8 +226,19 @@ static int cb_acked_stream_data(nghttp3_conn *h3, int64_t sid, uint64_t len, voi
 	(void)h3, (void)sid;
 	if (st)
 		st->acked += len;
-	C(ud)->s->c.bytes_served += len;
+	C(ud)->s->c.bytes_acked += len;
 	return 0;
+}
+
+void h3_fin_sent(struct conn *c, int64_t sid)
+{
+	for (struct stream *st = c->streams; st; st = st->next)
+		if (st->id == sid) {
+			if (!st->fin_sent && st->responded && st->status == 200)
+				c->s->c.bytes_served += st->map_len;
+			st->fin_sent = true;
+			return;
+		}
 }
 
 /* Request bodies (a POST answered 405) are read and thrown away: give the window back. */

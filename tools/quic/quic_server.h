@@ -58,7 +58,9 @@ uint64_t hist_quantile(const struct hist *h, double q);
 
 struct srv_counters {
 	uint64_t accepted, closed, timed_out, handshake_timeouts, errors, draining, refused, closed_at_exit;
-	uint64_t requests, st200, st400, st403, st404, st405, st414, st500, bytes_served, responses_aborted;
+	uint64_t requests, st200, st400, st403, st404, st405, st414, st500, responses_aborted;
+	uint64_t bytes_served;   /* bodies of 200s whose every byte and FIN went out (once; not necessarily acknowledged) */
+	uint64_t bytes_acked;    /* body bytes the clients acknowledged (a client that closes at once leaves the last unacknowledged) */
 	uint64_t rx_datagrams, rx_bytes, rx_garbage, rx_unknown, rx_closing, stateless_resets, version_negotiations;
 	uint64_t tx_supers, tx_datagrams, tx_bytes, tx_send_calls, tx_errors, tx_dropped, buf_waits, close_resends;
 	uint64_t path_opens, path_evictions, path_validations, no_path_drops, max_conns_seen;
@@ -92,6 +94,7 @@ struct stream {
 	uint8_t *map;            /* the file, mapped */
 	size_t map_len;
 	uint64_t acked;          /* body bytes the client acknowledged */
+	bool fin_sent;           /* the last body byte and the FIN went out */
 	char code[4];
 	char clen[24];
 };
@@ -191,5 +194,7 @@ void conn_close_app(struct conn *c, uint64_t app_error);
 /* quic_h3.c */
 int h3_setup(struct conn *c);
 void h3_free_streams(struct conn *c);
+/* ngtcp2 took the last of stream sid's data and its FIN: its response is served. */
+void h3_fin_sent(struct conn *c, int64_t sid);
 
 #endif
