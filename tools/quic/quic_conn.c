@@ -1001,6 +1001,7 @@ void server_on_sent(void *ctx, uint64_t cookie, int err, uint64_t time_ns)
 		uint64_t e = time_ns > b->sched ? time_ns - b->sched : b->sched - time_ns;
 
 		hist_add(&s->dep, e);
+		hist_add(&s->late, time_ns > b->sched ? time_ns - b->sched : 0);
 		if (time_ns < b->sched && b->sched - time_ns > s->early_max)
 			s->early_max = b->sched - time_ns;
 	}

@@ -164,7 +164,8 @@ struct server {
 	uint64_t reset_window_ns;
 	uint32_t reset_count;
 	struct srv_counters c;
-	struct hist dep;         /* departure error, ns */
+	struct hist dep;         /* departure error |sent - scheduled|, ns */
+	struct hist late;        /* lateness max(0, sent - scheduled), ns */
 	ngtcp2_conn_stat last_stat; /* of the connection freed last (for --json) */
 	bool have_last_stat;
 	uint64_t early_max;      /* most a super-segment left before its schedule (kernel: ngtcp2's 1 ms lead) */
