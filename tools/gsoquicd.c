@@ -58,6 +58,7 @@
 #define DEF_MAX_CONNS 256u
 #define DEF_CONN_BUFS 16u
 #define DEF_MAX_BUFS 1024u
+#define DEF_WRITE_DELAY_US 0u
 #define SHUTDOWN_NS 1000000000ull  /* at exit, time for the CONNECTION_CLOSE packets to leave */
 #define EXIT_FAIL 1
 
@@ -72,7 +73,7 @@ struct opts {
 	enum pacing pacing;
 	uint16_t port;
 	uint32_t max_conns, conn_bufs;
-	uint64_t idle_s;
+	uint64_t idle_s, write_delay_us;
 	bool quiet, verbose;
 };
 
@@ -118,6 +119,9 @@ static void usage(FILE *f)
 "  --max-conns N      connections at once (default %u); more are not answered\n"
 "  --conn-bufs N      send buffers (64 KiB, one super-segment each) a connection\n"
 "                     may have in flight (default %u)\n"
+"  --write-delay US   after a receive pass, wait US microseconds before writing,\n"
+"                     so that more ACKs open the window at once and the\n"
+"                     super-segments are larger (default %u: at once)\n"
 "  --ready FILE       write FILE (\"ADDR PORT\\n\") once listening\n"
 "  --json FILE        at exit, write statistics to FILE: connections, requests by\n"
 "                     status, bytes served, datagrams and super-segments, the\n"
@@ -133,7 +137,7 @@ static void usage(FILE *f)
 "\n"
 "Exit: 0 stopped by a signal, every device buffer back; 1 the interface went\n"
 "away, or buffers were missing at exit; 2 bad options or setup failure.\n",
-		DEF_PORT, DEF_IDLE_S, DEF_MAX_CONNS, DEF_CONN_BUFS);
+		DEF_PORT, DEF_IDLE_S, DEF_MAX_CONNS, DEF_CONN_BUFS, DEF_WRITE_DELAY_US);
 }
 
 static void die(int code, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4), noreturn));
@@ -162,7 +166,7 @@ static uint64_t num(const char *name, const char *v, uint64_t lo, uint64_t hi)
 }
 
 enum { O_IFNAME = 256, O_LISTEN, O_PORT, O_ROOT, O_KEY, O_CERT, O_MODE, O_PACING, O_CC, O_IDLE, O_MAXC, O_BUFS,
-       O_JSON, O_READY };
+       O_JSON, O_READY, O_WDELAY };
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
@@ -179,6 +183,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "idle-timeout", required_argument, 0, O_IDLE },
 		{ "max-conns", required_argument, 0, O_MAXC },
 		{ "conn-bufs", required_argument, 0, O_BUFS },
+		{ "write-delay", required_argument, 0, O_WDELAY },
 		{ "json", required_argument, 0, O_JSON },
 		{ "ready", required_argument, 0, O_READY },
 		{ "quiet", no_argument, 0, 'q' },
@@ -189,7 +194,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	int c;
 
 	*o = (struct opts){ .port = DEF_PORT, .mode = M_AUTO, .pacing = PACE_EDT, .cc = NGTCP2_CC_ALGO_CUBIC,
-			    .max_conns = DEF_MAX_CONNS, .conn_bufs = DEF_CONN_BUFS, .idle_s = DEF_IDLE_S };
+			    .max_conns = DEF_MAX_CONNS, .conn_bufs = DEF_CONN_BUFS, .idle_s = DEF_IDLE_S,
+			    .write_delay_us = DEF_WRITE_DELAY_US };
 	while ((c = getopt_long(argc, argv, "qvh", lo, NULL)) != -1) {
 		switch (c) {
 		case O_IFNAME: o->ifname = optarg; break;
@@ -228,6 +234,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_IDLE: o->idle_s = num("idle-timeout", optarg, 1, 3600); break;
 		case O_MAXC: o->max_conns = (uint32_t)num("max-conns", optarg, 1, 65536); break;
 		case O_BUFS: o->conn_bufs = (uint32_t)num("conn-bufs", optarg, 2, 1024); break;
+		case O_WDELAY: o->write_delay_us = num("write-delay", optarg, 0, 10000); break;
 		case O_JSON: o->json = optarg; break;
 		case O_READY: o->ready = optarg; break;
 		case 'q': o->quiet = true; break;
@@ -468,7 +475,8 @@ int main(int argc, char **argv)
 	so = (struct srv_opts){ .max_conns = o.max_conns, .conn_bufs = o.conn_bufs,
 				.max_bufs = o.max_conns * o.conn_bufs < DEF_MAX_BUFS ? o.max_conns * o.conn_bufs
 										      : DEF_MAX_BUFS,
-				.idle_ns = o.idle_s * 1000000000ull, .cc = o.cc, .pacing = o.pacing,
+				.idle_ns = o.idle_s * 1000000000ull, .write_delay_ns = o.write_delay_us * 1000,
+				.cc = o.cc, .pacing = o.pacing,
 				.edt_io = o.mode != M_KERNEL, .family = cfg.family, .verbose = o.verbose };
 	if (so.max_bufs < o.conn_bufs)
 		so.max_bufs = o.conn_bufs;

@@ -96,6 +96,8 @@ static void timer_moved(struct conn *c)
 			if (c->expiry < later)
 				c->expiry = later;
 		}
+		if (c->write_at && c->write_at < c->expiry)
+			c->expiry = c->write_at;
 	} else {
 		c->expiry = c->close_deadline;
 	}
@@ -448,6 +450,7 @@ static void conn_write(struct conn *c)
 {
 	struct server *s = c->s;
 
+	c->write_at = 0;
 	while (c->st == C_LIVE) {
 		uint64_t now = qio_now_ns(), sched, ts = now;
 		bool paced = c->pace_ts <= now + NGTCP2_MILLISECONDS;
@@ -980,9 +983,28 @@ void server_on_recv(void *ctx, const struct qio_rx *rx)
 void server_on_recv_done(void *ctx)
 {
 	struct server *s = ctx;
+	uint64_t now;
 
 	s->c.recv_done++;
-	flush_dirty(s);
+	if (!s->o.write_delay_ns) {
+		flush_dirty(s);
+		return;
+	}
+	/*
+	 * --write-delay: what arrived waits a little for more of its kind, so
+	 * that the ACKs of several receive passes open the window once and
+	 * one larger super-segment goes instead of several small ones.
+	 */
+	now = qio_now_ns();
+	while (s->dirty) {
+		struct conn *c = s->dirty;
+
+		s->dirty = c->dirty_next;
+		c->dirty = false;
+		if (!c->write_at)
+			c->write_at = now + s->o.write_delay_ns;
+		timer_moved(c);
+	}
 }
 
 void server_on_sent(void *ctx, uint64_t cookie, int err, uint64_t time_ns)
@@ -1052,6 +1074,7 @@ void server_timers(struct server *s, uint64_t now)
 			conn_free(c);
 			continue;
 		}
+		c->write_at = 0;
 		rv = ngtcp2_conn_handle_expiry(c->q, now);
 		if (rv == NGTCP2_ERR_IDLE_CLOSE || rv == NGTCP2_ERR_HANDSHAKE_TIMEOUT) {
 			/* Silently: the peer has gone quiet (idle timeout, RFC 9000 10.1). */

@@ -38,6 +38,7 @@ struct srv_opts {
 	uint32_t conn_bufs;      /* send buffers a connection may hold at once */
 	uint32_t max_bufs;       /* send buffers in all */
 	uint64_t idle_ns;
+	uint64_t write_delay_ns; /* after a receive pass, wait this long before writing (0: at once) */
 	int cc;                  /* ngtcp2_cc_algo */
 	enum pacing pacing;
 	bool edt_io;             /* the I/O honours departure times (libgso): --pacing edt stamps writes with them */
@@ -120,6 +121,7 @@ struct conn {
 	uint64_t expiry;         /* when its timer runs (ngtcp2_conn_get_expiry, or the closing deadline) */
 	struct tnode tn;         /* its place in the server's timer heap, keyed by expiry */
 	struct conn *due_next;   /* server_timers' list of the connections whose timer ran */
+	uint64_t write_at;       /* --write-delay: write then (0: no write waits) */
 	uint64_t pace_ts;        /* ngtcp2's schedule: when the next batch is due */
 	uint64_t last_ts;        /* --pacing edt: the last time given to ngtcp2 for a write */
 	/* A packet ngtcp2 wrote that did not fit the batch (another path or size): the next batch's first. */
