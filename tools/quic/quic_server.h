@@ -1,7 +1,8 @@
 /*
  * gsoquicd's HTTP/3 server: QUIC connections (ngtcp2), HTTP/3 on them
  * (nghttp3), over the datagram I/O of quic_io.h.  quic_conn.c runs the
- * connections (receive, write in super-segments, timers, closing),
+ * connections (accept, receive, timers), quic_send.c their sending
+ * (super-segments, pacing, closing),
  * quic_h3.c the requests, quic_hist.c the departure-error histogram;
  * tools/gsoquicd.c the options, the loop and the report.  Not part of
  * libgso.
@@ -191,8 +192,20 @@ void server_drop_conns(struct server *s);
 /* Free every connection and buffer (after the I/O was closed: no send may be under way). */
 void server_free(struct server *s);
 
-/* quic_conn.c, for quic_h3.c */
+/* quic_send.c, for quic_conn.c and quic_h3.c */
+/* c's timer moved (or may have): its place in the heap, and stop the loop if it is now earlier. */
+void conn_timer_moved(struct conn *c);
+/* Write c at the next server_flush_dirty (after the receive pass). */
+void conn_mark_dirty(struct conn *c);
+void server_flush_dirty(struct server *s);
+/* The path a datagram came on, remembered (its newest message); the least recently used one evicted. */
+struct path *conn_path_note(struct conn *c, const struct qio_rx *rx);
+/* Enter the closing period with c->ccerr: CONNECTION_CLOSE written, sent, kept. */
+void conn_start_closing(struct conn *c);
+void conn_close_liberr(struct conn *c, int liberr);
 void conn_close_app(struct conn *c, uint64_t app_error);
+/* Send the kept CONNECTION_CLOSE again, to `to`. */
+void conn_close_resend(struct conn *c, const struct sockaddr *to);
 
 /* quic_h3.c */
 int h3_setup(struct conn *c);
