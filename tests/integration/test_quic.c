@@ -11,7 +11,7 @@
  *
  * Cases: 1 MiB in every mode over IPv4 and IPv6; 100 MiB and 1 GiB over
  * IPv4 and IPv6; the client changing its address mid-download (a new
- * path, validated) and rebinding as a NAT would, and updating its keys;
+ * path, validated) and updating its keys;
  * through the impair relay at 1 % loss and 20 ms; 16 concurrent clients;
  * a client killed mid-transfer, whose state the server times out and
  * frees.
@@ -334,6 +334,12 @@ ParameterizedTest(struct dl_case *c, quic, download, .fini = fini, .timeout = 20
 
 /* ---- what a QUIC client may do mid-connection -------------------------------------------- */
 
+/*
+ * Not --nat-rebinding: gtlsclient 0.12.1 then only moves to a new port and
+ * ignores whatever reaches the old one, sending nothing from the new port
+ * unless an ACK happened to be due at that instant, so no server can learn
+ * of the move (seen here against gtlsserver too: the download idles out).
+ */
 struct mig_case {
 	int family;
 	char flags[96];
@@ -342,7 +348,6 @@ struct mig_case {
 static struct mig_case mig_cases[] = {
 	{ 4, "--change-local-addr=300ms" },
 	{ 6, "--change-local-addr=300ms" },
-	{ 4, "--change-local-addr=300ms --nat-rebinding" },
 	{ 4, "--key-update=200ms" },
 	{ 6, "--key-update=200ms" },
 };

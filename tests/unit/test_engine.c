@@ -685,6 +685,42 @@ Test(engine, own_thread_wake_stop)
 	gso_engine__destroy(e);
 }
 
+/* Stop from the run's own callback (a QUIC server whose timer moved earlier): run returns, no wake-up. */
+static struct gso_engine *stop_e;
+static atomic_int stop_sent;
+
+static void on_sent_stop(void *ctx, const struct gso_engine_event *ev)
+{
+	(void)ctx;
+	if (ev->type == GSO_EV_WAKE)
+		atomic_fetch_add(&wakes, 1);
+	if (ev->type == GSO_EV_DGRAM_SENT) {
+		atomic_fetch_add(&stop_sent, 1);
+		cr_assert_eq(gso_engine__stop(stop_e), 0);
+	}
+}
+
+Test(engine, stop_from_callback)
+{
+	struct fake *f = fake_new();
+	GSO_OPTS(gso_engine_opts, o, .flags = GSO_ENGINE_F_NO_LINK_MONITOR, .on_event = on_sent_stop);
+	struct gso_dgram *d;
+	uint64_t t0;
+
+	cr_assert_eq(gso_engine__create(&stop_e, &f->dev, &o), 0);
+	d = dgram(stop_e, 1, 0, 8);
+	atomic_store(&wakes, 0);
+	for (int i = 1; i <= 3; i++) {
+		cr_assert_eq(gso_dgram__send(d, payload, 100, 100, (uint64_t)i), 0);
+		t0 = gso_evloop_now_ns();
+		cr_assert_eq(gso_engine__run(stop_e, t0 + 5000000000ull), 0);
+		cr_assert_lt(gso_evloop_now_ns() - t0, 1000000000ull, "run did not return after the stop");
+		cr_assert_eq(atomic_load(&stop_sent), i);
+	}
+	cr_assert_eq(atomic_load(&wakes), 0, "a stop from the callback raised GSO_EV_WAKE");
+	gso_engine__destroy(stop_e);
+}
+
 /* ---- misuse: closed and stale handles, calls from another thread (engine.h, "Handles", "Threads") ---- */
 
 TestSuite(engine_misuse, .init = setup, .fini = teardown, .timeout = 60);

@@ -915,7 +915,7 @@ static int engine_run(struct engine *e, uint64_t until_ns)
 		now = gso_evloop_now_ns();
 		if (now >= until_ns)
 			return 0;
-		if (next <= now)
+		if (next <= now || atomic_load_explicit(&e->stop, memory_order_relaxed))
 			continue;
 		e->st.waits++;
 		n = gso_evloop__wait_until(e->loop, min64(next, until_ns), ev, sizeof(ev) / sizeof(ev[0]));
@@ -1058,7 +1058,13 @@ int gso_engine__wake(struct gso_engine *h)
 static void engine_stop(struct engine *e)
 {
 	atomic_store(&e->stop, true);
-	poke(e);
+	/*
+	 * From the thread that runs the engine (its event callback: an
+	 * application lowering its deadline) the loop sees the flag before it
+	 * waits again: no eventfd write and read, no GSO_EV_WAKE.
+	 */
+	if (atomic_load_explicit(&e->owner, memory_order_relaxed) != engine_self())
+		poke(e);
 	if (e->threaded && !pthread_equal(pthread_self(), e->thread)) {
 		pthread_join(e->thread, NULL);
 		e->threaded = false;

@@ -538,7 +538,10 @@ GSO_API int gso_engine__start(struct gso_engine *e, int cpu);
 
 /*
  * Ask gso_engine__run() (or the engine's thread) to return, and join the
- * thread if there is one (unless called on it).  Any thread.  Returns 0,
+ * thread if there is one (unless called on it).  Any thread.  From the
+ * event callback of a gso_engine__run() it costs no system call: run
+ * returns once the current pass is over (how an application whose own
+ * timers moved earlier, a QUIC stack's, takes control back).  Returns 0,
  * -EINVAL, -EBADF.
  */
 GSO_API int gso_engine__stop(struct gso_engine *e);
