@@ -27,9 +27,10 @@
 # never asserted.
 #
 # --profile: one download per gsoquicd mode under valgrind --tool=callgrind
-# (16 MiB), and the server's instructions split by where they run: libgso,
-# ngtcp2, nghttp3, GnuTLS with its crypto (nettle, hogweed, gmp), libc, the
-# program; with the process's kernel share (stime) beside it.
+# (32 MiB), and the server's user-space instructions split by where they
+# run: libgso, the program, ngtcp2, nghttp3, GnuTLS with its crypto
+# (nettle, hogweed, gmp), libc, the loader.  The kernel's share of the
+# server's CPU (stime over utime+stime) is the table's sys% column.
 #
 # Environment: BENCH_QUIC_MODES (default "kernel software csum multibuf
 # offload-vnet auto"; kernel: gsoquicd on a kernel UDP socket, the same
@@ -257,11 +258,11 @@ for r in $(seq "$ROUNDS"); do
 		3) printf '%s\t%s\tmissing\n' "$s" "$r" >>"$RAW"; continue ;;
 		*) printf '%s\t%s\tfailed\n' "$s" "$r" >>"$RAW"; status=1; continue ;;
 		esac
-		p0=$(proc_ticks "$SRV_PID"); s0=$(softirq_ticks); d0=$(client_dgrams)
+		p0=$(proc_ticks "$SRV_PID"); k0=$(proc_stime "$SRV_PID"); s0=$(softirq_ticks); d0=$(client_dgrams)
 		# shellcheck disable=SC2046
 		set -- $(fetch)
 		secs=$1 crc=$2
-		p1=$(proc_ticks "$SRV_PID"); s1=$(softirq_ticks); d1=$(client_dgrams)
+		p1=$(proc_ticks "$SRV_PID"); k1=$(proc_stime "$SRV_PID"); s1=$(softirq_ticks); d1=$(client_dgrams)
 		stop_server
 		src=$?
 		if [ "$crc" != 0 ]; then
@@ -283,8 +284,8 @@ for r in $(seq "$ROUNDS"); do
 			late99=$(jnum depart_late_p99_us "$WORK/srv.json")
 			;;
 		esac
-		printf '%s\t%s\tok\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$r" "$secs" "$((p1 - p0))" "$((s1 - s0))" \
-			"$((d1 - d0))" "${per:--}" "${late50:--}" "${late99:--}" "$src" >>"$RAW"
+		printf '%s\t%s\tok\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$r" "$secs" "$((p1 - p0))" "$((s1 - s0))" \
+			"$((d1 - d0))" "${per:--}" "${late50:--}" "${late99:--}" "$src" "$((k1 - k0))" >>"$RAW"
 	done
 done
 
@@ -304,16 +305,17 @@ awk -F '\t' -v hz="$HZ" -v bytes="$BYTES" -v offl="$OFFL" -v gro="$GRO" -v jout=
 		n = ++cnt[k]
 		gb = bytes / 1e9
 		gp[k, n] = bytes * 8 / $4 / 1e9; pc[k, n] = $5 / hz / gb; sq[k, n] = $6 / hz / gb
+		sy[k, n] = $5 ? 100 * $12 / $5 : 0
 		per[k] = $8; l50[k, n] = $9; l99[k, n] = $10
 		printf "{\"tool\": \"bench_quic\", \"server\": %s, \"round\": %d, \"cc\": \"cubic (ngtcp2)\", \"offload\": %s, " \
 		       "\"rx_gro\": %s, \"bytes\": %d, \"goodput_gbps\": %.3f, \"time_s\": %.3f, \"server_cpu_s_per_gb\": %.3f, " \
 		       "\"softirq_s_per_gb\": %.3f, \"client_datagrams\": %d, \"datagrams_per_send\": %s, " \
-		       "\"depart_late_p50_us\": %s, \"depart_late_p99_us\": %s, \"server_exit\": %d}\n", q($1), $2, q(offl), q(gro),
-		       bytes, gp[k, n], $4, pc[k, n], sq[k, n], $7, opt($8), opt($9), opt($10), $11 >> jout
+		       "\"depart_late_p50_us\": %s, \"depart_late_p99_us\": %s, \"server_sys_pct\": %.1f, \"server_exit\": %d}\n", q($1), $2,
+		       q(offl), q(gro), bytes, gp[k, n], $4, pc[k, n], sq[k, n], $7, opt($8), opt($9), opt($10), sy[k, n], $11 >> jout
 	}
 	END {
-		fmt = "%-22s %-20s %-22s %-22s %-10s %-16s\n"
-		printf fmt, "server", "Gbit/s med [min-max]", "proc CPU s/GB", "softirq CPU" scpu " s/GB", "dgram/send",
+		fmt = "%-22s %-20s %-22s %-6s %-22s %-10s %-16s\n"
+		printf fmt, "server", "Gbit/s med [min-max]", "proc CPU s/GB", "sys%", "softirq CPU" scpu " s/GB", "dgram/send",
 		       "late p50/p99 us"
 		for (i = 1; i <= nk; i++) {
 			k = keys[i]; n = cnt[k]
@@ -326,6 +328,7 @@ awk -F '\t' -v hz="$HZ" -v bytes="$BYTES" -v offl="$OFFL" -v gro="$GRO" -v jout=
 			for (j = 1; j <= n; j++) a[j] = gp[k, j]; m1 = stats(a, n); lo1 = LO; hi1 = HI
 			for (j = 1; j <= n; j++) a[j] = pc[k, j]; m3 = stats(a, n); lo3 = LO; hi3 = HI
 			for (j = 1; j <= n; j++) a[j] = sq[k, j]; m4 = stats(a, n); lo4 = LO; hi4 = HI
+			for (j = 1; j <= n; j++) a[j] = sy[k, j]; m7 = stats(a, n)
 			lt = "-"
 			if (l50[k, 1] != "-") {
 				for (j = 1; j <= n; j++) a[j] = l50[k, j]; m5 = stats(a, n)
@@ -333,20 +336,21 @@ awk -F '\t' -v hz="$HZ" -v bytes="$BYTES" -v offl="$OFFL" -v gro="$GRO" -v jout=
 				lt = sprintf("%.0f/%.0f", m5, m6)
 			}
 			printf fmt, k, sprintf("%.2f [%.2f-%.2f]", m1, lo1, hi1), sprintf("%.3f [%.3f-%.3f]", m3, lo3, hi3),
-			       sprintf("%.3f [%.3f-%.3f]", m4, lo4, hi4), per[k], lt
+			       sprintf("%.0f", m7), sprintf("%.3f [%.3f-%.3f]", m4, lo4, hi4), per[k], lt
 			if (failed[k]) printf "    ^ %d download(s) failed\n", failed[k]
 			line = sprintf("{\"tool\": \"bench_quic\", \"summary\": true, \"server\": %s, \"cc\": \"cubic (ngtcp2)\", " \
 				       "\"offload\": %s, \"rx_gro\": %s, \"mib\": %d, \"downloads\": %d, \"goodput_gbps_median\": %.3f, " \
 				       "\"goodput_gbps_min\": %.3f, \"goodput_gbps_max\": %.3f, \"server_cpu_s_per_gb_median\": %.3f, " \
 				       "\"server_cpu_s_per_gb_min\": %.3f, \"server_cpu_s_per_gb_max\": %.3f, \"softirq_s_per_gb_median\": %.3f, " \
-				       "\"datagrams_per_send\": %s, \"server_cpu\": %d, \"client_cpu\": %d}",
-				       q(k), q(offl), q(gro), mib, n, m1, lo1, hi1, m3, lo3, hi3, m4, opt(per[k]), scpu, ccpu)
+				       "\"server_sys_pct_median\": %.1f, \"datagrams_per_send\": %s, \"server_cpu\": %d, \"client_cpu\": %d}",
+				       q(k), q(offl), q(gro), mib, n, m1, lo1, hi1, m3, lo3, hi3, m4, m7, opt(per[k]), scpu, ccpu)
 			print line >> jout
 			if (json) print line
 		}
 		print ""
 		printf "%d MiB per download, %d round(s), rounds interleaved; a fresh server per download.\n", mib, rounds
-		print "Gbit/s: file bytes over gtlsclient'"'"'s wall time; proc CPU: the server process utime+stime over the download;"
+		print "Gbit/s: file bytes over gtlsclient'"'"'s wall time; proc CPU: the server process utime+stime over the download"
+		print "(sys%: its stime share: the kernel'"'"'s part of sending and receiving);"
 		printf "softirq: /proc/stat softirq of CPU %d (the server'"'"'s: the veth receive of its sends runs there too);\n", scpu
 		print "both per 10^9 bytes.  dgram/send: datagrams the client received per super-segment (gsoquicd) or per"
 		print "sendmsg (gtlsserver, counted under strace in one extra download); late: how long after ngtcp2'"'"'s"
@@ -355,31 +359,35 @@ awk -F '\t' -v hz="$HZ" -v bytes="$BYTES" -v offl="$OFFL" -v gro="$GRO" -v jout=
 
 if [ "$PROFILE" = 1 ] && command -v valgrind >/dev/null 2>&1 && [ -x "$QUICD" ]; then
 	say ""
-	say "Where gsoquicd's instructions go (callgrind, one 16 MiB download per mode; kernel: the process's stime share):"
-	"$B/tests/httpprobe" gen --size 16777216 "$FILE" >/dev/null 2>&1 || head -c 16777216 /dev/urandom >"$FILE"
+	say "Where gsoquicd's user-space instructions go (callgrind, one 32 MiB download per mode, process start included):"
+	"$B/tests/httpprobe" gen --size 33554432 "$FILE" >/dev/null 2>&1 || head -c 33554432 /dev/urandom >"$FILE"
 	for m in $MODES; do
 		start_server "gsoquicd:$m" valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$m" || continue
-		pid=$SRV_PID
 		fetch >/dev/null
-		t=$(proc_ticks "$pid"); k=$(proc_stime "$pid")
 		stop_server
-		callgrind_annotate --inclusive=no "$WORK/cg.$m" 2>/dev/null | awk -v m="$m" -v t="${t:-0}" -v k="${k:-0}" '
-			/^[ 0-9,]+ \(/ || /^[ 0-9,]+  / {
-				n = $1; gsub(/,/, "", n); f = $0
-				o = "other"
-				if (f ~ /libgso/) o = "libgso"; else if (f ~ /ngtcp2_crypto/) o = "ngtcp2-crypto"
-				else if (f ~ /ngtcp2/) o = "ngtcp2"; else if (f ~ /nghttp3/) o = "nghttp3"
-				else if (f ~ /nettle|hogweed|gmp|gnutls/) o = "tls+crypto"; else if (f ~ /libc[.-]/) o = "libc"
-				else if (f ~ /gsoquicd|tools\//) o = "gsoquicd"
+		# shellcheck disable=SC2016 # awk's own fields
+		callgrind_annotate --inclusive=no --threshold=100 --auto=no "$WORK/cg.$m" 2>/dev/null | awk -v m="$m" '
+			/^ *[0-9][0-9,]* \( *[0-9.]+%\) / && !/PROGRAM TOTALS/ {
+				n = $1; gsub(/,/, "", n); o = "other"
+				if ($0 ~ /\[.*libngtcp2/) o = "ngtcp2"
+				else if ($0 ~ /\[.*libnghttp3/) o = "nghttp3"
+				else if ($0 ~ /\[.*(libgnutls|libnettle|libhogweed|libgmp|libtasn1|libp11|libidn2|libunistring)/) o = "tls+crypto"
+				else if ($0 ~ /\[.*ld-linux/) o = "loader"
+				else if ($0 ~ /\[.*libc\.so/) o = "libc"
+				else if ($0 ~ /\[.*(libbpf|libxdp|libelf|libz)/) o = "libbpf"
+				else if ($0 ~ /  (xdp|libgso)\//) o = "libgso"
+				else if ($0 ~ /  tools\//) o = "gsoquicd"
 				s[o] += n; tot += n
 			}
 			END {
 				if (!tot) { printf "  %-14s no profile\n", m; exit }
 				printf "  %-14s", m
-				for (o in s) printf " %s %.1f%%", o, 100 * s[o] / tot
-				printf "; kernel (stime) %.0f%% of the process CPU\n", t ? 100 * k / t : 0
+				split("libgso gsoquicd ngtcp2 nghttp3 tls+crypto libc loader libbpf other", ord, " ")
+				for (i = 1; i in ord; i++) printf " %s %.1f%%", ord[i], 100 * s[ord[i]] / tot
+				printf " (%.0f M)\n", tot / 1e6
 			}'
 	done
+	say "  (the kernel's share of the process CPU is the sys% column above)"
 fi
 say "results: $JOUT"
 exit $status

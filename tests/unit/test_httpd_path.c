@@ -300,3 +300,29 @@ Test(httpd_path, never_outside, .init = setup, .fini = teardown)
 		cr_assert_eq(access(p, R_OK), 0);
 	}
 }
+
+/* Without openat2 (valgrind, old kernels): the walk follows no symlink, inside or out. */
+Test(httpd_path, walk_without_openat2, .init = setup, .fini = teardown)
+{
+	static const char *const refused[] = { "up", "abs", "dirup/secret.txt", "self", "loop", "in", "insub" };
+	char buf[8];
+	int fd;
+
+	fd = file_path_walk(root_fd, "a.txt");
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(read(fd, buf, sizeof(buf)), 2);
+	close(fd);
+	fd = file_path_walk(root_fd, "sub/b.txt");
+	cr_assert_geq(fd, 0);
+	close(fd);
+	fd = file_path_walk(root_fd, ".");
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(file_path_walk(root_fd, "nope"), -ENOENT);
+	cr_assert_eq(file_path_walk(root_fd, "a.txt/x"), -ENOTDIR);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		fd = file_path_walk(root_fd, refused[i]);
+		cr_assert(fd == -ELOOP || fd == -ENOTDIR, "'%s' gave %d", refused[i], fd);
+		cr_assert_eq(status_of(fd), fd == -ELOOP ? 403u : 404u);
+	}
+}

@@ -1,5 +1,5 @@
 /*
- * Request paths to files under a root directory, for gsohttpd.
+ * Request paths to files under a root directory, for gsohttpd and gsoquicd.
  *
  * Two steps, each with its own refusals:
  *  1. file_path_decode(): percent-decoding of the request path ("%41" is
@@ -15,7 +15,8 @@
  *     A directory is served as its index.html (opened the same way) when
  *     that is a regular file, and is 404 otherwise; anything but a
  *     regular file (FIFO, device, socket) is 403.  Opened O_NONBLOCK, so
- *     that a FIFO never blocks the server.
+ *     that a FIFO never blocks the server.  Without openat2 (ENOSYS) the
+ *     path is walked with O_NOFOLLOW instead, and no symlink is followed.
  * Statuses: 400 bad escape or NUL, 403 outside the root or not a regular
  * file or not readable, 404 no such file, 414 too long.
  */
@@ -39,5 +40,13 @@ unsigned file_path_decode(const char *p, size_t p_len, char *out, size_t cap);
  * for a directory); or the status to answer (403, 404, 414, 500).
  */
 unsigned file_path_open(int root_fd, char *rel, size_t cap, int *fd, struct stat *st);
+
+/*
+ * What file_path_open() does where openat2 is missing (ENOSYS: a kernel
+ * before 5.6, or valgrind): `rel` walked a component at a time with
+ * O_NOFOLLOW, so no symbolic link is followed at all (-ELOOP).  A
+ * descriptor, or -errno.  Exposed for its tests.
+ */
+int file_path_walk(int root_fd, const char *rel);
 
 #endif
