@@ -1,8 +1,8 @@
 /*
  * gsoquicd: a static file server over HTTP/3 (QUIC v1, ngtcp2 + nghttp3 +
  * GnuTLS), whose datagrams leave through libgso datagram flows.  GET of
- * the files under --root, for stock clients (ngtcp2's gtlsclient, curl
- * with HTTP/3).
+ * the files under --root, for stock HTTP/3 clients (its tests run
+ * Debian's ngtcp2 client, gtlsclient).
  *
  * The parts (tools/quic/):
  *   quic_io.h        the datagram I/O, two backends behind one interface:

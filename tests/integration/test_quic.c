@@ -14,10 +14,14 @@
  * path, validated) and updating its keys;
  * through the impair relay at 1 % loss and 20 ms; 16 concurrent clients;
  * a client killed mid-transfer, whose state the server times out and
- * frees.
+ * frees; 4,000 datagrams of garbage, after which the server must be up,
+ * idle and serving.
  */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "test_bench_util.h"
@@ -494,5 +498,91 @@ Test(quic, client_killed, .fini = fini, .timeout = 120)
 	if (j) {
 		cr_assert_geq(bt_num(j, "idle_timeouts"), 1, "the dead client's connection never timed out: %s", j);
 		cr_assert_geq(bt_num(j, "accepted"), 2, "%s", j);
+	}
+}
+
+/* ---- a client that sends garbage ------------------------------------------------------------ */
+
+/* CPU ticks (utime + stime) of a process. */
+static long proc_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	long ut = 0, st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &ut, &st) != 2)
+		return -1;
+	return ut + st;
+}
+
+/*
+ * From side b, 4,000 datagrams that are no QUIC a server should serve:
+ * empty and one-byte ones, Initials of random bytes, Initials cut short,
+ * short headers for connection IDs it never gave (stateless resets, which
+ * it must limit), and long headers of an unknown version (version
+ * negotiation), from many source ports.  The server must stay up, not
+ * spin afterwards, and serve the next client as before.
+ */
+Test(quic, garbage, .fini = fini, .timeout = 120)
+{
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(4433) };
+	uint8_t b[1400];
+	int fds[8];
+	long t0, t1;
+	const char *j;
+
+	bed();
+	make_file("f1", MIB);
+	cr_assert(quic_start(tb.ns[0], tb.ifname[0], srv_addr(4), "auto"));
+	inet_pton(AF_INET, srv_addr(4), &to.sin_addr);
+	cr_assert_eq(nsbed_enter(&tb, 1), 0);
+	for (int i = 0; i < 8; i++) {
+		fds[i] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		cr_assert_geq(fds[i], 0);
+	}
+	for (int k = 0; k < 4000; k++) {
+		size_t len;
+
+		for (size_t i = 0; i < sizeof(b); i++) {
+			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+			b[i] = (uint8_t)seed;
+		}
+		switch (k % 6) {
+		case 0: len = 0; break;
+		case 1: len = 1; break;
+		case 2: b[0] = 0xc0 | (b[0] & 0x0f); memcpy(b + 1, "\0\0\0\1", 4); len = 1200; break; /* Initial, v1, junk */
+		case 3: b[0] = 0xc0; memcpy(b + 1, "\0\0\0\1", 4); b[5] = 8; len = 20; break;   /* cut short */
+		case 4: b[0] = 0x40 | (b[0] & 0x3f); len = 60; break;                         /* short header */
+		default: b[0] = 0xc0; memcpy(b + 1, "\x1a\x2a\x3a\x4a", 4); b[5] = 8; b[14] = 8; len = 1200; break;
+		}
+		sendto(fds[k % 8], b, len, 0, (struct sockaddr *)&to, sizeof(to));
+		if (k % 200 == 199)
+			usleep(2000);
+	}
+	for (int i = 0; i < 8; i++)
+		close(fds[i]);
+	cr_assert_eq(nsbed_enter(&tb, 0), 0);
+	usleep(200000);
+	cr_assert_eq(waitpid(srv.p->pid, &srv.p->status, WNOHANG), 0, "the server died of the garbage");
+	/* Quiet now: a server that spins on what it was sent burns its CPU (a second here) doing nothing. */
+	t0 = proc_ticks(srv.p->pid);
+	sleep(2);
+	t1 = proc_ticks(srv.p->pid);
+	cr_assert(t0 >= 0 && t1 >= 0);
+	cr_assert_lt(t1 - t0, sysconf(_SC_CLK_TCK), "idle after the garbage, it used %ld ticks in 2 s", t1 - t0);
+	download(&tb, 1, srv_addr(4), "f1", MIB, NULL, "after garbage");
+	j = quic_stop();
+	if (j) {
+		/* Counted as what it was: dropped, answered with a version negotiation, or a stateless reset. */
+		cr_assert_geq(bt_num(j, "garbage"), 2000, "%s", j);
+		cr_assert_gt(bt_num(j, "version_negotiations"), 0, "%s", j);
+		cr_assert_gt(bt_num(j, "stateless_resets"), 0, "%s", j);
 	}
 }
