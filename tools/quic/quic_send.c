@@ -35,10 +35,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gso/engine.h>
+
 #include "quic_server.h"
 
-/* The engine's slack (GSO_ENGINE_DEF_SLACK_NS): a send due within it may leave that much early. */
-#define EDT_SLACK_NS 50000ull
+/* The engine's slack (quic_io_gso.c leaves opts.slack_ns at its default): a send due within it may leave that much early. */
+#define EDT_SLACK_NS ((uint64_t)GSO_ENGINE_DEF_SLACK_NS)
 
 /* ---- small helpers --------------------------------------------------------------- */
 

@@ -798,7 +798,9 @@ GSO_API int gso_dgram_listener__info(const struct gso_dgram_listener *l, struct 
  * device (TTL or hop limit 64, TOS 0; IPv4 with DF set, as the path MTU
  * discovery of a QUIC stack wants).  Only m's addresses,
  * ports, MACs and VLAN are read, so a copy of a message kept after its
- * on_recv serves (a QUIC server keeps one per path).  `o` (NULL =
+ * on_recv serves (a QUIC server keeps one per path; two messages of one
+ * path still differ in len, tos, dev and rx_ns: compare those fields, not
+ * the structs).  `o` (NULL =
  * defaults) gives rate, queue_len, tx_flags and ctx; its tmpl and route
  * must be NULL.  Returns what gso_dgram__open() returns.
  */
