@@ -21,8 +21,8 @@
 # namespace received (Udp InDatagrams) per server send: per super-segment
 # for gsoquicd (its --json), per sendmsg for gtlsserver (one extra
 # download under strace -c, when strace is installed); and, for gsoquicd,
-# how late its datagrams left against ngtcp2's schedule (--json, median
-# and p99).  A table of medians [min-max] per server; the per-download
+# how far from ngtcp2's schedule its datagrams left, early or late (--json
+# departure_error_ns, median and p99).  A table of medians [min-max] per server; the per-download
 # lines and the summaries in BUILD_DIR/bench/bench_quic.json.  Speed is
 # never asserted.
 #
@@ -34,7 +34,8 @@
 #
 # Environment: BENCH_QUIC_MODES (default "kernel software csum multibuf
 # offload-vnet auto"; kernel: gsoquicd on a kernel UDP socket, the same
-# QUIC code without libgso).  Needs root; as non-root, or without gtlsclient
+# QUIC code without libgso; MODE/rate runs that mode with --pacing rate
+# instead of the default edt, e.g. "auto auto/rate").  Needs root; as non-root, or without gtlsclient
 # or gsoquicd, it says so and exits 0 (rows "not installed" / "not built").
 # Exit 1 when a download failed or a server did not exit 0 on SIGTERM.
 set -u
@@ -145,6 +146,11 @@ client_dgrams() {
 jnum() {
 	grep -o "\"$1\": *[-0-9.e+]*" "$2" 2>/dev/null | head -n 1 | sed 's/.*: *//'
 }
+# A number of the report's "departure_error_ns" object (|left - ngtcp2's schedule|), in us.
+jdep_us() {
+	tr -d '\n' <"$1" 2>/dev/null | sed -n 's/.*"departure_error_ns": *{\([^}]*\)}.*/\1/p' |
+		grep -o "\"$2\": *[0-9]*" | sed 's/.*: *//' | awk '{printf "%.1f", $1 / 1000}'
+}
 
 # start_server NAME [WRAPPER...]: 0 ready, 77 not available (mode), 1 failed, 3 not installed.
 start_server() {
@@ -175,8 +181,10 @@ start_server() {
 	gsoquicd:*)
 		[ -x "$QUICD" ] || return 3
 		SRV_SIG=TERM
+		m=${s#gsoquicd:}
+		case $m in */*) pacing=${m#*/} m=${m%/*} ;; *) pacing=edt ;; esac
 		ip netns exec "$NS_S" taskset -c "$SCPU" "$@" "$QUICD" --ifname qS --listen 10.81.0.1 --port "$PORT" \
-			--root "$WORK/www" --key "$WORK/key.pem" --cert "$WORK/cert.pem" --mode "${s#gsoquicd:}" \
+			--root "$WORK/www" --key "$WORK/key.pem" --cert "$WORK/cert.pem" --mode "$m" --pacing "$pacing" \
 			--json "$WORK/srv.json" --ready "$WORK/ready" >"$WORK/srv.out" 2>"$WORK/srv.err" &
 		;;
 	esac
@@ -280,8 +288,8 @@ for r in $(seq "$ROUNDS"); do
 		gsoquicd:*)
 			sup=$(jnum supers_sent "$WORK/srv.json")
 			per=$(awk -v d=$((d1 - d0)) -v s="${sup:-0}" 'BEGIN{if (s > 0) printf "%.1f", d / s}')
-			late50=$(jnum depart_late_p50_us "$WORK/srv.json")
-			late99=$(jnum depart_late_p99_us "$WORK/srv.json")
+			late50=$(jdep_us "$WORK/srv.json" median)
+			late99=$(jdep_us "$WORK/srv.json" p99)
 			;;
 		esac
 		printf '%s\t%s\tok\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$r" "$secs" "$((p1 - p0))" "$((s1 - s0))" \
@@ -310,13 +318,13 @@ awk -F '\t' -v hz="$HZ" -v bytes="$BYTES" -v offl="$OFFL" -v gro="$GRO" -v jout=
 		printf "{\"tool\": \"bench_quic\", \"server\": %s, \"round\": %d, \"cc\": \"cubic (ngtcp2)\", \"offload\": %s, " \
 		       "\"rx_gro\": %s, \"bytes\": %d, \"goodput_gbps\": %.3f, \"time_s\": %.3f, \"server_cpu_s_per_gb\": %.3f, " \
 		       "\"softirq_s_per_gb\": %.3f, \"client_datagrams\": %d, \"datagrams_per_send\": %s, " \
-		       "\"depart_late_p50_us\": %s, \"depart_late_p99_us\": %s, \"server_sys_pct\": %.1f, \"server_exit\": %d}\n", q($1), $2,
+		       "\"depart_err_p50_us\": %s, \"depart_err_p99_us\": %s, \"server_sys_pct\": %.1f, \"server_exit\": %d}\n", q($1), $2,
 		       q(offl), q(gro), bytes, gp[k, n], $4, pc[k, n], sq[k, n], $7, opt($8), opt($9), opt($10), sy[k, n], $11 >> jout
 	}
 	END {
 		fmt = "%-22s %-20s %-22s %-6s %-22s %-10s %-16s\n"
 		printf fmt, "server", "Gbit/s med [min-max]", "proc CPU s/GB", "sys%", "softirq CPU" scpu " s/GB", "dgram/send",
-		       "late p50/p99 us"
+		       "dep.err p50/p99 us"
 		for (i = 1; i <= nk; i++) {
 			k = keys[i]; n = cnt[k]
 			if (!n) {
@@ -333,7 +341,7 @@ awk -F '\t' -v hz="$HZ" -v bytes="$BYTES" -v offl="$OFFL" -v gro="$GRO" -v jout=
 			if (l50[k, 1] != "-") {
 				for (j = 1; j <= n; j++) a[j] = l50[k, j]; m5 = stats(a, n)
 				for (j = 1; j <= n; j++) a[j] = l99[k, j]; m6 = stats(a, n)
-				lt = sprintf("%.0f/%.0f", m5, m6)
+				lt = sprintf("%.1f/%.1f", m5, m6)
 			}
 			printf fmt, k, sprintf("%.2f [%.2f-%.2f]", m1, lo1, hi1), sprintf("%.3f [%.3f-%.3f]", m3, lo3, hi3),
 			       sprintf("%.0f", m7), sprintf("%.3f [%.3f-%.3f]", m4, lo4, hi4), per[k], lt
@@ -353,8 +361,8 @@ awk -F '\t' -v hz="$HZ" -v bytes="$BYTES" -v offl="$OFFL" -v gro="$GRO" -v jout=
 		print "(sys%: its stime share: the kernel'"'"'s part of sending and receiving);"
 		printf "softirq: /proc/stat softirq of CPU %d (the server'"'"'s: the veth receive of its sends runs there too);\n", scpu
 		print "both per 10^9 bytes.  dgram/send: datagrams the client received per super-segment (gsoquicd) or per"
-		print "sendmsg (gtlsserver, counted under strace in one extra download); late: how long after ngtcp2'"'"'s"
-		print "scheduled time gsoquicd'"'"'s datagrams left (median and p99 of its --json, medians over rounds)."
+		print "sendmsg (gtlsserver, counted under strace in one extra download); dep.err: how far from ngtcp2'"'"'s"
+		print "schedule gsoquicd'"'"'s datagrams left, early or late (median and p99 of its --json, medians over rounds)."
 	}' "$RAW"
 
 if [ "$PROFILE" = 1 ] && command -v valgrind >/dev/null 2>&1 && [ -x "$QUICD" ]; then
