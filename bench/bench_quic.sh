@@ -370,11 +370,13 @@ if [ "$PROFILE" = 1 ] && command -v valgrind >/dev/null 2>&1 && [ -x "$QUICD" ];
 	say "Where gsoquicd's user-space instructions go (callgrind, one 32 MiB download per mode, process start included):"
 	"$B/tests/httpprobe" gen --size 33554432 "$FILE" >/dev/null 2>&1 || head -c 33554432 /dev/urandom >"$FILE"
 	for m in $MODES; do
-		start_server "gsoquicd:$m" valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$m" || continue
+		start_server "gsoquicd:$m" valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$(echo "$m" | tr / _)" ||
+			continue
 		fetch >/dev/null
 		stop_server
 		# shellcheck disable=SC2016 # awk's own fields
-		callgrind_annotate --inclusive=no --threshold=100 --auto=no "$WORK/cg.$m" 2>/dev/null | awk -v m="$m" '
+		callgrind_annotate --inclusive=no --threshold=100 --auto=no "$WORK/cg.$(echo "$m" | tr / _)" 2>/dev/null |
+			awk -v m="$m" '
 			/^ *[0-9][0-9,]* \( *[0-9.]+%\) / && !/PROGRAM TOTALS/ {
 				n = $1; gsub(/,/, "", n); o = "other"
 				if ($0 ~ /\[.*libngtcp2/) o = "ngtcp2"
