@@ -486,7 +486,7 @@ Test(quic, client_killed, .fini = fini, .timeout = 120)
 	cr_assert(quic_start(tb.ns[0], tb.ifname[0], srv_addr(4), "auto"));
 	cr_assert_eq(nsbed_sh(&tb, 1,
 			      "gtlsclient -q --exit-on-all-streams-close --download='%s' 10.77.0.1 " PORT
-			      " https://10.77.0.1:" PORT "/f1024 >/dev/null 2>&1 & p=$!; sleep 1; kill -9 $p; wait $p; "
+			      " https://10.77.0.1:" PORT "/f1024 >/dev/null 2>&1 & p=$!; sleep 0.5; kill -9 $p; wait $p; "
 			      "test -s '%s/f1024' && ! cmp -s '%s/f1024' '%s/f1024'",
 			      srv.dl, srv.dl, srv.dl, srv.root),
 		     0, "the client was not killed mid-download");
