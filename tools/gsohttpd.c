@@ -72,7 +72,6 @@
  * buffers were missing at exit; 2 bad options or setup failure.
  */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -82,7 +81,6 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -241,30 +239,9 @@ static void usage(FILE *f)
 		DEF_PORT, DEF_IDLE_S, DEF_MAX_CONNS, HTTP_REQ_MAX_HEAD);
 }
 
-static void die(int code, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4), noreturn));
-
-static void die(int code, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("gsohttpd: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	if (err)
-		fprintf(stderr, ": %s", strerror(err < 0 ? -err : err));
-	fputc('\n', stderr);
-	exit(code);
-}
-
-static uint64_t num(const char *name, const char *v, uint64_t lo, uint64_t hi)
-{
-	uint64_t x;
-
-	if (tool_parse_u64(v, lo, hi, &x))
-		die(TOOL_EXIT_USAGE, 0, "bad --%s '%s' (%" PRIu64 "..%" PRIu64 ")", name, v, lo, hi);
-	return x;
-}
+/* Fatal errors and option values (tools/common/tool_util.h), named for this program. */
+#define die(...) tool_die("gsohttpd", __VA_ARGS__)
+#define num(name, v, lo, hi) tool_opt_u64("gsohttpd", name, v, lo, hi)
 
 enum { O_IFNAME = 256, O_LISTEN, O_PORT, O_ROOT, O_MODE, O_QUEUES, O_JSON, O_READY, O_CC, O_IDLE, O_MAXC };
 
@@ -881,33 +858,7 @@ static const char *no_obj_hint(int err)
 	       "in bpf/ beside libgso-xdp.so, or in $GSO_BPF_DIR)";
 }
 
-static void write_ready(const struct opts *o)
-{
-	char tmp[PATH_MAX];
-	FILE *f;
 
-	if (!o->ready)
-		return;
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", o->ready) >= (int)sizeof(tmp) || !(f = fopen(tmp, "w")))
-		die(TOOL_EXIT_USAGE, errno, "--ready %s", o->ready);
-	fprintf(f, "%s %u\n", o->listen, o->port);
-	if (fclose(f) || rename(tmp, o->ready))
-		die(TOOL_EXIT_USAGE, errno, "--ready %s", o->ready);
-}
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n - 1; /* the directory's own */
-}
 
 /* ---- statistics ------------------------------------------------------------ */
 
@@ -1125,7 +1076,7 @@ static void run_engine(struct worker *w, int ifindex, const struct gso_listen_op
 	sig_engine = e;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	write_ready(w->o);
+	tool_write_ready("gsohttpd", w->o->ready, w->o->listen, w->o->port);
 	if (!w->o->quiet)
 		fprintf(stderr, "gsohttpd: serving %s on %s port %u, %s on %s (%s)\n", w->o->root, w->o->listen,
 			w->o->port, r->path, w->o->ifname, r->reason);
@@ -1222,7 +1173,7 @@ static void run_port(struct worker *ws, int ifindex, const struct gso_listen_opt
 		gso_port__destroy(p);
 		die(TOOL_EXIT_USAGE, err, "listening on %s port %u on %u queues", o->listen, o->port, o->queues);
 	}
-	write_ready(o);
+	tool_write_ready("gsohttpd", o->ready, o->listen, o->port);
 	if (!o->quiet)
 		fprintf(stderr, "gsohttpd: serving %s on %s port %u, %s on %s, %u queues (%s)\n", o->root, o->listen,
 			o->port, r->path, o->ifname, o->queues, r->reason);
@@ -1278,7 +1229,7 @@ int main(int argc, char **argv)
 	int ifindex, l3, root_fd;
 
 	parse_args(argc, argv, &o);
-	r.fds_start = count_fds();
+	r.fds_start = tool_count_fds();
 	signal(SIGPIPE, SIG_IGN);
 	sigaction(SIGBUS, &(struct sigaction){ .sa_handler = on_sigbus, .sa_flags = SA_NODEFER }, NULL);
 	ifindex = gso_ifindex(o.ifname);
@@ -1312,7 +1263,7 @@ int main(int argc, char **argv)
 	r.dev_gone = atomic_load(&dev_gone);
 	free(ws);
 	close(root_fd);
-	r.fds_exit = count_fds();
+	r.fds_exit = tool_count_fds();
 	if (o.json)
 		write_json(&r);
 	if (!o.quiet)

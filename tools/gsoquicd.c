@@ -39,7 +39,6 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,30 +139,9 @@ static void usage(FILE *f)
 		DEF_PORT, DEF_IDLE_S, DEF_MAX_CONNS, DEF_CONN_BUFS, DEF_WRITE_DELAY_US);
 }
 
-static void die(int code, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4), noreturn));
-
-static void die(int code, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("gsoquicd: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	if (err)
-		fprintf(stderr, ": %s", strerror(err < 0 ? -err : err));
-	fputc('\n', stderr);
-	exit(code);
-}
-
-static uint64_t num(const char *name, const char *v, uint64_t lo, uint64_t hi)
-{
-	uint64_t x;
-
-	if (tool_parse_u64(v, lo, hi, &x))
-		die(TOOL_EXIT_USAGE, 0, "bad --%s '%s' (%" PRIu64 "..%" PRIu64 ")", name, v, lo, hi);
-	return x;
-}
+/* Fatal errors and option values (tools/common/tool_util.h), named for this program. */
+#define die(...) tool_die("gsoquicd", __VA_ARGS__)
+#define num(name, v, lo, hi) tool_opt_u64("gsoquicd", name, v, lo, hi)
 
 enum { O_IFNAME = 256, O_LISTEN, O_PORT, O_ROOT, O_KEY, O_CERT, O_MODE, O_PACING, O_CC, O_IDLE, O_MAXC, O_BUFS,
        O_JSON, O_READY, O_WDELAY };
@@ -251,19 +229,6 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		die(TOOL_EXIT_USAGE, 0, "--ifname is required for --mode %s (--help)", mode_names[o->mode]);
 }
 
-static void write_ready(const struct opts *o)
-{
-	char tmp[PATH_MAX];
-	FILE *f;
-
-	if (!o->ready)
-		return;
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", o->ready) >= (int)sizeof(tmp) || !(f = fopen(tmp, "w")))
-		die(TOOL_EXIT_USAGE, errno, "--ready %s", o->ready);
-	fprintf(f, "%s %u\n", o->listen, o->port);
-	if (fclose(f) || rename(tmp, o->ready))
-		die(TOOL_EXIT_USAGE, errno, "--ready %s", o->ready);
-}
 
 /* ---- the report ------------------------------------------------------------------------ */
 
@@ -504,7 +469,7 @@ int main(int argc, char **argv)
 	sig_io = s.io;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	write_ready(&o);
+	tool_write_ready("gsoquicd", o.ready, o.listen, o.port);
 	if (!o.quiet)
 		fprintf(stderr, "gsoquicd: serving %s on %s port %u (HTTP/3), mode %s%s%s, pacing %s\n", o.root,
 			o.listen, o.port, mode_names[o.mode], o.ifname ? " on " : "", o.ifname ? o.ifname : "",

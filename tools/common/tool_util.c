@@ -2,6 +2,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,4 +76,41 @@ int tool_count_fds(void)
 		n += de->d_name[0] != '.';
 	closedir(d);
 	return n - 1; /* the directory's own */
+}
+
+void tool_die(const char *prog, int code, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (err)
+		fprintf(stderr, ": %s", strerror(err < 0 ? -err : err));
+	fputc('\n', stderr);
+	exit(code);
+}
+
+uint64_t tool_opt_u64(const char *prog, const char *name, const char *v, uint64_t lo, uint64_t hi)
+{
+	uint64_t x;
+
+	if (tool_parse_u64(v, lo, hi, &x))
+		tool_die(prog, TOOL_EXIT_USAGE, 0, "bad --%s '%s' (%" PRIu64 "..%" PRIu64 ")", name, v, lo, hi);
+	return x;
+}
+
+void tool_write_ready(const char *prog, const char *path, const char *listen, unsigned port)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+
+	if (!path)
+		return;
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp) || !(f = fopen(tmp, "w")))
+		tool_die(prog, TOOL_EXIT_USAGE, errno, "--ready %s", path);
+	fprintf(f, "%s %u\n", listen, port);
+	if (fclose(f) || rename(tmp, path))
+		tool_die(prog, TOOL_EXIT_USAGE, errno, "--ready %s", path);
 }

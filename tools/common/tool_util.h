@@ -33,4 +33,21 @@ const char *tool_gso_strerror(int err);
 /* Open descriptors of this process (/proc/self/fd), or -1. */
 int tool_count_fds(void);
 
+/*
+ * The servers' (gsohttpd, gsoquicd) fatal errors: "PROG: message[: strerror(err)]"
+ * on stderr, then exit(code).  err 0: no errno text.
+ */
+void tool_die(const char *prog, int code, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5), noreturn));
+
+/* Option --NAME's value `v` as an integer in [lo, hi], or tool_die(TOOL_EXIT_USAGE) saying why. */
+uint64_t tool_opt_u64(const char *prog, const char *name, const char *v, uint64_t lo, uint64_t hi);
+
+/*
+ * --ready PATH: "LISTEN PORT\n" written to PATH.tmp and renamed into place,
+ * so that whoever waits for PATH never reads it half written.  NULL path:
+ * nothing.  On failure tool_die(TOOL_EXIT_USAGE).
+ */
+void tool_write_ready(const char *prog, const char *path, const char *listen, unsigned port);
+
 #endif
