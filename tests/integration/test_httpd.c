@@ -21,14 +21,13 @@
  * the issue asks: each byte is made once (httpprobe gen) and hashed once
  * on the way in (sha256sum in the client's pipe, ~300 MB/s on this 2-core
  * machine), about 5 s per download.  The files come from httpprobe gen
- * (seed 1), whose digests are in file_digest() below.  The whole suite
+ * (seed 1), whose digests are in serve_file_digest() below.  The whole suite
  * takes about three minutes here.
  */
 #include <criterion/criterion.h>
 #include <sys/stat.h>
 
-#include "test_bench_util.h"
-#include "test_progs.h"
+#include "test_serve_util.h"
 
 /*
  * The server under test, the one line to change: "gsohttpd" (tools/gsohttpd)
@@ -37,7 +36,7 @@
 #define HTTPD_SERVER "gsohttpd"
 
 #define PORT "8080"
-#define MIB (1ull << 20)
+#define MIB SERVE_MIB
 
 static struct nsbed tb;
 
@@ -108,46 +107,9 @@ static void relay_fini(void)
 }
 
 /* A file of `size` bytes from httpprobe gen (seed 1) in the server's root. */
-static const char *make_file(const char *name, uint64_t size)
+static void make_file(const char *name, uint64_t size)
 {
-	static __thread char path[4][256];
-	static __thread int k;
-	char *s = path[k++ & 3], sz[24], out[256];
-	const char *gen = gso_test_build_path("tests/httpprobe");
-
-	snprintf(s, 256, "%s/%s", srv.root, name);
-	snprintf(sz, sizeof(sz), "%" PRIu64, size);
-	snprintf(out, sizeof(out), "%s/gen.out", bt_tmpdir());
-	const char *args[] = { "gen", "--size", sz, s, NULL };
-
-	cr_assert_eq(test_prog_run("tests/httpprobe", args, out), 0, "%s gen %s: %s", gen, s, bt_read(out));
-	return s;
-}
-
-/*
- * The sha256 of httpprobe gen's first `size` bytes (seed 1): known for the
- * sizes the tests use, so that a 1 GiB file is not hashed again per test;
- * a small file checks the table against the generator every run.
- */
-static const char *file_digest(uint64_t size)
-{
-	static const struct {
-		uint64_t size;
-		const char *sha;
-	} known[] = {
-		{ 4096, "276c10c86aa9b9ba5575128554e181e036ac203a3df34143d9d175927312b924" },
-		{ 8 * MIB, "b90e46b6528f14cd05f49c4f0105e3e446a20698f4a401f621d6bfac85143403" },
-		{ 16 * MIB, "fac9551d34247bcce5ddd3ea59c084218b09cdca7f50afc13d4ee8d80e2e565c" },
-		{ 32 * MIB, "93be6d417914e825fa26a760e8971ac7cb318b819f10d7519058c546132252ce" },
-		{ 256 * MIB, "992aab0605525f43b37105da4bd384b88460922d67ce467a348aa9d99626648e" },
-		{ 1024 * MIB, "4bbaad95feb98d609ed2f9e6a6a2962a494e4782200c13ce12f976e6a5e91aa9" },
-	};
-
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (known[i].size == size)
-			return known[i].sha;
-	cr_assert_fail("no digest for a %" PRIu64 "-byte file: add it to file_digest()", size);
-	return NULL;
+	serve_make_file(srv.root, name, size);
 }
 
 /* sha256sum of a file, hex. */
@@ -277,29 +239,7 @@ static bool httpd_start(const char *ns, const char *ifname, const char *listen_a
 		argv[n++] = srv.ready;
 	}
 	srv.p = bt_spawn(argv);
-	double end = bt_now() + 20;
-
-	while (access(srv.ready, F_OK)) {
-		if (waitpid(srv.p->pid, &srv.p->status, WNOHANG) == srv.p->pid) {
-			int st = srv.p->status;
-
-			srv.p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-			if (srv.p->status == 77 && strcmp(mode, "software") && strcmp(mode, "auto")) {
-				/* Said out loud, never silently: this machine lacks what the mode needs. */
-				cr_log_warn("%s: mode %s not available here: %s", server_name(), mode,
-					    bt_read(srv.p->err));
-				return false;
-			}
-			bt_dump(srv.p, server_name());
-			cr_assert_fail("%s exited (%d) before it was ready", server_name(), srv.p->status);
-		}
-		if (bt_now() > end) {
-			bt_dump(srv.p, server_name());
-			cr_assert_fail("%s: not ready within 20 s", server_name());
-		}
-		usleep(10000);
-	}
-	return true;
+	return serve_wait_ready(srv.p, srv.ready, server_name(), mode);
 }
 
 /*
@@ -311,19 +251,11 @@ static bool httpd_start(const char *ns, const char *ifname, const char *listen_a
  */
 static const char *expect_no_leaks(void)
 {
-	const char *j = bt_read(srv.json);
+	const char *j = serve_expect_no_leaks(srv.json, server_name());
 
-	cr_assert(j[0], "%s: no --json report at %s", server_name(), srv.json);
-	cr_log_info("%s report: %s", server_name(), j);
-	cr_assert_not_null(strstr(j, "\"balanced\": true"), "buffers not all back: %s", j);
-	cr_assert_gt(bt_num(j, "chunks_total"), 0, "%s", j);
-	cr_assert_eq(bt_num(j, "chunks_free"), bt_num(j, "chunks_total"), "buffers leaked: %s", j);
 	cr_assert_eq(bt_num(j, "chunks_queued"), 0, "%s", j);
 	cr_assert_eq(bt_num(j, "chunks_inflight"), 0, "%s", j);
 	cr_assert_eq(bt_num(j, "chunks_held"), 0, "%s", j);
-	cr_assert_eq(bt_num(j, "open_at_exit"), 0, "flows leaked: %s", j);
-	/* Descriptors: exactly as many as at the start (the steering program's are released too). */
-	cr_assert_eq(bt_num(j, "at_exit"), bt_num(j, "at_start"), "descriptors leaked: %s", j);
 	cr_assert_not_null(strstr(j, "\"dev_gone\": false"), "%s", j);
 	return j;
 }
@@ -369,7 +301,7 @@ static void download(const struct nsbed *b, int side, const char *client, const 
 	char want[72];
 	int st;
 
-	snprintf(want, sizeof(want), "%s", file_digest(size));
+	snprintf(want, sizeof(want), "%s", serve_file_digest(size));
 	if (!strcmp(client, "curl"))
 		st = nsbed_sh(b, side,
 			      "{ curl -sS --fail -g --max-time 180 -o - -w '%%{stderr}%%{http_code} %%{size_download} "
@@ -449,38 +381,19 @@ ParameterizedTestParameters(httpd, impaired)
 
 ParameterizedTest(int *fam, httpd, impaired, .fini = relay_fini, .timeout = 120)
 {
-	const char *iready = bt_path("iready");
 	struct bt_proc *ip;
-	const char *ij;
 	char tag[32];
 
 	gso_test_require_root();
-	bt_relay_beds();
 	httpd_prepare();
-	cr_assert_eq(nsbed_sh(&bt_bed[0], 1,
-			      "ip addr flush dev %s && "
-			      "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && "
-			      "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && ip link set %s up",
-			      bt_bed[0].ifname[1], bt_bed[0].ifname[1], bt_bed[1].ifname[0], bt_bed[1].ifname[0]),
-		     0);
-	cr_assert_eq(nsbed_sh(&bt_bed[0], 0, "ethtool -K %s tso off gso off >/dev/null", bt_bed[0].ifname[0]), 0);
-	const char *iargv[] = { bt_prog("impair"), "relay", "--netns", bt_bed[0].ns[1], "--a", bt_bed[0].ifname[1],
-				"--b", bt_bed[1].ifname[0], "--loss", "1", "--delay", "20", "--seed", "11",
-				"--json", "--ready-file", iready, NULL };
-	ip = bt_spawn(iargv);
-	bt_wait_file(iready, ip, 10);
+	ip = serve_relay_start("1", "20");
 	make_file("f32", 32 * MIB);
 	cr_assert(httpd_start(bt_bed[0].ns[0], bt_bed[0].ifname[0], srv_addr(*fam), "auto"));
 	snprintf(tag, sizeof(tag), "impaired ipv%d", *fam);
 	download(&bt_bed[1], 1, "curl", srv_addr(*fam), "/f32", 32 * MIB, tag);
 	srv.min_bytes = 32 * MIB;
 	httpd_stop();
-	bt_stop(ip, 10);
-	ij = bt_read(ip->out);
-	cr_log_info("%s: relay: %s", tag, ij);
-	/* The relay saw the transfer and lost some of it. */
-	cr_assert_gt(bt_num(ij, "fwd_rx"), 1000, "%s", ij);
-	cr_assert_gt(bt_num(ij, "fwd_lost"), 0, "%s", ij);
+	serve_relay_check(ip, tag);
 }
 
 /* ---- many clients --------------------------------------------------------- */
@@ -492,7 +405,7 @@ Test(httpd, concurrent_64_curl, .fini = fini, .timeout = 150)
 
 	bed();
 	make_file("f16", 16 * MIB);
-	want = file_digest(16 * MIB);
+	want = serve_file_digest(16 * MIB);
 	cr_assert(httpd_start(tb.ns[0], tb.ifname[0], srv_addr(4), "auto"));
 	st = nsbed_sh(&tb, 1,
 		      "for i in $(seq 64); do "
@@ -593,9 +506,9 @@ Test(httpd, slow_request, .fini = fini, .timeout = 90)
 	/* The curl finished while the slow request was still being sent (about 7 s). */
 	cr_assert_eq(st, 0, "shell %d; slow client: %s", st, bt_read(log));
 	cr_assert_eq(atoi(bt_read(bt_path("c.rc"))), 0);
-	cr_assert_eq(strncmp(bt_read(bt_path("c.sha")), file_digest(16 * MIB), 64), 0);
+	cr_assert_eq(strncmp(bt_read(bt_path("c.sha")), serve_file_digest(16 * MIB), 64), 0);
 	cr_log_info("slow client: %s", bt_read(log));
-	cr_assert_str_eq(sha256_of(out), file_digest(4096), "%s", bt_read(log));
+	cr_assert_str_eq(sha256_of(out), serve_file_digest(4096), "%s", bt_read(log));
 	httpd_stop();
 }
 
@@ -664,7 +577,7 @@ ParameterizedTest(int *fam, httpd, syn_flood, .fini = fini, .timeout = 120)
 
 	bed();
 	make_file("f16", 16 * MIB);
-	want = file_digest(16 * MIB);
+	want = serve_file_digest(16 * MIB);
 	cr_assert_eq(nsbed_sh(&tb, 0, *fam == 6 ? "ip -6 route add 2001:db8::/32 via fd77::2"
 						: "ip route add 198.18.0.0/15 via 10.77.0.2"), 0);
 	cr_assert(httpd_start(tb.ns[0], tb.ifname[0], srv_addr(*fam), "auto"));

@@ -24,11 +24,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include "test_bench_util.h"
-#include "test_progs.h"
+#include "test_serve_util.h"
 
 #define PORT "4433"
-#define MIB (1ull << 20)
+#define MIB SERVE_MIB
 
 static struct nsbed tb;
 
@@ -130,35 +129,7 @@ static void bed(void)
 /* A file of `size` bytes from httpprobe gen (seed 1) in the root. */
 static void make_file(const char *name, uint64_t size)
 {
-	char path[256], sz[24], out[256];
-
-	snprintf(path, sizeof(path), "%s/%s", srv.root, name);
-	snprintf(sz, sizeof(sz), "%" PRIu64, size);
-	snprintf(out, sizeof(out), "%s/gen.out", bt_tmpdir());
-	const char *args[] = { "gen", "--size", sz, path, NULL };
-
-	cr_assert_eq(test_prog_run("tests/httpprobe", args, out), 0, "gen %s: %s", path, bt_read(out));
-}
-
-/* sha256 of httpprobe gen's first `size` bytes (seed 1). */
-static const char *file_digest(uint64_t size)
-{
-	static const struct {
-		uint64_t size;
-		const char *sha;
-	} known[] = {
-		{ 1 * MIB, "85b66b3a5816d686deb42f2d2473d9a7121ceb75c822b838f958c76ca86ed8ea" },
-		{ 8 * MIB, "b90e46b6528f14cd05f49c4f0105e3e446a20698f4a401f621d6bfac85143403" },
-		{ 16 * MIB, "fac9551d34247bcce5ddd3ea59c084218b09cdca7f50afc13d4ee8d80e2e565c" },
-		{ 100 * MIB, "e2d30e664b61b472816fb2295e2b3862be1077748e18145c477585b8ea555e87" },
-		{ 1024 * MIB, "4bbaad95feb98d609ed2f9e6a6a2962a494e4782200c13ce12f976e6a5e91aa9" },
-	};
-
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (known[i].size == size)
-			return known[i].sha;
-	cr_assert_fail("no digest for a %" PRIu64 "-byte file: add it to file_digest()", size);
-	return NULL;
+	serve_make_file(srv.root, name, size);
 }
 
 static const char *srv_addr(int family)
@@ -213,43 +184,9 @@ static bool quic_start(const char *ns, const char *ifname, const char *addr, con
 		usleep(500000); /* gtlsserver says nothing when it is ready */
 		return true;
 	}
-	double end = bt_now() + 20;
-
-	while (access(srv.ready, F_OK)) {
-		if (waitpid(srv.p->pid, &srv.p->status, WNOHANG) == srv.p->pid) {
-			int st = srv.p->status;
-
-			srv.p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-			if (srv.p->status == 77 && strcmp(mode, "software") && strcmp(mode, "auto")) {
-				cr_log_warn("gsoquicd: mode %s not available here: %s", mode, bt_read(srv.p->err));
-				return false;
-			}
-			bt_dump(srv.p, server_name());
-			cr_assert_fail("gsoquicd exited (%d) before it was ready", srv.p->status);
-		}
-		if (bt_now() > end) {
-			bt_dump(srv.p, server_name());
-			cr_assert_fail("gsoquicd: not ready within 20 s");
-		}
-		usleep(10000);
-	}
-	return true;
+	return serve_wait_ready(srv.p, srv.ready, server_name(), mode);
 }
 
-/* gsoquicd's report: every device buffer back, no connection left, no descriptor more than at the start. */
-static const char *expect_no_leaks(void)
-{
-	const char *j = bt_read(srv.json);
-
-	cr_assert(j[0], "no --json report at %s", srv.json);
-	cr_log_info("gsoquicd report: %s", j);
-	cr_assert_not_null(strstr(j, "\"balanced\": true"), "buffers not all back: %s", j);
-	cr_assert_gt(bt_num(j, "chunks_total"), 0, "%s", j);
-	cr_assert_eq(bt_num(j, "chunks_free"), bt_num(j, "chunks_total"), "buffers leaked: %s", j);
-	cr_assert_eq(bt_num(j, "open_at_exit"), 0, "connections leaked: %s", j);
-	cr_assert_eq(bt_num(j, "at_exit"), bt_num(j, "at_start"), "descriptors leaked: %s", j);
-	return j;
-}
 
 static const char *quic_stop(void)
 {
@@ -269,7 +206,7 @@ static const char *quic_stop(void)
 		bt_dump(srv.p, server_name());
 	cr_assert_eq(st, 0, "%s exit %d on SIGTERM", server_name(), st);
 	if (!srv.ref) {
-		j = expect_no_leaks();
+		j = serve_expect_no_leaks(srv.json, server_name());
 		cr_assert_geq(bt_num(j, "bytes_served"), (double)srv.min_bytes, "%s", j);
 	}
 	return j;
@@ -296,8 +233,8 @@ static void download(const struct nsbed *b, int side, const char *addr, const ch
 		      srv.dl, name, sum);
 	cr_assert_eq(st, 0, "%s: shell %d", tag, st);
 	cr_assert_eq(atoi(bt_read(rc)), 0, "%s: gtlsclient exit %s: %s", tag, bt_read(rc), bt_read(log));
-	cr_assert_eq(strncmp(bt_read(sum), file_digest(size), 64), 0, "%s: got sha256 %.64s, the file's is %s (%s)",
-		     tag, bt_read(sum), file_digest(size), bt_read(log));
+	cr_assert_eq(strncmp(bt_read(sum), serve_file_digest(size), 64), 0, "%s: got sha256 %.64s, the file's is %s (%s)",
+		     tag, bt_read(sum), serve_file_digest(size), bt_read(log));
 	cr_log_info("%s: %.1f MiB in %.2f s", tag, (double)size / MIB, bt_now() - t0);
 	srv.min_bytes += size;
 }
@@ -375,13 +312,7 @@ ParameterizedTest(struct mig_case *c, quic, client_changes, .fini = fini, .timeo
 
 /* ---- through the impair relay -------------------------------------------------------------- */
 
-/*
- * As test_httpd.c's: server in bed 0 side a, the relay in bed 0 side b
- * joining bed 0's veth and bed 1's, the client in bed 1 side b.  The
- * server's veth segments in software (TSO, GSO and UDP segmentation off:
- * a veth passes UDP_SEGMENT super-packets whole otherwise) so that the
- * relay's 1 % loss falls on datagrams, not on super-packets.
- */
+/* The beds of serve_relay_start() (test_serve_util.h): its 1 % loss falls on datagrams, not super-packets. */
 ParameterizedTestParameters(quic, impaired)
 {
 	static int fams[] = { 4, 6 };
@@ -391,40 +322,21 @@ ParameterizedTestParameters(quic, impaired)
 
 ParameterizedTest(int *fam, quic, impaired, .fini = relay_fini, .timeout = 150)
 {
-	const char *iready = bt_path("iready");
 	struct bt_proc *ip;
-	const char *ij;
 	char tag[32];
 
 	gso_test_require_root();
 	if (strcmp(server_name(), "gtlsserver"))
 		quicd_bin();
-	bt_relay_beds();
 	quic_prepare();
-	cr_assert_eq(nsbed_sh(&bt_bed[0], 1,
-			      "ip addr flush dev %s && "
-			      "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && "
-			      "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && ip link set %s up",
-			      bt_bed[0].ifname[1], bt_bed[0].ifname[1], bt_bed[1].ifname[0], bt_bed[1].ifname[0]),
-		     0);
-	cr_assert_eq(nsbed_sh(&bt_bed[0], 0, "ethtool -K %s tso off gso off tx-udp-segmentation off >/dev/null",
-			      bt_bed[0].ifname[0]), 0);
-	const char *iargv[] = { bt_prog("impair"), "relay", "--netns", bt_bed[0].ns[1], "--a", bt_bed[0].ifname[1],
-				"--b", bt_bed[1].ifname[0], "--loss", "1", "--delay", "20", "--seed", "11",
-				"--json", "--ready-file", iready, NULL };
-	ip = bt_spawn(iargv);
-	bt_wait_file(iready, ip, 10);
+	ip = serve_relay_start("1", "20");
 	/* 8 MiB: ngtcp2's own server took about 8 s for it there (CUBIC at 1 % loss). */
 	make_file("f8", 8 * MIB);
 	cr_assert(quic_start(bt_bed[0].ns[0], bt_bed[0].ifname[0], srv_addr(*fam), "auto"));
 	snprintf(tag, sizeof(tag), "impaired ipv%d", *fam);
 	download(&bt_bed[1], 1, srv_addr(*fam), "f8", 8 * MIB, NULL, tag);
 	quic_stop();
-	bt_stop(ip, 10);
-	ij = bt_read(ip->out);
-	cr_log_info("%s: relay: %s", tag, ij);
-	cr_assert_gt(bt_num(ij, "fwd_rx"), 1000, "%s", ij);
-	cr_assert_gt(bt_num(ij, "fwd_lost"), 0, "%s", ij);
+	serve_relay_check(ip, tag);
 }
 
 /* ---- many clients -------------------------------------------------------------------------- */
@@ -436,7 +348,7 @@ Test(quic, concurrent_16, .fini = fini, .timeout = 150)
 
 	bed();
 	make_file("f16", 16 * MIB);
-	want = file_digest(16 * MIB);
+	want = serve_file_digest(16 * MIB);
 	cr_assert(quic_start(tb.ns[0], tb.ifname[0], srv_addr(4), "auto"));
 	st = nsbed_sh(&tb, 1,
 		      "for i in $(seq 16); do mkdir -p '%s/d'$i; "
