@@ -76,36 +76,16 @@ for t in ip ethtool curl taskset awk; do
 	fi
 done
 
-# shellcheck disable=SC2317 # called by the traps
-cleanup() {
-	if [ -n "$SRV_PID" ]; then
-		# shellcheck disable=SC2013 # one line of PIDs
-		for c in $(cat "/proc/$SRV_PID/task/$SRV_PID/children" 2>/dev/null); do
-			kill -9 "$c" 2>/dev/null
-		done
-		kill -9 "$SRV_PID" 2>/dev/null
-		wait "$SRV_PID" 2>/dev/null
-		SRV_PID=""
-	fi
-	for ns in "$NS_S" "$NS_C"; do
-		[ -e "/run/netns/$ns" ] && ip netns del "$ns" 2>/dev/null
-	done
-	[ -n "$WORK" ] && rm -rf "$WORK"
-	WORK=""
-}
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT TERM HUP PIPE
+# shellcheck source=bench/serve_lib.sh
+. "$(dirname "$0")/serve_lib.sh"
+trap serve_cleanup EXIT
+trap 'serve_cleanup; exit 130' INT TERM HUP PIPE
 
 WORK=$(mktemp -d /tmp/gso-bench-httpd-XXXXXX) || exit 1
 chmod 755 "$WORK"
 mkdir -p "$WORK/www" "$B/bench" || exit 1
 
-if ! { ip netns add "$NS_S" && ip netns add "$NS_C" &&
-	ip -n "$NS_S" link set lo up && ip -n "$NS_C" link set lo up &&
-	ip link add hS netns "$NS_S" type veth peer name hC netns "$NS_C" &&
-	ip -n "$NS_S" addr add 10.80.0.1/24 dev hS && ip -n "$NS_C" addr add 10.80.0.2/24 dev hC &&
-	ip -n "$NS_S" addr add fd80::1/64 dev hS nodad && ip -n "$NS_C" addr add fd80::2/64 dev hC nodad &&
-	ip -n "$NS_S" link set hS up && ip -n "$NS_C" link set hC up; }; then
+if ! serve_bed hS hC 10.80.0 fd80; then
 	say "bench_httpd: test-bed setup failed"
 	exit 1
 fi
@@ -155,21 +135,6 @@ http {
 }
 EOF
 
-# CPU ticks (utime+stime) of a process and its children.
-proc_ticks() {
-	t=0
-	for p in "$1" $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
-		# Fields after the ")" of comm: state is 1, utime 12, stime 13.
-		v=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{print $12 + $13}')
-		t=$((t + ${v:-0}))
-	done
-	echo "$t"
-}
-# Softirq ticks of the server's CPU.
-softirq_ticks() {
-	awk -v c="cpu$SCPU" '$1 == c {print $8}' /proc/stat
-}
-
 # start_server NAME: 0 ready, 77 not available (mode), 1 failed, 3 not installed.
 start_server() {
 	rm -f "$WORK/ready" "$WORK/srv.json"
@@ -187,24 +152,7 @@ start_server() {
 		;;
 	esac
 	SRV_PID=$!
-	i=0
-	while [ ! -e "$WORK/ready" ]; do
-		if ! kill -0 "$SRV_PID" 2>/dev/null; then
-			wait "$SRV_PID"
-			rc=$?
-			SRV_PID=""
-			[ "$rc" = 77 ] && return 77
-			sed 's/^/    server: /' "$WORK/srv.err" | tail -n 5
-			return 1
-		fi
-		i=$((i + 1))
-		if [ "$i" -gt 400 ]; then
-			say "    $1: not ready in 20 s"
-			return 1
-		fi
-		sleep 0.05
-	done
-	return 0
+	serve_wait_ready "$1" 20
 }
 
 # stop_server: SIGTERM, wait; its exit status.

@@ -85,31 +85,16 @@ for t in ip ethtool taskset awk openssl gtlsclient; do
 	fi
 done
 
-# shellcheck disable=SC2317 # called by the traps
-cleanup() {
-	if [ -n "$SRV_PID" ]; then
-		kill -9 "$SRV_PID" 2>/dev/null
-		wait "$SRV_PID" 2>/dev/null
-		SRV_PID=""
-	fi
-	for ns in "$NS_S" "$NS_C"; do
-		[ -e "/run/netns/$ns" ] && ip netns del "$ns" 2>/dev/null
-	done
-	[ -n "$WORK" ] && rm -rf "$WORK"
-	WORK=""
-}
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT TERM HUP PIPE
+# shellcheck source=bench/serve_lib.sh
+. "$(dirname "$0")/serve_lib.sh"
+trap serve_cleanup EXIT
+trap 'serve_cleanup; exit 130' INT TERM HUP PIPE
 
 WORK=$(mktemp -d /tmp/gso-bench-quic-XXXXXX) || exit 1
 chmod 755 "$WORK"
 mkdir -p "$WORK/www" "$B/bench" || exit 1
 
-if ! { ip netns add "$NS_S" && ip netns add "$NS_C" &&
-	ip -n "$NS_S" link set lo up && ip -n "$NS_C" link set lo up &&
-	ip link add qS netns "$NS_S" type veth peer name qC netns "$NS_C" &&
-	ip -n "$NS_S" addr add 10.81.0.1/24 dev qS && ip -n "$NS_C" addr add 10.81.0.2/24 dev qC &&
-	ip -n "$NS_S" link set qS up && ip -n "$NS_C" link set qC up; }; then
+if ! serve_bed qS qC 10.81.0; then
 	say "bench_quic: test-bed setup failed"
 	exit 1
 fi
@@ -129,15 +114,6 @@ GRO=$(ip netns exec "$NS_C" ethtool -k qC 2>/dev/null | awk '/^generic-receive-o
 HZ=$(getconf CLK_TCK)
 if [ "$(nproc)" -ge 2 ]; then SCPU=0 CCPU=1; else SCPU=0 CCPU=0; fi
 
-proc_ticks() {
-	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $12 + $13}'
-}
-proc_stime() {
-	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $13}'
-}
-softirq_ticks() {
-	awk -v c="cpu$SCPU" '$1 == c {print $8}' /proc/stat
-}
 client_dgrams() {
 	# shellcheck disable=SC2016 # awk's own $2
 	ip netns exec "$NS_C" awk '/^Udp:/ {n++; if (n == 2) print $2}' /proc/net/snmp
@@ -189,24 +165,7 @@ start_server() {
 		;;
 	esac
 	SRV_PID=$!
-	i=0
-	while [ ! -e "$WORK/ready" ]; do
-		if ! kill -0 "$SRV_PID" 2>/dev/null; then
-			wait "$SRV_PID"
-			rc=$?
-			SRV_PID=""
-			[ "$rc" = 77 ] && return 77
-			sed 's/^/    server: /' "$WORK/srv.err" | tail -n 5
-			return 1
-		fi
-		i=$((i + 1))
-		if [ "$i" -gt 1200 ]; then
-			say "    $s: not ready in 60 s"
-			return 1
-		fi
-		sleep 0.05
-	done
-	return 0
+	serve_wait_ready "$s" 60
 }
 
 stop_server() {
