@@ -130,12 +130,18 @@ void gsoi_dgram_rx_end(struct engine *e)
 
 /* ---- the flow ----------------------------------------------------------------------- */
 
+/* The listener entry of the steering program (steer.h): every source to our address and port. */
+int gsoi_steer_listener(struct engine *e, uint8_t l3, uint8_t l4, const uint8_t addr[16], uint16_t port, bool add)
+{
+	struct gso_flow fl = { .sz = sizeof(fl), .l3 = l3, .l4 = l4, .dport = port };
+
+	memcpy(fl.daddr, addr, 16);
+	return add ? gso_steer__flow_add(e->steer, &fl) : gso_steer__flow_del(e->steer, &fl);
+}
+
 static int steer_entry(struct dlistener *l, bool add)
 {
-	struct gso_flow fl = { .sz = sizeof(fl), .l3 = l->l3, .l4 = GSO_L4_UDP, .dport = l->port };
-
-	memcpy(fl.daddr, l->addr, 16);
-	return add ? gso_steer__flow_add(l->f.e->steer, &fl) : gso_steer__flow_del(l->f.e->steer, &fl);
+	return gsoi_steer_listener(l->f.e, l->l3, GSO_L4_UDP, l->addr, l->port, add);
 }
 
 static void unlink_l(struct dlistener *l)

@@ -332,6 +332,12 @@ void gsoi_engine_input_frame(struct engine *e, struct gso_dev *rx, const uint8_t
  * receive pass (GSO_EV_DGRAM_RECV_DONE).
  */
 struct dlistener;
+/*
+ * Add or remove the steering program's listener entry (steer.h) for l4
+ * (GSO_L4_TCP or _UDP) to addr:port, every source: a datagram listener's
+ * or a TCP listener's.  e->steer must be set.  The program's errno.
+ */
+int gsoi_steer_listener(struct engine *e, uint8_t l3, uint8_t l4, const uint8_t addr[16], uint16_t port, bool add);
 bool gsoi_dgram_rx(struct engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len, uint64_t now);
 void gsoi_dgram_rx_end(struct engine *e);
 /*

@@ -488,13 +488,9 @@ static void unlink_listener(struct listener *l)
 		}
 }
 
-/* The listener entry of the steering program (steer.h): every source to our address and port. */
 static int steer_entry(struct listener *l, bool add)
 {
-	struct gso_flow fl = { .sz = sizeof(fl), .l3 = l->l3, .l4 = GSO_L4_TCP, .dport = l->port };
-
-	memcpy(fl.daddr, l->addr, 16);
-	return add ? gso_steer__flow_add(l->f.e->steer, &fl) : gso_steer__flow_del(l->f.e->steer, &fl);
+	return gsoi_steer_listener(l->f.e, l->l3, GSO_L4_TCP, l->addr, l->port, add);
 }
 
 /* The engine frees the queued streams itself (they are its flows): only our own memory here. */
