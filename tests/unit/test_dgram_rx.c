@@ -395,6 +395,10 @@ Test(dgram_rx, send_at)
 	cr_assert_eq(di.timed_sends, 4);
 	cr_assert_geq(di.timed_late_ns_max, 2 * MS - GSO_ENGINE_DEF_SLACK_NS, "the one timed 1 ms waited for 3 ms");
 	cr_assert_geq(di.timed_late_ns_sum, di.timed_late_ns_max);
+	/* A time of another clock (far ahead of the engine's) is refused, and nothing is queued. */
+	cr_assert_eq(gso_dgram__send_at(got.reply, buf, 1200, 1200, 9, vnow + GSO_ENGINE_MAX_WAIT_NS + SEC), -ERANGE);
+	cr_assert_eq(gso_dgram__info(got.reply, &di), 0);
+	cr_assert_eq(di.queued, 0);
 	/* at 0 is an ordinary send: paced at the flow's rate again. */
 	cr_assert_eq(gso_dgram__send_at(got.reply, buf, 1200, 1200, 5, 0), 0);
 	cr_assert_eq(gso_dgram__send(got.reply, buf, 1200, 1200, 6), 0);

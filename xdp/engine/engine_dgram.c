@@ -300,6 +300,9 @@ int gso_dgram__send_at(struct gso_dgram *h, const void *payload, uint32_t len, u
 		return -EMSGSIZE;
 	if (dsend_segs(&rec) > d->max_segs)
 		return -EMSGSIZE;
+	/* A time from another clock (CLOCK_REALTIME's ns, say) would hold the flow for good: refused. */
+	if (at_ns && at_ns > engine_now(e) + GSO_ENGINE_MAX_WAIT_NS)
+		return -ERANGE;
 	if (d->qlen == d->qcap || e->queued >= e->max_queued)
 		return -EAGAIN;
 	tail = d->qhead + d->qlen;

@@ -694,7 +694,9 @@ GSO_API int gso_dgram__info(const struct gso_dgram *d, struct gso_dgram_info *in
  * flow keeps its order: a send waits for the one before it.  at_ns 0 is
  * gso_dgram__send(): paced at the flow's rate.  GSO_EV_DGRAM_SENT gives
  * the time the device took it (time_ns); gso_dgram_info counts how late
- * timed sends left.  Errors as gso_dgram__send().
+ * timed sends left.  Errors as gso_dgram__send(), and -ERANGE: at_ns more
+ * than GSO_ENGINE_MAX_WAIT_NS (10 s) ahead of the engine's clock (a time
+ * of another clock, most likely; the flow would wait for it).
  */
 GSO_API int gso_dgram__send_at(struct gso_dgram *d, const void *payload, uint32_t len, uint32_t gso_size,
 			       uint64_t cookie, uint64_t at_ns);
