@@ -40,12 +40,12 @@ int gsoi_frame_l4(const uint8_t *f, uint32_t len, struct frame_l4 *o)
 
 		if (len < off + 20 || (ip[0] >> 4) != 4)
 			return -EBADMSG;
+		o->l3 = GSO_L3_IPV4;
+		o->proto = ip[9];
 		ihl = (ip[0] & 15) * 4u;
 		tot = get16(ip + 2);
 		if (ihl < 20 || tot < ihl || off + tot > len)
 			return -EBADMSG;
-		o->l3 = GSO_L3_IPV4;
-		o->proto = ip[9];
 		o->frag = (get16(ip + 6) & 0x3fff) != 0;
 		o->l4 = off + ihl;
 		o->l4_len = tot - ihl;
@@ -56,10 +56,10 @@ int gsoi_frame_l4(const uint8_t *f, uint32_t len, struct frame_l4 *o)
 			return -EBADMSG;
 		o->l3 = GSO_L3_IPV6;
 		o->proto = ip[6];
+		if (off + 40 + get16(ip + 4) > len)
+			return -EBADMSG;
 		o->l4 = off + 40;
 		o->l4_len = get16(ip + 4);
-		if (o->l4 + o->l4_len > len)
-			return -EBADMSG;
 	} else {
 		return -ENOENT;
 	}
@@ -79,20 +79,16 @@ enum rx_csum gsoi_rx_frame_csum(const uint8_t *f, uint32_t len)
 enum rx_csum gsoi_rx_csum_walked(const uint8_t *f, const struct frame_l4 *wp)
 {
 	const struct frame_l4 w = *wp;
-	const uint8_t *ip = f + w.ip;
 	uint32_t seed;
 	uint16_t field, want;
 
 	if (w.l3 == GSO_L3_IPV4) {
-		/* The IPv4 header's sum, its checksum included, folds to all ones. */
-		if (gso_csum_fold(gso_csum_partial(ip, w.l4 - w.ip, 0)) != 0xffff)
+		if (!gsoi_frame_ip4_sum_ok(f, &w))
 			return RX_CSUM_BAD;
 		if (w.frag)
 			return RX_CSUM_OK; /* a fragment: its L4 checksum covers the whole datagram */
-		seed = gso_csum_pseudo4(ip + 12, ip + 16, w.proto, w.l4_len);
-	} else {
-		seed = gso_csum_pseudo6(ip + 8, ip + 24, w.proto, w.l4_len);
 	}
+	seed = gsoi_frame_pseudo(f, &w);
 	if (w.proto == 6 && w.l4_len >= 20)
 		memcpy(&field, f + w.l4 + 16, 2);
 	else if (w.proto == 17 && w.l4_len >= 8)
@@ -102,7 +98,7 @@ enum rx_csum gsoi_rx_csum_walked(const uint8_t *f, const struct frame_l4 *wp)
 	/* UDP over IPv4 may go without a checksum (RFC 768); over IPv6 it may not (RFC 8200 8.1). */
 	if (w.proto == 17 && !field)
 		return w.l3 == GSO_L3_IPV4 ? RX_CSUM_OK : RX_CSUM_BAD;
-	if (gso_csum_fold(gso_csum_partial(f + w.l4, w.l4_len, seed)) == 0xffff)
+	if (gsoi_frame_l4_sum_ok(f, &w, seed))
 		return RX_CSUM_OK;
 	/*
 	 * The folded pseudo-header alone is what a Linux sender on this host
@@ -111,4 +107,24 @@ enum rx_csum gsoi_rx_csum_walked(const uint8_t *f, const struct frame_l4 *wp)
 	 */
 	want = gso_csum_fold(seed);
 	return field == want ? RX_CSUM_PARTIAL : RX_CSUM_BAD;
+}
+
+bool gsoi_frame_ip4_sum_ok(const uint8_t *f, const struct frame_l4 *w)
+{
+	/* The header's sum, its checksum included, folds to all ones. */
+	return gso_csum_fold(gso_csum_partial(f + w->ip, w->l4 - w->ip, 0)) == 0xffff;
+}
+
+uint32_t gsoi_frame_pseudo(const uint8_t *f, const struct frame_l4 *w)
+{
+	const uint8_t *ip = f + w->ip;
+
+	if (w->l3 == GSO_L3_IPV4)
+		return gso_csum_pseudo4(ip + 12, ip + 16, w->proto, w->l4_len);
+	return gso_csum_pseudo6(ip + 8, ip + 24, w->proto, w->l4_len);
+}
+
+bool gsoi_frame_l4_sum_ok(const uint8_t *f, const struct frame_l4 *w, uint32_t seed)
+{
+	return gso_csum_fold(gso_csum_partial(f + w->l4, w->l4_len, seed)) == 0xffff;
 }

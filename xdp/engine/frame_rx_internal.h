@@ -3,7 +3,8 @@
  * of Ethernet, one optional 802.1Q tag and the IPv4 or IPv6 header that
  * the receive path makes, and the checksums it verifies before any flow
  * sees a frame, as the kernel does.  Pure functions, shared by the
- * datagram listeners (engine/) and the stream flows (tcp/).
+ * datagram listeners and the ICMP error parser (engine/) and the stream
+ * flows (tcp/).
  */
 #ifndef GSO_XDP_FRAME_RX_INTERNAL_H
 #define GSO_XDP_FRAME_RX_INTERNAL_H
@@ -30,9 +31,25 @@ struct frame_l4 {
 /*
  * Returns 0, -ENOENT when the frame is not IPv4 or IPv6, or -EBADMSG when
  * the Ethernet or IP header is cut, the IP header is of another version,
- * or it says lengths the frame does not hold.
+ * or it says lengths the frame does not hold.  On -EBADMSG, out->l3 and
+ * out->proto are still set (else 0) when the IP header's fixed part is
+ * there, so that a caller can tell a damaged frame of its protocol from
+ * one that is none of its business (gsoi_icmp_err_parse()).
  */
 int gsoi_frame_l4(const uint8_t *frame, uint32_t len, struct frame_l4 *out);
+
+/* Whether the IPv4 header of a walked frame has a right checksum. */
+bool gsoi_frame_ip4_sum_ok(const uint8_t *frame, const struct frame_l4 *w);
+
+/* The pseudo-header's sum for a walked frame's addresses, protocol and L4 length. */
+uint32_t gsoi_frame_pseudo(const uint8_t *frame, const struct frame_l4 *w);
+
+/*
+ * Whether a walked frame's L4 bytes (w->l4_len from w->l4), with `seed`
+ * added (the pseudo-header's sum, or 0 for ICMP over IPv4, which has
+ * none), sum to all ones: a right checksum.
+ */
+bool gsoi_frame_l4_sum_ok(const uint8_t *frame, const struct frame_l4 *w, uint32_t seed);
 
 enum rx_csum {
 	RX_CSUM_OK,      /* right (or nothing to check: not IP, a fragment, UDP over IPv4 without one) */
