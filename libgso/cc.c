@@ -227,6 +227,17 @@ int gso_cc__on_tx_start(struct gso_cc *cc, uint64_t now_ns, bool app_limited)
 	return 0;
 }
 
+int gso_cc__set_mss(struct gso_cc *cc, uint32_t mss)
+{
+	if (!cc || !mss || mss > 65535)
+		return -EINVAL;
+	cc->mss = mss;
+	/* Reno's and CUBIC's rate is cwnd's bytes over srtt: at the new size now.  BBR's comes with its next ACK. */
+	if (cc->algo != GSO_CC_BBR)
+		update_rate(cc);
+	return 0;
+}
+
 uint32_t gso_cc__min_burst_segs(const struct gso_cc *cc)
 {
 	return cc && cc->algo == GSO_CC_BBR ? gsoi_cc_bbr_min_tso_segs(cc) : 0;

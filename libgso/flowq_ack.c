@@ -454,3 +454,33 @@ int gso_flowq__timeout(struct gso_flowq *q)
 	q->recovery_end = q->nxt;
 	return (int)n;
 }
+
+int gso_flowq__set_mss(struct gso_flowq *q, uint32_t mss)
+{
+	uint32_t n = 0;
+
+	if (!q || !mss || mss > 65535)
+		return -EINVAL;
+	for (uint32_t i = q->head; i != FQ_NIL; i = q->ent[i].next) {
+		struct fq_ent *e = &q->ent[i];
+		uint8_t f = e->flags;
+		/* Linux's tcp_skb_seglen: one segment is as long as the entry, more are mss long. */
+		bool too_long = e->len > mss;
+
+		if (e->mss <= mss)
+			continue;
+		gsoi_fq_account(q, e, -1);
+		e->mss = (uint16_t)mss;
+		if ((f & FQ_SENT) && !(f & FQ_SACKED) && too_long && (f & (FQ_LOST | FQ_RETRANS)) != FQ_LOST) {
+			e->flags = (uint8_t)((f | FQ_LOST) & ~FQ_RETRANS);
+			n += fq_segs(e);
+		}
+		gsoi_fq_account(q, e, +1);
+	}
+	if (n) {
+		q->lost_marked += n;
+		q->recovery = true;
+		q->recovery_end = q->nxt;
+	}
+	return (int)n;
+}

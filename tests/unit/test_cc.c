@@ -137,6 +137,31 @@ Test(cc, validates)
 
 /* ---- Reno ---- */
 
+/*
+ * A new segment size (the path MTU moved): cwnd stays in segments, and
+ * CUBIC's pacing rate, cwnd's bytes over srtt, follows the new size at once.
+ */
+Test(cc, set_mss)
+{
+	struct gso_cc *cc = mkcc(GSO_CC_CUBIC, 52, 0);
+	uint64_t rate;
+	uint32_t cwnd;
+
+	ack(cc, 1000000, 1, 10000000, 10, 0);
+	cwnd = gso_cc__cwnd(cc);
+	rate = gso_cc__pacing_rate(cc);
+	cr_assert_eq(gso_cc__set_mss(cc, 1228), 0);
+	cr_expect_eq(gso_cc__cwnd(cc), cwnd);
+	/* (1228 + 52) / (1448 + 52) of the rate, within rounding. */
+	cr_expect_lt(gso_cc__pacing_rate(cc), rate);
+	cr_expect_geq(gso_cc__pacing_rate(cc) + 2, rate * 1280 / 1500);
+	cr_expect_leq(gso_cc__pacing_rate(cc), rate * 1280 / 1500 + 2);
+	cr_expect_eq(gso_cc__set_mss(NULL, 1228), -EINVAL);
+	cr_expect_eq(gso_cc__set_mss(cc, 0), -EINVAL);
+	cr_expect_eq(gso_cc__set_mss(cc, 65536), -EINVAL);
+	gso_cc__destroy(cc);
+}
+
 Test(cc, reno_window)
 {
 	struct gso_cc *cc = mkcc(GSO_CC_RENO, 0, 0);

@@ -608,19 +608,29 @@ Test(flowq, newreno)
 	gso_flowq__destroy(q);
 }
 
-Test(flowq, timeout)
+/*
+ * 10,000 bytes queued at MSS 1000, 8,000 sent in ranges of 2 segments,
+ * the first 1,000 acknowledged and 2000..3000 SACKed.
+ */
+static void one_sacked_hole(struct gso_flowq *q)
 {
-	struct gso_flowq *q = mkq(0, 0, 0, 0);
 	struct gso_flowq_ack_res res = { .sz = sizeof(res) };
 	struct gso_flowq_rel rel[REL_MAX];
-	struct gso_flowq_tx tx = { .sz = sizeof(tx) };
+	struct gso_flowq_sack sk = { 2000, 3000 };
 
 	cr_assert_eq(gso_flowq__append(q, 1, 0, 6000, 1000), 0);
 	cr_assert_eq(gso_flowq__append(q, 2, 0, 4000, 1000), 0);
 	gso_flowq__set_wnd(q, 8000);
 	send_all(q, 2, 1);
-	struct gso_flowq_sack sk = { 2000, 3000 };
 	cr_assert_eq(ack(q, 1000, 8000, 2, 1, &sk, &res, rel, REL_MAX), 0);
+}
+
+Test(flowq, timeout)
+{
+	struct gso_flowq *q = mkq(0, 0, 0, 0);
+	struct gso_flowq_tx tx = { .sz = sizeof(tx) };
+
+	one_sacked_hole(q);
 	/* 8 sent, 1 acked, 1 SACKed: 6 lost on timeout, the SACKed one kept. */
 	cr_expect_eq(gso_flowq__timeout(q), 6);
 	CHECK(q, "timeout");
@@ -643,6 +653,61 @@ Test(flowq, timeout)
 	cr_expect_eq(info(q).retrans_out, 0);
 	CHECK(q, "second timeout");
 	cr_expect_eq(gso_flowq__timeout(NULL), -EINVAL);
+	gso_flowq__destroy(q);
+}
+
+/*
+ * The path MTU fell (tcp_sync_mss + tcp_simple_retransmit): sent, un-SACKed
+ * entries cut at a larger MSS are lost and go again at the new one; the
+ * SACKed one stays; unsent data follows the new MSS; a segment that was
+ * no longer than the new MSS is not lost; a larger MSS changes nothing.
+ */
+Test(flowq, set_mss)
+{
+	struct gso_flowq *q = mkq(0, 0, 0, 0);
+	struct gso_flowq_tx tx = { .sz = sizeof(tx) };
+	struct gso_flowq_info before;
+
+	one_sacked_hole(q);
+	cr_assert_eq(info(q).in_recovery, 0);
+	before = info(q);
+	cr_expect_eq(gso_flowq__set_mss(q, 1000), 0, "the same MSS: nothing");
+	cr_expect_eq(gso_flowq__set_mss(q, 1500), 0, "a larger MSS: nothing");
+	cr_expect_eq(unchanged(q, &before), 0);
+	/* In flight: 1000..2000 and 3000..8000; at 400 bytes that is 3 + 3 + 5 + 5 segments, all lost. */
+	cr_expect_eq(gso_flowq__set_mss(q, 400), 16);
+	CHECK(q, "set_mss");
+	struct gso_flowq_info st = info(q);
+	cr_expect_eq(st.in_flight, 0);
+	cr_expect_eq(st.lost_pending, 16);
+	cr_expect_eq(st.sacked_out, 3, "the SACKed 1000 bytes, now counted at 400");
+	cr_expect_eq(st.in_recovery, 1);
+	cr_expect_eq(gso_flowq__set_mss(q, 400), 0, "already cut at 400");
+	/* The retransmissions first, at 400, skipping the SACKed bytes; then new data at 400. */
+	uint32_t seqs[] = { 1000, 3000, 4000, 6000, 8000 };
+	for (int k = 0; k < 5; k++) {
+		gso_flowq__set_wnd(q, 12000);
+		cr_assert_eq(gso_flowq__peek(q, 64, &tx), 1, "%d", k);
+		cr_expect_eq(tx.seq, seqs[k], "%d: %u", k, tx.seq);
+		cr_expect_eq(tx.mss, 400, "%d: mss %u", k, tx.mss);
+		cr_expect_eq(!!(tx.flags & GSO_FLOWQ_TX_RETRANS), k < 4, "%d", k);
+		cr_assert_eq(gso_flowq__sent(q, &tx, 10), 0);
+		CHECK(q, "resend %d", k);
+	}
+	cr_expect_eq(gso_flowq__set_mss(NULL, 400), -EINVAL);
+	cr_expect_eq(gso_flowq__set_mss(q, 0), -EINVAL);
+	cr_expect_eq(gso_flowq__set_mss(q, 65536), -EINVAL);
+	gso_flowq__destroy(q);
+
+	/* A short segment that fits the new MSS went through: not lost, only cut at it from now on. */
+	q = mkq(0, 0, 0, 0);
+	cr_assert_eq(gso_flowq__append(q, 1, 0, 300, 1000), 0);
+	gso_flowq__set_wnd(q, 8000);
+	send_all(q, 2, 1);
+	cr_expect_eq(gso_flowq__set_mss(q, 400), 0);
+	CHECK(q, "short segment");
+	cr_expect_eq(info(q).in_flight, 1);
+	cr_expect_eq(info(q).in_recovery, 0);
 	gso_flowq__destroy(q);
 }
 

@@ -273,6 +273,15 @@ GSO_API int gso_cc__on_rto(struct gso_cc *cc, uint64_t now_ns);
  */
 GSO_API int gso_cc__on_tx_start(struct gso_cc *cc, uint64_t now_ns, bool app_limited);
 
+/*
+ * The segment size changed (the path MTU moved: gso_flowq__set_mss):
+ * cwnd stays in segments, as Linux keeps snd_cwnd in packets across
+ * tcp_sync_mss, and the pacing rate and BBR's windows are computed at
+ * the new size from the next ACK on.  Returns 0, -EINVAL (NULL, mss 0 or
+ * > 65535).
+ */
+GSO_API int gso_cc__set_mss(struct gso_cc *cc, uint32_t mss);
+
 /* Current state, filled up to st->sz.  Returns 0, -EINVAL (NULL, sz too small). */
 GSO_API int gso_cc__state(const struct gso_cc *cc, struct gso_cc_state *st);
 

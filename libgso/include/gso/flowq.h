@@ -317,6 +317,22 @@ GSO_API int gso_flowq__ack(struct gso_flowq *q, const struct gso_flowq_ack *a,
 GSO_API int gso_flowq__timeout(struct gso_flowq *q);
 
 /*
+ * The path's MSS fell to `mss` (an ICMP "fragmentation needed" or
+ * "packet too big", a lower interface MTU: Linux's tcp_sync_mss followed
+ * by tcp_simple_retransmit).  Every entry recorded at a larger MSS is cut
+ * at `mss` from now on, and each of those that was sent with segments
+ * longer than `mss`, is not SACKed and is not already waiting for its
+ * retransmission is lost: the path dropped it (a retransmission still in
+ * flight too).  Recovery then lasts until snd_nxt as of now, as after a
+ * timeout; duplicate ACK state is kept.  It is not a congestion signal:
+ * the caller leaves cwnd alone.  An MSS at or above every entry's
+ * changes nothing (the caller appends at it from now on).  Returns the
+ * number of segments marked lost (>= 0, counted at `mss`), or -EINVAL
+ * (q NULL, mss 0 or > 65535).
+ */
+GSO_API int gso_flowq__set_mss(struct gso_flowq *q, uint32_t mss);
+
+/*
  * The delivery-rate sample of the last gso_flowq__ack() (see the top of
  * this file and struct gso_rate_sample); delivered and interval_ns are 0
  * when the ACK gave none (it delivered nothing newly, it was old, or the
