@@ -442,6 +442,11 @@ static void on_event(void *ctx, const struct gso_engine_event *ev)
 		r->closed = true;
 		gso_engine__stop(r->e);
 		break;
+	case GSO_EV_PATH_MTU:
+		if (!r->o->quiet)
+			fprintf(stderr, "sender: path MTU now %u bytes (%s)\n", ev->mtu,
+				ev->mtu_src == GSO_PMTU_SRC_ICMP ? "an ICMP error from the path" : "the interface's MTU changed");
+		break;
 	default:
 		break;
 	}
@@ -586,6 +591,14 @@ static void report(const struct report_in *in)
 		bench_json_close(&j);
 	}
 	bench_json_u64(&j, "mss", st->mss);
+	bench_json_u64(&j, "path_mtu", st->path_mtu);
+	bench_json_u64(&j, "pmtu_changes", st->pmtu_changes);
+	bench_json_u64(&j, "pmtu_lost_segs", st->pmtu_lost_segs);
+	bench_json_u64(&j, "link_mtu", in->es->link_mtu);
+	bench_json_u64(&j, "icmp_pmtu", in->es->icmp_pmtu);
+	bench_json_u64(&j, "icmp_stale", in->es->icmp_stale);
+	bench_json_u64(&j, "icmp_forged", in->es->icmp_forged);
+	bench_json_u64(&j, "icmp_bad", in->es->icmp_bad);
 	bench_json_u64(&j, "hdr_len", st->hdr_len);
 	bench_json_bool(&j, "sack", st->sack);
 	bench_json_bool(&j, "timestamps", st->timestamps);
@@ -821,7 +834,9 @@ int main(int argc, char **argv)
 	if (r.setup_failed)
 		fprintf(stderr, "sender: %s\n", r.err);
 	else if (!ok)
-		fprintf(stderr, "sender: %s: %s\n", status, si.err ? strerror(-si.err) : "signal");
+		/* The path MTU too: a path that drops large frames without telling looks like a silent peer. */
+		fprintf(stderr, "sender: %s: %s (path MTU %u, MSS %u, interface MTU %u)\n", status,
+			si.err ? strerror(-si.err) : "signal", si.path_mtu, si.mss, es.link_mtu);
 	if (o.json) {
 		struct report_in in = { .o = &o, .r = &r, .st = &si, .es = &es, .ls = &ls, .ds = &ds,
 					.ss = have_sts ? &sts : NULL, .rt = &rt,

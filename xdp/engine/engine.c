@@ -114,6 +114,7 @@ int gsoi_engine_flow_add(struct engine *e, struct eflow *f, const struct eflow_o
 	f->ctx = ctx;
 	f->slot = e->free_slots[--e->nfree];
 	e->flows[f->slot] = f;
+	gsoi_flow_pmtu_init(e, f);
 	return 0;
 }
 
@@ -535,8 +536,10 @@ static void on_mon(void *ctx, const struct rtmon_event *ev)
 
 	switch (ev->type) {
 	case RTMON_EV_LINK:
-		if (ev->ifindex == e->ifindex)
+		if (ev->ifindex == e->ifindex) {
 			flags_now(e, ev->ifi_flags, m->now);
+			gsoi_engine_link_mtu(e, ev->mtu, m->now);
+		}
 		break;
 	case RTMON_EV_LINK_GONE:
 		if (ev->ifindex == e->ifindex)
@@ -1101,6 +1104,7 @@ int gso_engine__stats(const struct gso_engine *h, struct gso_engine_stats *st)
 	full.queued = e->queued;
 	full.link_usable = e->usable;
 	full.dead = e->dead;
+	full.link_mtu = e->link_mtu;
 	GSO_OUT_PUT(st, full);
 	return 0;
 }
@@ -1188,6 +1192,7 @@ int gso_engine__create(struct gso_engine **out, struct gso_dev *dev, const struc
 		err = -ESHUTDOWN;
 		goto fail;
 	}
+	e->link_mtu = e->caps.mtu;
 	{
 		/*
 		 * One burst per flow; no horizon: a flow's queue is its own and

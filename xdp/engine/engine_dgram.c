@@ -7,6 +7,7 @@
  * which are checked at send so that nothing is refused later.
  */
 #include "engine_internal.h"
+#include "icmp_err_internal.h"
 #include "opts_internal.h"
 
 #include <errno.h>
@@ -165,6 +166,48 @@ static void d_neigh(struct eflow *f)
 	memcpy(d->tmpl.hdr, f->route.dst_mac, 6);
 }
 
+static int limits(struct dgram *d, struct engine *e);
+
+/* The path MTU moved: datagrams of the new size from the next send on (engine.h, "Path MTU"). */
+static void d_mtu(struct eflow *f, uint32_t src, uint64_t now)
+{
+	struct dgram *d = to_d(f);
+
+	(void)now;
+	limits(d, f->e);
+	gsoi_engine_emit(f->e, &(struct gso_engine_event){ .type = GSO_EV_PATH_MTU, .flow_ctx = f->ctx,
+							 .dgram = (struct gso_dgram *)f->handle, .mtu = f->pmtu,
+							 .mtu_src = src });
+}
+
+int gsoi_dgram_icmp_flow(struct engine *e, const struct icmp_err *ie, struct eflow **out)
+{
+	size_t alen = ie->l3 == GSO_L3_IPV6 ? 16 : 4;
+
+	/* A scan: ICMP errors are rare, and only those quoting a steered tuple get here. */
+	for (uint32_t i = 0; i < e->max_flows; i++) {
+		struct eflow *f = e->flows[i];
+		const struct gso_tmpl *t;
+		const uint8_t *ip, *udp;
+
+		if (!f || f->ops != &gsoi_engine_dgram_ops)
+			continue;
+		t = &to_d(f)->tmpl;
+		ip = t->hdr + t->l3_off;
+		udp = t->hdr + t->l4_off;
+		if (t->l3 != ie->l3 || (t->vlan ? (t->hdr[14] << 8 | t->hdr[15]) & 0xfff : 0) != ie->vlan)
+			continue;
+		if ((udp[0] << 8 | udp[1]) != ie->lport || (udp[2] << 8 | udp[3]) != ie->rport)
+			continue;
+		if (memcmp(ip + (ie->l3 == GSO_L3_IPV6 ? 8 : 12), ie->local, alen) ||
+		    memcmp(ip + (ie->l3 == GSO_L3_IPV6 ? 24 : 16), ie->remote, alen))
+			continue;
+		*out = f;
+		return 1;
+	}
+	return 0;
+}
+
 static void d_free(struct eflow *f)
 {
 	struct dgram *d = to_d(f);
@@ -179,6 +222,7 @@ const struct eflow_ops gsoi_engine_dgram_ops = {
 	.refused = d_refused,
 	.ended = d_ended,
 	.neigh = d_neigh,
+	.mtu = d_mtu,
 	.free = d_free,
 };
 
@@ -205,9 +249,14 @@ static int limits(struct dgram *d, struct engine *e)
 	/* The payload is ordinary memory: it is copied into whole frames, whatever the device can reference. */
 	int mp = gso_dev__max_payload(e->tx, &d->tmpl, d->tx_flags | GSO_TX_F_COPY);
 
+	uint32_t ip_hdrs = (uint32_t)(d->tmpl.hdr_len - d->tmpl.l3_off);
+
 	if (mp < 0)
 		return mp;
 	d->max_gso = (uint32_t)mp;
+	/* And what the path carries: one datagram's IP and UDP headers and payload within its MTU. */
+	if (d->f.pmtu && d->f.pmtu < ip_hdrs + d->max_gso)
+		d->max_gso = d->f.pmtu > ip_hdrs ? d->f.pmtu - ip_hdrs : 0;
 	d->max_segs = e->caps.max_segs_udp ? e->caps.max_segs_udp : GSO_UDP_MAX_SEGS;
 	if (d->max_segs > GSO_UDP_MAX_SEGS)
 		d->max_segs = GSO_UDP_MAX_SEGS;
@@ -268,7 +317,10 @@ int gso_dgram__open(struct gso_dgram **out, struct gso_engine *h, const struct g
 		d->f.follow = true;
 		memcpy(&d->f.route, rt, rt->sz < sizeof(d->f.route) ? rt->sz : sizeof(d->f.route));
 		d->f.route.sz = sizeof(d->f.route);
+		/* Its route may carry an MTU of its own. */
+		gsoi_flow_pmtu_init(e, &d->f);
 	}
+	limits(d, e);
 	*out = (struct gso_dgram *)d->f.handle;
 	return 0;
 }
@@ -374,6 +426,8 @@ int gso_dgram__info(const struct gso_dgram *h, struct gso_dgram_info *info)
 	full.timed_sends = d->timed_sends;
 	full.timed_late_ns_sum = d->timed_late_sum;
 	full.timed_late_ns_max = d->timed_late_max;
+	full.path_mtu = d->f.pmtu;
+	full.pmtu_changes = d->f.pmtu_changes;
 	GSO_OUT_PUT(info, full);
 	return 0;
 }

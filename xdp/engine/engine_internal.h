@@ -56,6 +56,11 @@ struct eflow {
 	uint64_t win_lost;     /* schedule time lost in it */
 	uint64_t lost_ns;      /* schedule time lost in all */
 	uint64_t behind_events; /* episodes */
+	/* Path MTU (pmtu.c): IP bytes per packet, and what bounds it besides the interface. */
+	uint32_t pmtu;         /* in force now */
+	uint32_t route_mtu;    /* the route's own, below the interface's at open (0: none) */
+	uint32_t icmp_mtu;     /* the lowest an accepted ICMP error reported (0: none) */
+	uint64_t pmtu_changes; /* times pmtu moved */
 };
 
 struct tcp_key;
@@ -110,6 +115,11 @@ struct eflow_ops {
 	void (*ended)(struct eflow *f, int err);
 	/* The next-hop MAC changed (route.dst_mac already updated). */
 	void (*neigh)(struct eflow *f);
+	/*
+	 * Its path MTU changed to f->pmtu (`src`: GSO_PMTU_SRC_*): resize
+	 * what it sends from now on and raise GSO_EV_PATH_MTU.
+	 */
+	void (*mtu)(struct eflow *f, uint32_t src, uint64_t now);
 	/* Free it (gso_engine__destroy; after ended). */
 	void (*free)(struct eflow *f);
 	/* Its deadline in the engine's timer heap passed (flows that set one: streams). */
@@ -149,6 +159,7 @@ struct engine {
 	struct gso_dev *retired[ENGINE_MAX_RX]; /* former transmit devices that do not receive */
 	unsigned nretired;
 	int ifindex;                   /* of tx; 0: none */
+	uint32_t link_mtu;             /* the interface's MTU (the link monitor's latest), or the device's */
 
 	/* the loop */
 	struct gso_evloop *loop;
@@ -338,6 +349,30 @@ struct dlistener;
  * or a TCP listener's.  e->steer must be set.  The program's errno.
  */
 int gsoi_steer_listener(struct engine *e, uint8_t l3, uint8_t l4, const uint8_t addr[16], uint16_t port, bool add);
+/*
+ * Path MTU (pmtu.c).  gsoi_flow_pmtu_init(): a new flow's, from the
+ * interface and its route (after f->route is set).  gsoi_flow_pmtu_update():
+ * recompute from link_mtu, route_mtu and icmp_mtu; on a change call
+ * ops->mtu with `src`.  gsoi_engine_link_mtu(): the interface's MTU is now
+ * `mtu`, for every flow.  gsoi_engine_icmp_input(): a received frame that
+ * is not TCP: true if it was an ICMP PMTU error (taken and counted), false
+ * to let the caller count it as someone else's.
+ */
+struct icmp_err;
+void gsoi_flow_pmtu_init(struct engine *e, struct eflow *f);
+bool gsoi_flow_pmtu_update(struct engine *e, struct eflow *f, uint32_t src, uint64_t now);
+void gsoi_engine_link_mtu(struct engine *e, uint32_t mtu, uint64_t now);
+bool gsoi_engine_icmp_input(struct engine *e, const uint8_t *frame, uint32_t len, uint64_t now);
+/*
+ * The flow an ICMP error quotes, each kind its own way (tcp/, engine_dgram.c):
+ * 1 and *out: a live flow, the quoted packet in flight; 0: no such flow
+ * here; -ERANGE (TCP): the stream, but a sequence number not in flight;
+ * -EXDEV (TCP, in a port): another queue's stream, the frame handed over.
+ */
+int gsoi_tcp_icmp_flow(struct engine *e, const struct icmp_err *ie, const uint8_t *frame, uint32_t len,
+		       struct eflow **out);
+int gsoi_dgram_icmp_flow(struct engine *e, const struct icmp_err *ie, struct eflow **out);
+
 bool gsoi_dgram_rx(struct engine *e, struct gso_dev *rx, const uint8_t *frame, uint32_t len, uint64_t now);
 void gsoi_dgram_rx_end(struct engine *e);
 /*

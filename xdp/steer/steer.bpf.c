@@ -16,7 +16,11 @@
  * it, or we cannot name the flow: frames to other MACs, IP fragments (a
  * first fragment would leave the rest stranded), IPv6 with extension
  * headers, IP headers that fail the kernel's sanity checks, truncated
- * headers.  The counters (steer_map.h) say why each frame passed.
+ * headers.  ICMP "fragmentation needed" and ICMPv6 "packet too big"
+ * errors that quote a packet of a registered flow (or of a listener's
+ * address and port) go where that flow's frames go: its engine follows
+ * the path MTU (engine.h, "Path MTU").  The counters (steer_map.h) say
+ * why each frame passed.
  *
  * bpf_redirect_map() with XDP_PASS as its fallback: a matched frame on a
  * queue without a socket in the map reaches the kernel instead of being
@@ -82,6 +86,54 @@ static __always_inline void count(__u32 idx)
 
 	if (c)
 		*c += 1;
+}
+
+/*
+ * An ICMP "fragmentation needed" (IPv4 type 3 code 4) or ICMPv6 "packet
+ * too big" (type 2) at `icmp`: `k` becomes the key of the flow whose
+ * packet it quotes (that packet's destination is the flow's source),
+ * keeping the frame's VLAN, so that the lookups below find the flow, or
+ * its listener entry, as for one of its own frames.  0 when it quotes a
+ * TCP or UDP packet whose ports are in the first buffer; else PASSED:
+ * any other ICMP is the kernel's.  The engine checks the rest (checksums,
+ * the flow, the sequence number) as the kernel would.
+ */
+static __always_inline int icmp_key(__u8 *icmp, void *end, struct steer_key *k)
+{
+	__u8 *in = icmp + 8;
+	__u16 *ports;
+	__u8 proto;
+
+	if (in > (__u8 *)end)
+		return STEER_C_PASSED;
+	if (k->l3 == 4) {
+		struct iphdr *ip = (void *)in;
+
+		if (icmp[0] != 3 || icmp[1] != 4 || (void *)(ip + 1) > end || ip->version != 4 || ip->ihl < 5)
+			return STEER_C_PASSED;
+		ports = (void *)(in + ip->ihl * 4);
+		proto = ip->protocol;
+		__builtin_memset(k->saddr, 0, sizeof(k->saddr));
+		__builtin_memset(k->daddr, 0, sizeof(k->daddr));
+		__builtin_memcpy(k->saddr, &ip->daddr, 4);
+		__builtin_memcpy(k->daddr, &ip->saddr, 4);
+	} else {
+		struct ipv6hdr *ip6 = (void *)in;
+
+		if (icmp[0] != 2 || icmp[1] != 0 || (void *)(ip6 + 1) > end || ip6->version != 6)
+			return STEER_C_PASSED;
+		ports = (void *)(ip6 + 1);
+		proto = ip6->nexthdr;
+		__builtin_memcpy(k->saddr, &ip6->daddr, 16);
+		__builtin_memcpy(k->daddr, &ip6->saddr, 16);
+	}
+	/* The ports and, for TCP, the sequence number the engine checks. */
+	if ((proto != IPPROTO_TCP && proto != IPPROTO_UDP) || (void *)(ports + 4) > end)
+		return STEER_C_PASSED;
+	k->l4 = proto;
+	k->sport = ports[1];
+	k->dport = ports[0];
+	return 0;
 }
 
 /*
@@ -156,6 +208,8 @@ static __always_inline int parse(struct xdp_md *ctx, void *data, void *end, cons
 	} else {
 		return STEER_C_PASSED;
 	}
+	if ((k->l3 == 4 && k->l4 == IPPROTO_ICMP) || (k->l3 == 6 && k->l4 == IPPROTO_ICMPV6))
+		return icmp_key((__u8 *)ports, end, k);
 	if (k->l4 != IPPROTO_TCP && k->l4 != IPPROTO_UDP)
 		return STEER_C_PASSED;
 	/* The L4 header must fit in what the IP header says it carries, and in the frame. */

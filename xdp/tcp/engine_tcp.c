@@ -23,6 +23,7 @@
  * engine's heap (s_timer_update).
  */
 #include "engine/engine_internal.h"
+#include "engine/icmp_err_internal.h"
 #include "engine_tcp_internal.h"
 #include "tcp_conn_internal.h"
 #include "rcvq_internal.h"
@@ -106,6 +107,7 @@ struct stream {
 	uint32_t rcv_right;      /* right edge of the window advertised last: never moves back */
 	uint16_t tmpl_win;       /* window field in the template */
 	uint32_t rcv_mss;        /* largest segment payload seen (Linux's rcv_mss): what "full-sized" means */
+	uint32_t fq_max;         /* the flow queue's entry limit (seg_limit at sizing): seg_limit stays within it */
 	uint32_t ack_owed;       /* in-order bytes received since our last ACK */
 	uint32_t rcv_wup;        /* RCV.NXT our last ACK carried: TS.Recent comes from segments up to it */
 	uint32_t quick;          /* quick ACKs left */
@@ -836,6 +838,7 @@ static void t_free(struct eflow *f)
 }
 
 static void t_timers(struct eflow *f, uint64_t now);
+static void t_mtu(struct eflow *f, uint32_t src, uint64_t now);
 
 const struct eflow_ops gsoi_engine_stream_ops = {
 	.build = t_build,
@@ -845,6 +848,7 @@ const struct eflow_ops gsoi_engine_stream_ops = {
 	.neigh = t_neigh,
 	.free = t_free,
 	.timers = t_timers,
+	.mtu = t_mtu,
 };
 
 /* ---- the handshake ----------------------------------------------------------------------- */
@@ -900,6 +904,73 @@ static void establish(struct stream *s, const struct tcp_seg *g, struct gso_dev 
 							 .stream = (struct gso_stream *)s->f.handle, .dev = rx });
 }
 
+/*
+ * The segment payload the path MTU, the peer's MSS and the caller's cap
+ * allow, less the timestamp option (the device's own limit comes after:
+ * gso_dev__max_payload).  false: below Linux's floor (TCP_MIN_MSS 88,
+ * less the options): a broken peer or path.
+ */
+static bool path_mss(const struct stream *s, uint32_t *out)
+{
+	uint32_t mss = s->f.pmtu > s->ip_hdr + 20 ? s->f.pmtu - s->ip_hdr - 20 : 0;
+
+	if (s->peer_mss < mss)
+		mss = s->peer_mss;
+	if (s->mss_cap && s->mss_cap < mss)
+		mss = s->mss_cap;
+	if (mss < GSO_STREAM_MIN_MSS + (s->ts_ok ? TCP_TS_OPTS_LEN : 0))
+		return false;
+	*out = s->ts_ok ? mss - TCP_TS_OPTS_LEN : mss;
+	return true;
+}
+
+/*
+ * The path MTU moved (engine.h, "Path MTU").  Down: cut at the new MSS
+ * and retransmit what was sent too large for it (Linux's tcp_sync_mss and
+ * tcp_simple_retransmit; cwnd stays in segments, no congestion response).
+ * Up (the interface's MTU rose): larger segments from the next append,
+ * up to the peer's MSS.  A stream still in its handshake is sized from
+ * the path MTU when it is established.
+ */
+static void t_mtu(struct eflow *f, uint32_t src, uint64_t now)
+{
+	struct stream *s = to_s(f);
+	uint32_t mss;
+	int mp, n;
+
+	s->st.path_mtu = f->pmtu;
+	s->st.pmtu_changes = f->pmtu_changes;
+	if (!(s->passive && !s->accepted))
+		gsoi_engine_emit(f->e, &(struct gso_engine_event){ .type = GSO_EV_PATH_MTU, .flow_ctx = f->ctx,
+								 .stream = (struct gso_stream *)f->handle,
+								 .mtu = f->pmtu, .mtu_src = src });
+	if (!s->sized || finished(s))
+		return;
+	if (!path_mss(s, &mss)) {
+		fail(s, "the path MTU leaves no room for a segment", -EMSGSIZE, now);
+		return;
+	}
+	mp = gso_dev__max_payload(f->e->tx, &s->tmpl, s->tx_flags);
+	if (mp > 0 && (uint32_t)mp < mss)
+		mss = (uint32_t)mp;
+	if (mss == s->st.mss)
+		return;
+	if (mss < s->st.mss) {
+		n = gso_flowq__set_mss(s->fq, mss);
+		if (n > 0) {
+			s->st.pmtu_lost_segs += (uint64_t)n;
+			/* Recovery: the retransmissions go first, without waiting for a timeout. */
+			if (!s->rto_at)
+				s->rto_at = now + rto_ns(s);
+		}
+	}
+	gso_cc__set_mss(s->cc, mss);
+	s->st.mss = mss;
+	s->st.seg_limit = s->fq_max / mss * mss;
+	s_arm(s, now);
+	s_timer_update(s);
+}
+
 /* After ESTABLISHED: size segments on the device, build the queue, CC and pacer. */
 static void size_stream(struct stream *s, uint64_t now)
 {
@@ -908,18 +979,10 @@ static void size_stream(struct stream *s, uint64_t now)
 	int mp, err;
 
 	s->need_size = false;
-	mss = s->f.route.mtu - s->ip_hdr - 20;
-	if (s->peer_mss < mss)
-		mss = s->peer_mss;
-	if (s->mss_cap && s->mss_cap < mss)
-		mss = s->mss_cap;
-	/* Linux's floor (TCP_MIN_MSS 88) less the options: anything smaller is a broken peer or MTU. */
-	if (mss < GSO_STREAM_MIN_MSS + (s->ts_ok ? TCP_TS_OPTS_LEN : 0)) {
-		fail(s, "segment size too small (peer MSS or MTU)", -EINVAL, now);
+	if (!path_mss(s, &mss)) {
+		fail(s, "segment size too small (peer MSS or path MTU)", -EINVAL, now);
 		return;
 	}
-	if (s->ts_ok)
-		mss -= TCP_TS_OPTS_LEN;
 	s->st.hdr_len = 14 + s->ip_hdr + 20 + (s->ts_ok ? TCP_TS_OPTS_LEN : 0);
 	err = refresh_tmpl(s, now, true);
 	if (err) {
@@ -942,6 +1005,8 @@ static void size_stream(struct stream *s, uint64_t now)
 	if (limit > 65535)
 		limit = 65535;
 	s->st.seg_limit = limit / mss * mss;
+	s->fq_max = s->st.seg_limit;
+	s->st.path_mtu = s->f.pmtu;
 	if (!s->st.seg_limit) {
 		fail(s, "segment size larger than a device buffer", -EMSGSIZE, now);
 		return;
@@ -1416,6 +1481,40 @@ static struct stream *lookup(struct engine *e, const struct tcp_key *k)
 	return NULL;
 }
 
+int gsoi_tcp_icmp_flow(struct engine *e, const struct icmp_err *ie, const uint8_t *frame, uint32_t len,
+		       struct eflow **out)
+{
+	size_t alen = ie->l3 == GSO_L3_IPV6 ? 16 : 4;
+	struct tcp_key k = { .l3 = ie->l3, .peer_port = ie->rport, .our_port = ie->lport,
+			     .vlan = ie->vlan ? (uint16_t)(0x8000 | ie->vlan) : 0 };
+	uint32_t una, nxt;
+	struct stream *s;
+
+	memcpy(k.peer_addr, ie->remote, alen);
+	memcpy(k.our_addr, ie->local, alen);
+	s = lookup(e, &k);
+	if (!s) {
+		/* In a port, another queue's stream may own it: the port hands the frame over. */
+		if (e->port && e->port->foreign(e->port_ctx, &k, frame, len))
+			return -EXDEV;
+		return 0;
+	}
+	if (finished(s))
+		return 0;
+	/* tcp_v4_err(): the quoted sequence number must be in flight, SND.UNA <= seq <= SND.NXT. */
+	if (s->fq) {
+		nxt = gso_flowq__snd_nxt(s->fq);
+		una = nxt - gso_flowq__unacked_bytes(s->fq);
+	} else {
+		una = s->iss;
+		nxt = s->iss + 1;
+	}
+	if (ie->seq - una > nxt - una)
+		return -ERANGE;
+	*out = &s->f;
+	return 1;
+}
+
 static void unhash(struct stream *s)
 {
 	struct stream **p = bucket(s->f.e, &s->key);
@@ -1437,7 +1536,9 @@ void gsoi_engine_stream_input(struct engine *e, struct gso_dev *rx, const uint8_
 	struct stream *s;
 
 	if (gsoi_tcp_frame_key(frame, len, &k)) {
-		e->st.rx_other++;
+		/* Not TCP: an ICMP error about one of our flows, or nobody's. */
+		if (!gsoi_engine_icmp_input(e, frame, len, now))
+			e->st.rx_other++;
 		return;
 	}
 	/* As the kernel does, before any socket sees it: a frame the checksums refuse has no flow. */
@@ -2140,6 +2241,8 @@ int gso_stream__info(const struct gso_stream *h, struct gso_stream_info *info)
 	if (full.min_wnd == UINT32_MAX)
 		full.min_wnd = 0;
 	full.cc_algo = s->cc_algo;
+	full.path_mtu = s->f.pmtu;
+	full.pmtu_changes = s->f.pmtu_changes;
 	if (s->fq) {
 		struct gso_flowq_info fi = { .sz = sizeof(fi) };
 

@@ -62,6 +62,29 @@
  * congestion control's, not a grid), lose nothing by this measure and
  * never raise the event; their lateness shows in late_ns_max.
  *
+ * Path MTU.  Every flow sends IP packets of at most its path MTU: the
+ * interface's MTU, or its route's when that was lower at open
+ * (gso_route.mtu), or lower still when an ICMP "fragmentation needed"
+ * (RFC 1191) or ICMPv6 "packet too big" (RFC 8201) about one of its
+ * packets came back.  The link monitor reports the interface's changes,
+ * down or up, to every flow of the engine.  The steering program
+ * (<gso/steer.h>) hands the engine ICMP errors that quote a steered flow
+ * (a stream, or a datagram listener's address and port: its reply flows;
+ * a datagram flow of its own follows the interface only); the engine
+ * checks them as Linux does (RFC 5927):
+ * the IP header and ICMP checksums, a live flow, for a stream a quoted
+ * sequence number in flight; an IPv4 MTU below 552 counts as 552
+ * (ip_rt_min_pmtu), an IPv6 one below 1280 is ignored; an error only
+ * lowers.  What fails is counted (gso_engine_stats.icmp_*) and changes
+ * nothing.  On a change the flow raises GSO_EV_PATH_MTU.  A stream cuts
+ * its segments at the new size at once and retransmits what it sent too
+ * large (Linux's tcp_sync_mss and tcp_simple_retransmit; not a congestion
+ * signal, cwnd stays); it grows them again when the interface's MTU
+ * rises, up to the peer's MSS.  A datagram flow refuses, with -EMSGSIZE,
+ * sends whose datagrams no longer fit (gso_dgram_info.max_gso_size);
+ * what it had queued leaves as it was.  Unlike Linux, a lowered path MTU
+ * stays for the flow's life (the kernel forgets it after 10 minutes).
+ *
  * Threads.  An engine is used by one thread at a time: the caller's own
  * loop (gso_engine__run / gso_engine__poll), or the thread that
  * gso_engine__start() creates, in which case every call on the engine and
@@ -191,6 +214,20 @@ enum gso_ev_type {
 	 * replies to a batch can be written in one go.
 	 */
 	GSO_EV_DGRAM_RECV_DONE,
+	/*
+	 * A flow's path MTU changed ("Path MTU" below): `stream` or `dgram`
+	 * and flow_ctx name it, `mtu` is the IP packet size in force now and
+	 * `mtu_src` (enum gso_pmtu_src) what moved it.  A stream has already
+	 * resized its segments; a datagram flow refuses sends that no longer
+	 * fit (-EMSGSIZE) from now on.
+	 */
+	GSO_EV_PATH_MTU,
+};
+
+/* What moved a flow's path MTU (GSO_EV_PATH_MTU). */
+enum gso_pmtu_src {
+	GSO_PMTU_SRC_LINK = 1, /* the interface's MTU changed */
+	GSO_PMTU_SRC_ICMP,     /* an ICMP "fragmentation needed" or ICMPv6 "packet too big" */
 };
 
 struct gso_engine_event {
@@ -206,6 +243,8 @@ struct gso_engine_event {
 	/* GSO_EV_DGRAM_SENT: when the device took the super-segment (engine clock) */
 	uint64_t time_ns;
 	struct gso_dgram_listener *dlistener; /* GSO_EV_DGRAM_RECV_DONE: the listener */
+	uint32_t mtu;     /* GSO_EV_PATH_MTU: the path MTU now (IP bytes) */
+	uint32_t mtu_src; /* GSO_EV_PATH_MTU: enum gso_pmtu_src */
 };
 
 /*
@@ -588,9 +627,16 @@ struct gso_engine_stats {
 	/* Pacing debt ("Pacing debt" at the top): behind episodes of all flows, and the schedule time they lost. */
 	uint64_t behind_events;
 	uint64_t lost_ns;
+	/* Path MTU ("Path MTU" below): */
+	uint32_t link_mtu;         /* the interface's MTU as the engine knows it */
+	uint64_t link_mtu_changes; /* changes of it the link monitor reported */
+	uint64_t icmp_pmtu;        /* ICMP PMTU errors that lowered a flow's path MTU */
+	uint64_t icmp_stale;       /* ... about a flow, reporting no less than its path MTU: no change */
+	uint64_t icmp_forged;      /* ... quoting no live flow, or (TCP) a sequence number not in flight: ignored */
+	uint64_t icmp_bad;         /* ... malformed, with a wrong checksum, or an IPv6 MTU below 1280: ignored */
 	size_t :0;
 };
-#define gso_engine_stats__last_field lost_ns
+#define gso_engine_stats__last_field icmp_bad
 
 /* Fill `st` up to st->sz (0: whole).  0, -EINVAL (NULL, sz 1..sizeof(size_t)), -EBADF, -EPERM. */
 GSO_API int gso_engine__stats(const struct gso_engine *e, struct gso_engine_stats *st);
@@ -678,9 +724,12 @@ struct gso_dgram_info {
 	uint64_t timed_sends;
 	uint64_t timed_late_ns_sum; /* sum over them of (taken - at_ns), 0 when early or on time */
 	uint64_t timed_late_ns_max;
+	/* Path MTU ("Path MTU" at the top): */
+	uint32_t path_mtu;    /* IP bytes per datagram in force: max_gso_size follows it */
+	uint64_t pmtu_changes; /* times it moved */
 	size_t :0;
 };
-#define gso_dgram_info__last_field timed_late_ns_max
+#define gso_dgram_info__last_field pmtu_changes
 
 /* Fill `info` up to info->sz (0: whole).  0, -EINVAL, -EBADF, -EPERM. */
 GSO_API int gso_dgram__info(const struct gso_dgram *d, struct gso_dgram_info *info);
@@ -1044,9 +1093,13 @@ struct gso_stream_info {
 	uint32_t rcv_wscale;         /* our window scale (what the peer shifts by) */
 	uint32_t rcvbuf;             /* receive buffer bytes */
 	uint32_t rx_queued;          /* bytes received and not read */
+	/* Path MTU ("Path MTU" above): */
+	uint32_t path_mtu;           /* IP bytes per packet in force (mss follows it) */
+	uint64_t pmtu_changes;       /* times it moved */
+	uint64_t pmtu_lost_segs;     /* segments sent too large for a lowered MTU: retransmitted */
 	size_t :0;
 };
-#define gso_stream_info__last_field rx_queued
+#define gso_stream_info__last_field pmtu_lost_segs
 
 /* ===================================================================== */
 /* Listeners (TCP passive open)                                           */
