@@ -42,6 +42,7 @@ struct dgram {
 	struct dsend *q;
 	uint64_t sent_supers, sent_frames, sent_bytes, dropped;
 	uint64_t timed_sends, timed_late_sum, timed_late_max;
+	bool icmp_steered;    /* the steering program has its ICMP-only entry (icmp_steer) */
 };
 
 static struct dgram *to_d(struct eflow *f)
@@ -208,10 +209,33 @@ int gsoi_dgram_icmp_flow(struct engine *e, const struct icmp_err *ie, struct efl
 	return 0;
 }
 
+/*
+ * The steering program's entry for the ICMP errors about this flow's
+ * packets alone (steer.h, GSO_FLOW_F_ICMP_ONLY), so that it follows the
+ * path MTU while whatever answers it still reaches whoever receives it.
+ * Best effort: with no room (or the tuple another flow's), the flow
+ * follows the interface's MTU only.
+ */
+static void icmp_steer(struct dgram *d, bool add)
+{
+	struct gso_steer *st = d->f.e->steer;
+	GSO_OPTS(gso_flow, fl);
+
+	if (!st || add == d->icmp_steered || gso_flow__reply_of(&fl, &d->tmpl))
+		return;
+	fl.flags = GSO_FLOW_F_ICMP_ONLY;
+	if (add)
+		d->icmp_steered = !gso_steer__flow_add(st, &fl);
+	else if (!gso_steer__flow_del(st, &fl))
+		d->icmp_steered = false;
+}
+
 static void d_free(struct eflow *f)
 {
 	struct dgram *d = to_d(f);
 
+	if (d->f.e)
+		icmp_steer(d, false);
 	free(d->q);
 	free(d);
 }
@@ -317,8 +341,9 @@ int gso_dgram__open(struct gso_dgram **out, struct gso_engine *h, const struct g
 		d->f.follow = true;
 		memcpy(&d->f.route, rt, rt->sz < sizeof(d->f.route) ? rt->sz : sizeof(d->f.route));
 		d->f.route.sz = sizeof(d->f.route);
-		/* Its route may carry an MTU of its own. */
+		/* Its route may carry an MTU of its own; it is a path's flow, so it hears the path's ICMP errors. */
 		gsoi_flow_pmtu_init(e, &d->f);
+		icmp_steer(d, true);
 	}
 	limits(d, e);
 	*out = (struct gso_dgram *)d->f.handle;

@@ -146,7 +146,7 @@ static __always_inline int icmp_key(__u8 *icmp, void *end, struct steer_key *k)
  * checksums, which need the whole frame, are verified in user space.
  */
 static __always_inline int parse(struct xdp_md *ctx, void *data, void *end, const struct steer_cfg *cfg,
-				 struct steer_key *k)
+				 struct steer_key *k, int *icmp)
 {
 	struct ethhdr *eth = data;
 	void *l3 = eth + 1;
@@ -208,8 +208,10 @@ static __always_inline int parse(struct xdp_md *ctx, void *data, void *end, cons
 	} else {
 		return STEER_C_PASSED;
 	}
-	if ((k->l3 == 4 && k->l4 == IPPROTO_ICMP) || (k->l3 == 6 && k->l4 == IPPROTO_ICMPV6))
+	if ((k->l3 == 4 && k->l4 == IPPROTO_ICMP) || (k->l3 == 6 && k->l4 == IPPROTO_ICMPV6)) {
+		*icmp = 1;
 		return icmp_key((__u8 *)ports, end, k);
+	}
 	if (k->l4 != IPPROTO_TCP && k->l4 != IPPROTO_UDP)
 		return STEER_C_PASSED;
 	/* The L4 header must fit in what the IP header says it carries, and in the frame. */
@@ -242,6 +244,7 @@ int gso_steer(struct xdp_md *ctx)
 	struct steer_cfg *cfg;
 	struct steer_key k;
 	struct steer_val *v;
+	int icmp = 0;
 	__u32 zero = 0;
 	long act;
 	int why;
@@ -249,13 +252,16 @@ int gso_steer(struct xdp_md *ctx)
 	__builtin_memset(&k, 0, sizeof(k));
 	count(STEER_C_SEEN);
 	cfg = bpf_map_lookup_elem(&gso_steer_cfg, &zero);
-	why = cfg ? parse(ctx, data, end, cfg, &k) : STEER_C_OTHER_MAC;
+	why = cfg ? parse(ctx, data, end, cfg, &k, &icmp) : STEER_C_OTHER_MAC;
 	if (why) {
 		count((__u32)why);
 		return XDP_PASS;
 	}
 	/* The exact flow first: a connection the server knows wins over its listener. */
 	v = bpf_map_lookup_elem(&gso_steer_flows, &k);
+	/* An entry for the ICMP errors about a flow alone: its own frames are not ours (steer_map.h). */
+	if (v && (v->flags & STEER_VAL_ICMP_ONLY) && !icmp)
+		v = NULL;
 	/*
 	 * Then the listener entry, only while the loader says there is one:
 	 * a host without listeners pays nothing for them, one with listeners

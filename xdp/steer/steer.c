@@ -43,7 +43,7 @@
 #include "xsk/xsk_internal.h"
 
 _Static_assert(sizeof(struct steer_key) == 40, "key layout shared with steer.bpf.c");
-_Static_assert(sizeof(struct steer_val) == 16, "value layout shared with steer.bpf.c");
+_Static_assert(sizeof(struct steer_val) == 24, "value layout shared with steer.bpf.c");
 _Static_assert(sizeof(struct steer_cfg) == 8, "config layout shared with steer.bpf.c");
 
 #define DEF_MAX_FLOWS 1024u
@@ -335,13 +335,14 @@ int gso_flow__reply_of(struct gso_flow *f, const struct gso_tmpl *t)
 	return 0;
 }
 
-static int make_key(const struct gso_flow *caller, struct steer_key *k)
+/* The map key of a caller's flow, and its GSO_FLOW_F_* (flags NULL: not wanted).  0 or -EINVAL. */
+static int make_key(const struct gso_flow *caller, struct steer_key *k, uint32_t *flags)
 {
 	static const uint8_t zero[12];
 	struct gso_flow full, *f = &full;
 
 	if (!gsoi_flow_read(caller, &full) || (f->l3 != GSO_L3_IPV4 && f->l3 != GSO_L3_IPV6) || (f->l4 != GSO_L4_TCP && f->l4 != GSO_L4_UDP) ||
-	    f->vlan > 4094)
+	    f->vlan > 4094 || (f->flags & ~GSO_FLOW_F_ICMP_ONLY))
 		return -EINVAL;
 	if (f->l3 == GSO_L3_IPV4 && (memcmp(f->saddr + 4, zero, 12) || memcmp(f->daddr + 4, zero, 12)))
 		return -EINVAL;
@@ -353,6 +354,8 @@ static int make_key(const struct gso_flow *caller, struct steer_key *k)
 	k->vlan = f->vlan;
 	memcpy(k->saddr, f->saddr, 16);
 	memcpy(k->daddr, f->daddr, 16);
+	if (flags)
+		*flags = f->flags;
 	return 0;
 }
 
@@ -391,15 +394,22 @@ int gso_steer__flow_add(struct gso_steer *st, const struct gso_flow *f)
 {
 	struct steer_val v = { 0 };
 	struct steer_key k;
+	uint32_t flags;
 	bool listener;
 	int err;
 
 	if (!st)
 		return -EINVAL;
-	err = make_key(f, &k);
+	err = make_key(f, &k, &flags);
 	if (err)
 		return err;
 	listener = is_listener(&k);
+	if (flags & GSO_FLOW_F_ICMP_ONLY) {
+		/* A listener entry quotes no packet of its own. */
+		if (listener)
+			return -EINVAL;
+		v.flags = STEER_VAL_ICMP_ONLY;
+	}
 	if (listener)
 		pthread_mutex_lock(&st->lock);
 	if (bpf_map_update_elem(st->flows_fd, &k, &v, BPF_NOEXIST)) {
@@ -431,7 +441,7 @@ int gso_steer__flow_del(struct gso_steer *st, const struct gso_flow *f)
 
 	if (!st)
 		return -EINVAL;
-	err = make_key(f, &k);
+	err = make_key(f, &k, NULL);
 	if (err)
 		return err;
 	listener = is_listener(&k);
@@ -464,7 +474,7 @@ int gso_steer__flow_count(struct gso_steer *st, const struct gso_flow *f, uint64
 
 	if (!st)
 		return -EINVAL;
-	err = make_key(f, &k);
+	err = make_key(f, &k, NULL);
 	if (err)
 		return err;
 	if (bpf_map_lookup_elem(st->flows_fd, &k, &v))

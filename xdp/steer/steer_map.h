@@ -26,11 +26,20 @@ struct steer_key {
 	__u8 daddr[16];
 };
 
-/* Per-flow value: packets the program matched (redirected or not). */
+/* Per-flow value: packets the program matched (redirected or not), and how to match. */
 struct steer_val {
 	__u64 packets;
 	__u64 bytes;
+	__u32 flags;    /* STEER_VAL_* */
+	__u32 pad;
 };
+
+/*
+ * Only the ICMP path-MTU errors that quote the flow's packets are steered;
+ * its own frames are not (a listener entry may still take them): a sender
+ * whose replies go elsewhere (a kernel socket) hears of the path's MTU.
+ */
+#define STEER_VAL_ICMP_ONLY 1u
 
 /* The loader's settings, in the one entry of the config array (all zero until it writes them). */
 struct steer_cfg {

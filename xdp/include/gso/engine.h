@@ -68,9 +68,12 @@
  * (RFC 1191) or ICMPv6 "packet too big" (RFC 8201) about one of its
  * packets came back.  The link monitor reports the interface's changes,
  * down or up, to every flow of the engine.  The steering program
- * (<gso/steer.h>) hands the engine ICMP errors that quote a steered flow
- * (a stream, or a datagram listener's address and port: its reply flows;
- * a datagram flow of its own follows the interface only); the engine
+ * (<gso/steer.h>) hands the engine ICMP errors that quote a flow's
+ * packets: a stream's, a datagram listener's reply flows' (its entry), and
+ * those of a datagram flow opened with a route (gso_dgram_opts.route),
+ * which registers an entry for its ICMP errors alone
+ * (GSO_FLOW_F_ICMP_ONLY: one of the program's max_flows entries; best
+ * effort, with the table full it follows the interface only).  The engine
  * checks them as Linux does (RFC 5927):
  * the IP header and ICMP checksums, a live flow, for a stream a quoted
  * sequence number in flight; an IPv4 MTU below 552 counts as 552

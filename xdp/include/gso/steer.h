@@ -73,9 +73,20 @@ struct gso_flow {
 	uint8_t saddr[16];  /* source address (remote), network order; IPv4 in the first 4 bytes, rest zero */
 	uint8_t daddr[16];  /* destination address (local) */
 	uint16_t vlan;      /* VLAN ID (1..4094) of the 802.1Q tag the frames carry; 0: untagged */
+	uint32_t flags;     /* GSO_FLOW_F_* */
 	size_t :0;
 };
-#define gso_flow__last_field vlan
+#define gso_flow__last_field flags
+
+/*
+ * Steer only the ICMP "fragmentation needed" and ICMPv6 "packet too big"
+ * errors that quote this flow's packets (sent from daddr:dport to
+ * saddr:sport); its own frames go on as if it were not registered (to a
+ * listener entry that matches them, else the kernel).  For a sender that
+ * receives by other means, such as a kernel UDP socket on its port, to
+ * follow the path MTU (engine.h, "Path MTU").  Not on a listener entry.
+ */
+#define GSO_FLOW_F_ICMP_ONLY (1u << 0)
 
 /*
  * The flow of the frames that come back for what is sent with template
