@@ -105,7 +105,10 @@ GSO_API uint32_t gso_csum_copy(void *dst, const void *src, size_t len, uint32_t 
  */
 GSO_API uint32_t gso_csum_pseudo4(const void *saddr, const void *daddr,
 				  uint8_t proto, uint32_t l4_len);
-/* Same for IPv6 (16-byte addresses, 32-bit upper-layer length; neither NULL). */
+/*
+ * Same for IPv6 (16-byte addresses, 32-bit upper-layer length).  Contract:
+ * `saddr` and `daddr` must not be NULL.
+ */
 GSO_API uint32_t gso_csum_pseudo6(const void *saddr, const void *daddr,
 				  uint8_t proto, uint32_t l4_len);
 
