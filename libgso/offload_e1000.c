@@ -34,8 +34,12 @@ static bool buf_wraps(uint64_t addr, uint32_t len)
 
 GSO_API enum gso_e1000_kind gso_e1000_desc_kind(const void *desc)
 {
-	uint32_t w = get_le32((const uint8_t *)desc + 8);
+	uint32_t w;
 
+	/* No error to return: NULL gets the kind no device takes. */
+	if (!desc)
+		return GSO_E1000_RESERVED;
+	w = get_le32((const uint8_t *)desc + 8);
 	if (!(w >> CMD_SHIFT & GSO_E1000_CMD_DEXT))
 		return GSO_E1000_LEGACY;
 	switch (w >> DTYP_SHIFT & 0xf) {

@@ -341,8 +341,11 @@ int gso_sched__flow_add(struct gso_sched *s, const struct gso_pacer_opts *po, ui
 
 int gso_sched__flow_del(struct gso_sched *s, uint32_t flow)
 {
-	struct sflow *f = flow_get(s, flow);
+	struct sflow *f;
 
+	if (!s)
+		return -EINVAL;
+	f = flow_get(s, flow);
 	if (!f)
 		return -ENOENT;
 	if (f->qlen)
@@ -359,12 +362,13 @@ int gso_sched__flow_del(struct gso_sched *s, uint32_t flow)
 
 int gso_sched__flow_set_rate(struct gso_sched *s, uint32_t flow, uint64_t rate)
 {
-	struct sflow *f = flow_get(s, flow);
+	struct sflow *f;
 
+	if (!s || !rate)
+		return -EINVAL;
+	f = flow_get(s, flow);
 	if (!f)
 		return -ENOENT;
-	if (!rate)
-		return -EINVAL;
 	f->rate = rate;
 	return 0;
 }

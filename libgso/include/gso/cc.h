@@ -75,7 +75,8 @@ GSO_API int gso_rtt__update(struct gso_rtt *r, uint64_t now_ns, uint64_t sample_
 
 /*
  * Retransmission timeout: srtt + max(4 * rttvar, 1 ms), at least
- * GSO_RTT_MIN_RTO_NS; GSO_RTT_INIT_RTO_NS before any sample.
+ * GSO_RTT_MIN_RTO_NS; GSO_RTT_INIT_RTO_NS before any sample (also for
+ * NULL and an estimator never initialised).
  */
 GSO_API uint64_t gso_rtt__rto(const struct gso_rtt *r);
 
@@ -326,7 +327,7 @@ struct gso_cc_bbr_info {
 /* Fill `bi` up to bi->sz.  Returns 0, -EINVAL (NULL, sz too small), -EOPNOTSUPP (not BBR). */
 GSO_API int gso_cc__bbr_info(const struct gso_cc *cc, struct gso_cc_bbr_info *bi);
 
-/* Shorthands for the two numbers the pacer needs. */
+/* Shorthands for the two numbers the pacer needs; 0 on NULL. */
 GSO_API uint32_t gso_cc__cwnd(const struct gso_cc *cc);
 GSO_API uint64_t gso_cc__pacing_rate(const struct gso_cc *cc);
 

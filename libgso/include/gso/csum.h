@@ -76,8 +76,9 @@ static inline uint32_t gso_csum_block_add(uint32_t sum, uint32_t piece, size_t o
  * Partial sum of `len` bytes at `buf` (any alignment, any length), added
  * to `sum`.  Words are taken at even offsets from `buf`, whatever its
  * address; an odd trailing byte is the first (lower-address) half of a
- * word padded with zero, as RFC 1071 says.  Reads exactly [buf, buf+len);
- * `buf` may be NULL when `len` is 0.  Returns the new partial sum.
+ * word padded with zero, as RFC 1071 says.  Reads exactly [buf, buf+len).
+ * Contract: `buf` may be NULL only when `len` is 0 (a partial sum has no
+ * error value, so this is not checked).  Returns the new partial sum.
  */
 GSO_API uint32_t gso_csum_partial(const void *buf, size_t len, uint32_t sum);
 
@@ -85,7 +86,8 @@ GSO_API uint32_t gso_csum_partial(const void *buf, size_t len, uint32_t sum);
  * Copy `len` bytes from `src` to `dst` (must not overlap) and return the
  * partial sum of the bytes, added to `sum` (as gso_csum_partial(src, len,
  * sum) would).  One pass over the data; writes exactly [dst, dst+len).
- * Pointers may be NULL when `len` is 0.
+ * Contract: `dst` and `src` may be NULL only when `len` is 0 (not checked,
+ * as for gso_csum_partial()).
  */
 GSO_API uint32_t gso_csum_copy(void *dst, const void *src, size_t len, uint32_t sum);
 
@@ -98,11 +100,15 @@ GSO_API uint32_t gso_csum_copy(void *dst, const void *src, size_t len, uint32_t 
  * real L4 length (header + payload of the whole super-packet) for Linux
  * GSO, virtio_net_hdr and AF_XDP checksum metadata.  A length above 65535
  * is summed as a 32-bit big-endian value (two words), like Linux
- * csum_tcpudp_nofold(); only BIG TCP needs that.
+ * csum_tcpudp_nofold(); only BIG TCP needs that.  Contract: `saddr` and
+ * `daddr` must not be NULL (not checked: the sum has no error value).
  */
 GSO_API uint32_t gso_csum_pseudo4(const void *saddr, const void *daddr,
 				  uint8_t proto, uint32_t l4_len);
-/* Same for IPv6 (16-byte addresses, 32-bit upper-layer length). */
+/*
+ * Same for IPv6 (16-byte addresses, 32-bit upper-layer length).  Contract:
+ * `saddr` and `daddr` must not be NULL.
+ */
 GSO_API uint32_t gso_csum_pseudo6(const void *saddr, const void *daddr,
 				  uint8_t proto, uint32_t l4_len);
 

@@ -115,7 +115,7 @@ struct gso_flowq_opts {
 
 struct gso_flowq;
 
-/* Bytes of caller memory gso_flowq__init() needs (0 if `o` is invalid). */
+/* Bytes of caller memory gso_flowq__init() needs (`o` NULL: the defaults; 0 if `o` is invalid). */
 GSO_API size_t gso_flowq__mem_size(const struct gso_flowq_opts *o);
 
 /*

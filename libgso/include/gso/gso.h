@@ -15,6 +15,13 @@
  *  - The headers are ISO C11 and C++11; GSO_OPTS in C++ needs C++20
  *    (<gso/common.h> says why and how).
  *  - The library never allocates on the data path, never prints, never exits.
+ *  - NULL pointers: a function that returns int answers -EINVAL for a
+ *    NULL pointer it needs (one the header calls optional takes its
+ *    documented meaning: NULL options are the defaults); __destroy and
+ *    reset calls take NULL as a no-op; a getter or lookup that returns a
+ *    value says next to it what NULL gives (0, UINT64_MAX, NULL); the
+ *    checksum helpers, which have no error value, say "must not be NULL"
+ *    (a contract, not checked).
  *
  * Error numbers used across the library:
  *  -EINVAL           bad argument (NULL, option out of range, MSS 0, unknown flag,

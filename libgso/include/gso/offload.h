@@ -235,7 +235,10 @@ struct gso_e1000_data {
 /* Kind of a 16-byte transmit descriptor. */
 enum gso_e1000_kind { GSO_E1000_LEGACY = 0, GSO_E1000_CONTEXT = 1, GSO_E1000_DATA = 2,
 		      GSO_E1000_RESERVED = 3 };
-/* Kind of the descriptor at `desc` (16 bytes); never fails. */
+/*
+ * Kind of the descriptor at `desc` (16 bytes); never fails: NULL is
+ * GSO_E1000_RESERVED, the kind no device takes.
+ */
 GSO_API enum gso_e1000_kind gso_e1000_desc_kind(const void *desc);
 
 /*

@@ -232,7 +232,8 @@ struct gso_pacer {
 
 /*
  * Initialise `p` (caller memory, any alignment of the struct, p->sz set by
- * the caller, or 0 for the whole struct, then set to it).  Returns 0, or
+ * the caller, or 0 for the whole struct, then set to it); `o` may be NULL
+ * (the defaults).  Returns 0, or
  * -EINVAL (p NULL, p->sz 1..sizeof(*p) - 1, bad opts sz/tail, unknown
  * flag; `p` is then left unusable).  Only sz is kept from before.
  */

@@ -87,7 +87,7 @@ struct gso_sched_stats {
 
 /*
  * Bytes of caller memory gso_sched__init() needs for these options
- * (0 if the options are invalid).
+ * (0 if the options are invalid or NULL: they are required).
  */
 GSO_API size_t gso_sched__mem_size(const struct gso_sched_opts *o);
 
@@ -123,22 +123,23 @@ GSO_API int gso_sched__flow_add(struct gso_sched *s, const struct gso_pacer_opts
 				uint32_t *flow);
 
 /*
- * Remove a flow; its id may be reused.  Returns 0, -ENOENT (no such flow)
- * or -EBUSY (bursts still queued: drain it first).
+ * Remove a flow; its id may be reused.  Returns 0, -EINVAL (s NULL),
+ * -ENOENT (no such flow) or -EBUSY (bursts still queued: drain it first).
  */
 GSO_API int gso_sched__flow_del(struct gso_sched *s, uint32_t flow);
 
 /*
  * Set the flow's pacing rate (wire bytes/s, from the CC or the caller's
  * transport), used for bursts enqueued from now on.  Returns 0, -EINVAL
- * (rate 0) or -ENOENT.
+ * (s NULL, rate 0) or -ENOENT.
  */
 GSO_API int gso_sched__flow_set_rate(struct gso_sched *s, uint32_t flow, uint64_t rate);
 
 /*
  * Take a flow's queued bursts out, oldest first, into out[0..n) without
  * sending them (teardown, retransmit rework).  Returns how many were
- * taken (0..n), or -EINVAL / -ENOENT.  The flow's pacer keeps its clock.
+ * taken (0..n), or -EINVAL (s NULL, out NULL with n > 0), -ENOENT.  The
+ * flow's pacer keeps its clock.
  */
 GSO_API int gso_sched__flow_drain(struct gso_sched *s, uint32_t flow,
 				  struct gso_sched_burst *out, unsigned n);
@@ -189,7 +190,7 @@ GSO_API int gso_sched__dequeue_batch(struct gso_sched *s, uint64_t now_ns,
 
 /*
  * When to call gso_sched__dequeue() next (UINT64_MAX if nothing is
- * queued), for arming a timer.  Never later than the first burst becomes
+ * queued, or s is NULL), for arming a timer.  Never later than the first burst becomes
  * due; it may be earlier (e.g. 0 right after an enqueue), in which case
  * that dequeue returns 0 and an exact *next_ns.
  */

@@ -17,7 +17,12 @@
  * errno, and a failed call changes nothing.  Options and output structs
  * start with `size_t sz` and are declared with GSO_OPTS(type, name, ...);
  * zero means "default".  The library never prints, exits or aborts.  A
- * device is not thread-safe: one thread uses it at a time.
+ * device is not thread-safe: one thread uses it at a time.  NULL
+ * pointers, in every header of libgso-xdp: a call that returns int
+ * answers -EINVAL for a NULL pointer (or handle) it needs, and takes a
+ * NULL the header calls optional as its documented default; the destroy
+ * calls (and gso_dev__close) take NULL as a no-op; a getter or lookup that returns a
+ * value says next to it what NULL gives (0, NULL).
  *
  * Errors of the device calls:
  *  -EINVAL      bad argument (NULL, MSS 0, payload outside its buffer or in
@@ -277,14 +282,15 @@ GSO_API int gso_dev__submit(struct gso_dev *dev, const struct gso_tx *tx, unsign
 /*
  * Push queued descriptors to the device (the wake-up).  Returns 0 when the
  * device has taken everything queued, -EAGAIN when it could not take all
- * yet (busy; retry after reaping), -ENETDOWN, -ENODEV, -ESHUTDOWN.
+ * yet (busy; retry after reaping), -ENETDOWN, -ENODEV, -ESHUTDOWN, -EINVAL
+ * (NULL).
  */
 GSO_API int gso_dev__kick(struct gso_dev *dev);
 
 /*
  * Reap up to `max` transmit completions (0 = all available) and drop the
  * references they held.  Returns the number of descriptors completed
- * (>= 0) or -ESHUTDOWN.
+ * (>= 0), -ESHUTDOWN or -EINVAL (NULL).
  */
 GSO_API int gso_dev__reap(struct gso_dev *dev, unsigned max);
 
@@ -393,7 +399,8 @@ GSO_API int gso_dev__rx_wait(struct gso_dev *dev, int timeout_ms);
  * queued or in flight (their chunks become free unless a buffer holds
  * them).  Buffer memory stays mapped until gso_dev__destroy(), and
  * gso_dev__buf_release()/__buf_free()/__stats() keep working; everything
- * else returns -ESHUTDOWN.  Returns 0 (also when already closed or dead).
+ * else returns -ESHUTDOWN.  Returns 0 (also when already closed or dead,
+ * and for NULL: teardown, like gso_dev__destroy()).
  */
 GSO_API int gso_dev__close(struct gso_dev *dev);
 

@@ -332,7 +332,8 @@ struct gso_engine_opts {
  * failure it stays the caller's.  If `dev` receives (GSO_DEV_RX) it is also the
  * engine's receive device 0.  Link monitoring needs the device's
  * interface (gso_dev__ifindex); a device without one (callback wire)
- * gets none.  Returns 0 and *out, or -EINVAL (NULL, bad opts), -ENOMEM,
+ * gets none.  `opts` may be NULL (the defaults).  Returns 0 and *out, or
+ * -EINVAL (out or dev NULL, bad opts), -ENOMEM,
  * -ESHUTDOWN (device closed), or the errno of the event loop or the
  * rtnetlink socket.
  */

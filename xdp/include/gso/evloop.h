@@ -105,7 +105,7 @@ struct gso_evloop_event {
 };
 
 /*
- * Make a loop.  Returns 0 and *out, or
+ * Make a loop (`opts` NULL: the defaults).  Returns 0 and *out, or
  *   -EINVAL  out NULL, bad opts (sz, non-zero unknown tail, unknown backend
  *            or flag, max_fds / spin_ns / early_ns out of range)
  *   -ENOMEM

@@ -89,7 +89,7 @@ GSO_API int gso_vnet__create_tap(struct gso_dev **dev, const char *ifname,
 /*
  * The socket (AF_PACKET) or TAP file descriptor, e.g. to read what the
  * kernel sends into a TAP (each read: a 10-byte virtio_net_hdr + a frame).
- * Returns the fd, -EINVAL (not a vnet device), -ESHUTDOWN.
+ * Returns the fd, -EINVAL (NULL, not a vnet device), -ESHUTDOWN.
  */
 GSO_API int gso_vnet__fd(const struct gso_dev *dev);
 

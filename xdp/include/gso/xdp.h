@@ -11,6 +11,9 @@
  *   <gso/engine.h>  the transmit engine (TCP and datagram streams)
  *   <gso/port.h>    ports: engines across queues
  *   <gso/route.h>   routes and neighbours
+ *
+ * Conventions for all of them (errors, options structs, what a NULL
+ * argument does) are written once, at the top of <gso/dev.h>.
  */
 #ifndef GSO_XDP_H
 #define GSO_XDP_H

@@ -96,10 +96,10 @@ struct gso_xsk_opts {
  */
 GSO_API int gso_xsk__create(struct gso_dev **dev, int ifindex, const struct gso_xsk_opts *opts);
 
-/* The AF_XDP socket's descriptor (for poll), -EINVAL if `dev` is not AF_XDP, -ESHUTDOWN after close. */
+/* The AF_XDP socket's descriptor (for poll), -EINVAL if `dev` is NULL or not AF_XDP, -ESHUTDOWN after close. */
 GSO_API int gso_xsk__fd(const struct gso_dev *dev);
 
-/* The queue an AF_XDP device is bound to, -EINVAL if `dev` is not AF_XDP, -ESHUTDOWN after close. */
+/* The queue an AF_XDP device is bound to, -EINVAL if `dev` is NULL or not AF_XDP, -ESHUTDOWN after close. */
 GSO_API int gso_xsk__queue(const struct gso_dev *dev);
 
 #ifdef __cplusplus
