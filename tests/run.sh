@@ -2,9 +2,12 @@
 # Runs every test of `make check`, in this order:
 #   1. a short fuzz smoke run of every fuzz target,
 #   2. the unit tests built with ASan + UBSan,
-#   3. the unit tests (build/tests/unit),
-#   4. the integration tests (build/tests/integration),
-# and ends with one summary line for 3 and 4 together, in Criterion's words.
+#   3. the unit tests of the port, the engine and the UMEM allocator, and
+#      the port driven from two threads (root), built with ThreadSanitizer
+#      (build/tsan/tests/unit-tsan; any report fails it),
+#   4. the unit tests (build/tests/unit),
+#   5. the integration tests (build/tests/integration),
+# and ends with one summary line for 4 and 5 together, in Criterion's words.
 # Exits non-zero if any step failed.
 set -u
 B=${B:-build}
@@ -42,6 +45,15 @@ echo "== unit tests under ASan+UBSan"
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
 	"$B/tests/unit-asan" --short-filename || status=1
+
+echo "== threaded tests under TSan"
+# The first report ends the run and fails the step (halt_on_error, exit
+# 66).  setarch -R turns address randomisation off for it: gcc 12's TSan
+# runtime aborts ("unexpected memory mapping") when a kernel randomises
+# mmap with more bits than its memory layout allows (vm.mmap_rnd_bits 32,
+# as on many 6.x kernels); a personality flag, no privilege needed.
+TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=66} \
+	setarch "$(uname -m)" -R "$B/tsan/tests/unit-tsan" || status=1
 
 echo "== unit tests"
 "$B/tests/unit" --short-filename --json="$reports/unit.json" || status=1

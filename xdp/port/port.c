@@ -95,6 +95,8 @@ static void free_port(struct port *p)
 	}
 	if (p->own_steer)
 		gso_steer__destroy(p->steer);
+	pthread_mutex_destroy(&p->stats_mu);
+	pthread_rwlock_destroy(&p->ctl);
 	free(p->qs);
 	free(p);
 }
@@ -179,9 +181,13 @@ int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opt
 	if (!p)
 		return -ENOMEM;
 	p->qs = aligned_alloc(64, ((n * sizeof(*p->qs)) + 63) / 64 * 64);
-	if (!p->qs) {
+	err = p->qs ? -pthread_rwlock_init(&p->ctl, NULL) : -ENOMEM;
+	if (!err && (err = -pthread_mutex_init(&p->stats_mu, NULL)))
+		pthread_rwlock_destroy(&p->ctl);
+	if (err) {
+		free(p->qs);
 		free(p);
-		return -ENOMEM;
+		return err;
 	}
 	memset(p->qs, 0, n * sizeof(*p->qs));
 	p->n = n;
@@ -282,24 +288,31 @@ int gso_port__start(struct gso_port *h)
 		return -EBADF;
 	if (!p || p->closed)
 		return -EINVAL;
-	if (atomic_load(&p->running))
+	/* Held from before the first worker starts until running says so: stats meanwhile leave the engines out. */
+	pthread_rwlock_wrlock(&p->ctl);
+	if (atomic_load(&p->running)) {
+		pthread_rwlock_unlock(&p->ctl);
 		return -EALREADY;
+	}
 	for (uint32_t q = 0; q < p->n; q++) {
 		err = gso_engine__start(p->qs[q].e, p->qs[q].cpu);
 		if (err) {
 			while (q--)
 				gso_engine__stop(p->qs[q].e);
+			pthread_rwlock_unlock(&p->ctl);
 			return err;
 		}
 	}
 	atomic_store(&p->running, true);
+	pthread_rwlock_unlock(&p->ctl);
 	/* Calls queued before start, and announcements made before, are taken now. */
 	for (uint32_t q = 0; q < p->n; q++)
 		gso_engine__wake(p->qs[q].e);
 	return 0;
 }
 
-static void port_stop(struct port *p)
+/* With p->ctl held for writing. */
+static void port_stop_locked(struct port *p)
 {
 	if (!atomic_load(&p->running))
 		return;
@@ -309,6 +322,13 @@ static void port_stop(struct port *p)
 	for (uint32_t q = 0; q < p->n; q++)
 		gso_engine__stop(p->qs[q].e);
 	atomic_store(&p->running, false);
+}
+
+static void port_stop(struct port *p)
+{
+	pthread_rwlock_wrlock(&p->ctl);
+	port_stop_locked(p);
+	pthread_rwlock_unlock(&p->ctl);
 }
 
 int gso_port__stop(struct gso_port *h)
@@ -416,10 +436,13 @@ int gso_port__drain(struct gso_port *h, uint64_t until_ns)
 		}
 		return drain_started(p, until_ns);
 	}
-	for (uint32_t q = 0; q < p->n; q++)
-		if ((err = gso_engine__drain(p->qs[q].e, until_ns)))
-			return err;
-	return 0;
+	/* The caller's thread runs the engines meanwhile: no stats read them. */
+	pthread_rwlock_wrlock(&p->ctl);
+	err = 0;
+	for (uint32_t q = 0; q < p->n && !err; q++)
+		err = gso_engine__drain(p->qs[q].e, until_ns);
+	pthread_rwlock_unlock(&p->ctl);
+	return err;
 }
 
 /* ---- ending ---- */
@@ -434,7 +457,8 @@ int gso_port__close(struct gso_port *h)
 		return -EINVAL;
 	if (p->closed)
 		return 0;
-	port_stop(p);
+	pthread_rwlock_wrlock(&p->ctl);
+	port_stop_locked(p);
 	for (uint32_t q = 0; q < p->n; q++) {
 		/* The hand-over is over: streams end without announcing it to engines that are closing too. */
 		p->qs[q].eng->port = NULL;
@@ -443,6 +467,7 @@ int gso_port__close(struct gso_port *h)
 	for (uint32_t q = 0; q < p->n; q++)
 		gso_engine__close(p->qs[q].e);
 	p->closed = true;
+	pthread_rwlock_unlock(&p->ctl);
 	return 0;
 }
 
@@ -465,7 +490,8 @@ static uint64_t ld(const _Atomic uint64_t *c)
 	return atomic_load_explicit(c, memory_order_relaxed);
 }
 
-static void add_q(const struct port *p, const struct port_q *pq, struct gso_port_stats *s)
+/* `engines`: the engines' and devices' counters may be read (no worker, no start, stop, close or drain under way). */
+static void add_q(const struct port_q *pq, bool engines, struct gso_port_stats *s)
 {
 	const struct port_ctr *c = &pq->ctr;
 
@@ -480,7 +506,7 @@ static void add_q(const struct port *p, const struct port_q *pq, struct gso_port
 	s->handover_stale += ld(&c->handover_stale);
 	s->owner_msgs += ld(&c->owner_msgs);
 	s->owner_drops += ld(&c->owner_drops);
-	if (!atomic_load(&p->running)) {
+	if (engines) {
 		GSO_OPTS(gso_dev_stats, ds);
 		GSO_OPTS(gso_engine_stats, es);
 
@@ -498,8 +524,9 @@ static void add_q(const struct port *p, const struct port_q *pq, struct gso_port
 
 int gso_port__stats(const struct gso_port *h, uint32_t q, struct gso_port_stats *st)
 {
-	const struct port *p = port_of(h);
+	struct port *p = port_of(h);
 	struct gso_port_stats full;
+	bool engines;
 
 	if (h && !p)
 		return -EBADF;
@@ -508,9 +535,25 @@ int gso_port__stats(const struct gso_port *h, uint32_t q, struct gso_port_stats 
 	if (q != GSO_PORT_ALL && q >= p->n)
 		return -ENXIO;
 	memset(&full, 0, sizeof(full));
+	/*
+	 * Never waits: while a start, stop, close or drain holds the lock the
+	 * engines are (about to be) run by another thread, as while running.
+	 * Readers share it, so stats on two threads do not blank each other.
+	 */
+	engines = !pthread_rwlock_tryrdlock(&p->ctl);
+	if (engines && atomic_load(&p->running)) {
+		pthread_rwlock_unlock(&p->ctl);
+		engines = false;
+	}
+	if (engines)
+		pthread_mutex_lock(&p->stats_mu);
 	for (uint32_t i = 0; i < p->n; i++)
 		if (q == GSO_PORT_ALL || q == i)
-			add_q(p, &p->qs[i], &full);
+			add_q(&p->qs[i], engines, &full);
+	if (engines) {
+		pthread_mutex_unlock(&p->stats_mu);
+		pthread_rwlock_unlock(&p->ctl);
+	}
 	GSO_OUT_PUT(st, full);
 	return 0;
 }

@@ -7,6 +7,7 @@
 #ifndef GSO_XDP_PORT_INTERNAL_H
 #define GSO_XDP_PORT_INTERNAL_H
 
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -130,7 +131,22 @@ struct port {
 	struct gso_steer *steer;
 	bool own_steer;
 	bool closed;
-	_Atomic bool running;
+	/*
+	 * Held for writing across every change of who runs the engines
+	 * (start, stop, close, a drain on the caller's thread), for reading
+	 * by gso_port__stats while it reads the engines' and devices' own
+	 * counters: those are plain fields their runner writes, so they are
+	 * read only when no worker runs, and the lock keeps that true from
+	 * the check to the last read.  Never taken by a worker.
+	 */
+	pthread_rwlock_t ctl;
+	/*
+	 * One stats reader of the engines at a time, under ctl's read side:
+	 * a device's stats call may write a cache of its own (the AF_XDP
+	 * device keeps the kernel's last invalid count for after its close).
+	 */
+	pthread_mutex_t stats_mu;
+	_Atomic bool running;    /* changed only with ctl held for writing */
 	_Atomic bool dying;
 	gso_port_event_fn on_event;
 	void *ctx;

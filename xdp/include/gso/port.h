@@ -289,7 +289,9 @@ struct gso_port_stats {
 	/*
 	 * From the engine's devices (gso_dev__stats of the transmit device)
 	 * and its gso_engine_stats: filled only while the port is not running
-	 * (before start, after stop or close), 0 while the workers run.
+	 * (before start, after stop or close), 0 while the workers run and
+	 * while a gso_port__start, __stop, __close or a not-started
+	 * __drain is under way on another thread.
 	 */
 	uint64_t tx_frames;       /* frames queued on the device */
 	uint64_t rx_frames;       /* frames the engine read */
@@ -302,7 +304,9 @@ struct gso_port_stats {
 
 /*
  * Statistics of queue `q`, or with GSO_PORT_ALL the sum over all queues.
- * Any thread (the port's own counters are atomic).  Returns 0, -EINVAL
+ * Any thread, also while another starts or stops the port (the port's own
+ * counters are atomic; the engines' are read only while no other thread
+ * runs them, see above).  Never waits for a worker.  Returns 0, -EINVAL
  * (NULL, sz too small), -EBADF (a destroyed port), -ENXIO (q out of
  * range).
  */
