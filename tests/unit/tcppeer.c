@@ -448,11 +448,12 @@ void pctl(struct conn *c, uint32_t seq, uint8_t flags)
 /* The peer's ISN for conn_open (0: a fixed one of its own): peer_isn, set before. */
 
 /*
- * An established stream: accepted from a listener (passive) or connected
- * (active), over l3, with a receive buffer of rcvbuf bytes; the peer
- * offered everything (MSS 1460, SACK, timestamps, window scale 7).
+ * A connection's handshake up to our SYN-ACK (accepted from a listener:
+ * passive) or our SYN (connected), over l3, with a receive buffer of
+ * rcvbuf bytes; the peer offers everything (MSS 1460, SACK, timestamps,
+ * window scale 7).  conn_finish() completes it.
  */
-struct conn conn_open(bool passive, uint8_t l3, uint32_t rcvbuf)
+struct conn conn_start(bool passive, uint8_t l3, uint32_t rcvbuf)
 {
 	struct conn c = { .passive = passive, .l3 = l3, .pport = 40000, .pts = 500000 };
 	const struct frec *r;
@@ -468,11 +469,6 @@ struct conn conn_open(bool passive, uint8_t l3, uint32_t rcvbuf)
 		cr_assert_not_null(r);
 		cr_assert_eq(r->flags, GSO_TCP_SYN | GSO_TCP_ACK);
 		c.irs = (peer_isn ? peer_isn : 9000) + 1;
-		c.oseq = r->seq + 1;
-		c.ows = r->ws;
-		g = cseg(&c, c.irs, GSO_TCP_ACK, NULL, 0);
-		inject(c.e, &g);
-		cr_assert_eq(gso_listener__accept(&c.s, c.l, NULL), 0);
 	} else {
 		GSO_OPTS(gso_route, rt, .l3 = l3, .mtu = 1500);
 		GSO_OPTS(gso_stream_opts, o, .route = &rt, .sport = OUR_PORT, .dport = c.pport, .rcvbuf = rcvbuf);
@@ -487,17 +483,42 @@ struct conn conn_open(bool passive, uint8_t l3, uint32_t rcvbuf)
 		r = last_to(c.f, c.pport, 0);
 		cr_assert_not_null(r);
 		cr_assert_eq(r->flags, GSO_TCP_SYN);
-		c.oseq = r->seq + 1;
-		c.ows = r->ws;
 		c.irs = (peer_isn ? peer_isn : 7000) + 1;
-		struct pseg g = { .l3 = l3, .sport = c.pport, .dport = OUR_PORT, .seq = c.irs - 1, .ack = c.oseq,
-				  .flags = GSO_TCP_SYN | GSO_TCP_ACK, .win = 65160, .mss = 1460, .sackperm = true,
-				  .ts = true, .tsval = c.pts, .tsecr = r->tsval, .has_ws = true, .ws = 7 };
-		inject(c.e, &g);
 	}
-	run_until(c.e, vnow + MS);
-	cr_assert_eq(sinfo(c.s).state, GSO_STREAM_ESTABLISHED);
-	cr_assert(sinfo(c.s).mss > 0, "sized");
+	c.oseq = r->seq + 1;
+	c.ows = r->ws;
+	return c;
+}
+
+/* The peer's last step of conn_start()'s handshake: its ACK of our SYN-ACK, or its SYN-ACK. */
+void conn_finish(struct conn *c)
+{
+	struct pseg g;
+
+	if (c->passive) {
+		g = cseg(c, c->irs, GSO_TCP_ACK, NULL, 0);
+		inject(c->e, &g);
+		cr_assert_eq(gso_listener__accept(&c->s, c->l, NULL), 0);
+	} else {
+		g = cseg(c, c->irs - 1, GSO_TCP_SYN | GSO_TCP_ACK, NULL, 0);
+		g.win = 65160;
+		g.mss = 1460;
+		g.sackperm = true;
+		g.has_ws = true;
+		g.ws = 7;
+		inject(c->e, &g);
+	}
+	run_until(c->e, vnow + MS);
+	cr_assert_eq(sinfo(c->s).state, GSO_STREAM_ESTABLISHED);
+	cr_assert(sinfo(c->s).mss > 0, "sized");
+}
+
+/* An established stream (conn_start() and conn_finish()). */
+struct conn conn_open(bool passive, uint8_t l3, uint32_t rcvbuf)
+{
+	struct conn c = conn_start(passive, l3, rcvbuf);
+
+	conn_finish(&c);
 	return c;
 }
 

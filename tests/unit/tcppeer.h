@@ -149,6 +149,9 @@ extern uint32_t peer_isn;
  * over l3, with rcvbuf (0: default); the peer offered everything.
  */
 struct conn conn_open(bool passive, uint8_t l3, uint32_t rcvbuf);
+/* The same in two steps: up to our SYN-ACK (passive) or SYN; then the peer's reply, and established. */
+struct conn conn_start(bool passive, uint8_t l3, uint32_t rcvbuf);
+void conn_finish(struct conn *c);
 void conn_close(struct conn *c);
 /* A segment of the peer (ACK of c->oseq, timestamps, window 512 << 7). */
 struct pseg cseg(const struct conn *c, uint32_t seq, uint8_t flags, const uint8_t *data, uint32_t len);

@@ -1,6 +1,6 @@
 /*
  * The ICMP path-MTU error parser (gsoi_icmp_err_parse,
- * xdp/engine/icmp_err.c) on frames built here byte by byte: IPv4 and
+ * xdp/engine/icmp_err.c) on frames built byte by byte (icmpframe.h): IPv4 and
  * IPv6, tagged and untagged, quoting TCP and UDP.  Every field of a good
  * one; the IPv4 clamp to 552 and the IPv6 floor of 1280; what is not
  * ours (OTHER) and each reason to ignore one (BAD), every cut of a good
@@ -13,11 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <gso/csum.h>
-
 #include "engine/icmp_err_internal.h"
-
-enum { ETH = 14, VLAN = 4, IP4 = 20, IP6 = 40, ICMP = 8, MAXF = 256 };
+#include "icmpframe.h"
 
 static const uint8_t OUR4[4] = { 10, 0, 0, 1 }, PEER4[4] = { 192, 0, 2, 7 }, RTR4[4] = { 10, 0, 9, 254 };
 static const uint8_t OUR6[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
@@ -27,146 +24,21 @@ static const uint8_t RTR6[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0
 enum { LPORT = 40000, RPORT = 443 };
 #define SEQ 0x8badf00du
 
-/* What the frame says; knobs() gives a good one. */
-struct knobs {
-	bool v6;
-	bool vlan;
-	uint16_t tci;      /* the tag's TCI (priority bits included) */
-	uint8_t type, code;
-	uint32_t mtu;      /* IPv4: its low 16 bits */
-	uint8_t q_ver;     /* the quoted header's version: 4 or 6 */
-	uint8_t q_ihl;     /* the quoted IPv4 header's ihl, in words */
-	uint8_t q_proto;   /* the quoted protocol (IPv6: next header) */
-	unsigned q_l4;     /* bytes of the quoted L4 header */
-};
-
-/* Where build() put things. */
-struct fr {
-	uint8_t b[MAXF];
-	uint32_t len;
-	unsigned ip, icmp, q;
-	bool v6;
-};
-
-static struct knobs knobs(bool v6, bool vlan, uint8_t proto)
+/* A good message about our packet to the peer, through the router. */
+static struct icmp_knobs knobs(bool v6, bool vlan, uint8_t proto)
 {
-	return (struct knobs){ .v6 = v6, .vlan = vlan, .tci = 0x2000 | 123, .type = v6 ? 2 : 3, .code = v6 ? 0 : 4,
-			       .mtu = 1400, .q_ver = v6 ? 6 : 4, .q_ihl = 5, .q_proto = proto,
-			       .q_l4 = 8 };
-}
+	struct icmp_knobs k = { .v6 = v6, .vlan = vlan, .tci = 0x2000 | 123, .type = v6 ? 2 : 3,
+				.code = v6 ? 0 : 4, .mtu = 1400, .q_ver = v6 ? 6 : 4, .q_ihl = 5,
+				.q_proto = proto, .q_l4 = 8, .lport = LPORT, .rport = RPORT, .seq = SEQ };
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-/* Sums are in memory order (gso/csum.h): stored as they are. */
-static void set_csum(uint8_t *p, uint16_t c)
-{
-	memcpy(p, &c, 2);
-}
-
-/* The outer IPv4 header's checksum and the ICMP checksum, again, after a change. */
-static void reseal(struct fr *f)
-{
-	uint8_t *ip = f->b + f->ip, *icmp = f->b + f->icmp;
-	uint32_t n = f->len - f->icmp, seed = 0;
-
-	if (!f->v6) {
-		set_csum(ip + 10, 0);
-		set_csum(ip + 10, gso_csum_finish(gso_csum_partial(ip, f->icmp - f->ip, 0)));
-	} else {
-		seed = gso_csum_pseudo6(ip + 8, ip + 24, IPPROTO_ICMPV6, n);
-	}
-	set_csum(icmp + 2, 0);
-	set_csum(icmp + 2, gso_csum_finish(gso_csum_partial(icmp, n, seed)));
-}
-
-static void build(struct fr *f, const struct knobs *k)
-{
-	unsigned off = ETH + (k->vlan ? VLAN : 0), qh = k->q_ver == 6 ? IP6 : k->q_ihl * 4u;
-	uint8_t *ip, *icmp, *q, *l4;
-
-	memset(f, 0, sizeof(*f));
-	f->v6 = k->v6;
-	memset(f->b, 0x02, 6);
-	memset(f->b + 6, 0x04, 6);
-	if (k->vlan) {
-		put16(f->b + 12, 0x8100);
-		put16(f->b + 14, k->tci);
-	}
-	put16(f->b + off - 2, k->v6 ? 0x86dd : 0x0800);
-	f->ip = off;
-	f->icmp = off + (k->v6 ? IP6 : IP4);
-	f->q = f->icmp + ICMP;
-	f->len = f->q + qh + k->q_l4;
-	cr_assert_leq(f->len, MAXF);
-	ip = f->b + f->ip;
-	icmp = f->b + f->icmp;
-	q = f->b + f->q;
-	l4 = q + qh;
-
-	/* The router's message to us. */
-	if (k->v6) {
-		ip[0] = 0x60;
-		put16(ip + 4, (uint16_t)(f->len - f->icmp));
-		ip[6] = IPPROTO_ICMPV6;
-		ip[7] = 64;
-		memcpy(ip + 8, RTR6, 16);
-		memcpy(ip + 24, OUR6, 16);
-		put32(icmp + 4, k->mtu);
-	} else {
-		ip[0] = 0x45;
-		put16(ip + 2, (uint16_t)(f->len - f->ip));
-		ip[8] = 64;
-		ip[9] = IPPROTO_ICMP;
-		memcpy(ip + 12, RTR4, 4);
-		memcpy(ip + 16, OUR4, 4);
-		put16(icmp + 6, (uint16_t)k->mtu);
-	}
-	icmp[0] = k->type;
-	icmp[1] = k->code;
-
-	/* Our packet it quotes, as we sent it: 1500 bytes, cut after q_l4 bytes of L4. */
-	if (k->q_ver == 6) {
-		q[0] = 0x60;
-		put16(q + 4, 1460);
-		q[6] = k->q_proto;
-		q[7] = 63;
-		memcpy(q + 8, OUR6, 16);
-		memcpy(q + 24, PEER6, 16);
-	} else {
-		q[0] = (uint8_t)(0x40 | k->q_ihl);
-		put16(q + 2, 1500);
-		put16(q + 6, 0x4000); /* DF: why it came back */
-		q[8] = 1;             /* the TTL the router saw, not the one whose checksum we wrote */
-		q[9] = k->q_proto;
-		memcpy(q + 12, OUR4, 4);
-		memcpy(q + 16, PEER4, 4);
-		if (k->q_ihl >= 5)
-			set_csum(q + 10, 0x1234);
-		for (unsigned i = IP4; i < qh; i++)
-			q[i] = 1; /* options: NOPs */
-	}
-	uint8_t l4h[8];
-	put16(l4h, LPORT);
-	put16(l4h + 2, RPORT);
-	put32(l4h + 4, k->q_proto == IPPROTO_UDP ? 0x05c00000u : SEQ); /* UDP: length and checksum */
-	memcpy(l4, l4h, k->q_l4 < 8 ? k->q_l4 : 8);
-	for (unsigned i = 8; i < k->q_l4; i++)
-		l4[i] = (uint8_t)(i * 29);
-	reseal(f);
+	memcpy(k.router, v6 ? RTR6 : RTR4, v6 ? 16 : 4);
+	memcpy(k.our, v6 ? OUR6 : OUR4, v6 ? 16 : 4);
+	memcpy(k.peer, v6 ? PEER6 : PEER4, v6 ? 16 : 4);
+	return k;
 }
 
 /* Parses `len` bytes of f from a heap copy of exactly that size. */
-static enum icmp_err_verdict parse_n(const struct fr *f, uint32_t len, struct icmp_err *e)
+static enum icmp_err_verdict parse_n(const struct icmp_frame *f, uint32_t len, struct icmp_err *e)
 {
 	uint8_t *c = malloc(len ? len : 1);
 	enum icmp_err_verdict v;
@@ -178,17 +50,17 @@ static enum icmp_err_verdict parse_n(const struct fr *f, uint32_t len, struct ic
 	return v;
 }
 
-static enum icmp_err_verdict parse(const struct fr *f, struct icmp_err *e)
+static enum icmp_err_verdict parse(const struct icmp_frame *f, struct icmp_err *e)
 {
 	return parse_n(f, f->len, e);
 }
 
-static enum icmp_err_verdict verdict_of(const struct knobs *k)
+static enum icmp_err_verdict verdict_of(const struct icmp_knobs *k)
 {
-	struct fr f;
+	struct icmp_frame f;
 	struct icmp_err e;
 
-	build(&f, k);
+	icmp_frame_build(&f, k);
 	return parse(&f, &e);
 }
 
@@ -197,11 +69,11 @@ Test(icmp_err, good_messages_fill_every_field)
 	for (int v6 = 0; v6 < 2; v6++)
 		for (int vlan = 0; vlan < 2; vlan++)
 			for (int tcp = 0; tcp < 2; tcp++) {
-				struct knobs k = knobs(v6, vlan, tcp ? IPPROTO_TCP : IPPROTO_UDP);
+				struct icmp_knobs k = knobs(v6, vlan, tcp ? IPPROTO_TCP : IPPROTO_UDP);
 				struct icmp_err e, want = { 0 };
-				struct fr f;
+				struct icmp_frame f;
 
-				build(&f, &k);
+				icmp_frame_build(&f, &k);
 				memset(&e, 0xa5, sizeof(e));
 				cr_assert_eq(parse(&f, &e), ICMP_ERR_PMTU, "v6 %d vlan %d tcp %d", v6, vlan, tcp);
 				want.l3 = v6 ? 6 : 4;
@@ -234,12 +106,12 @@ Test(icmp_err, ipv4_mtu_below_552_is_raised_to_it)
 
 	for (unsigned i = 0; i < sizeof(said) / sizeof(said[0]); i++)
 		for (int vlan = 0; vlan < 2; vlan++) {
-			struct knobs k = knobs(false, vlan, IPPROTO_TCP);
+			struct icmp_knobs k = knobs(false, vlan, IPPROTO_TCP);
 			struct icmp_err e;
-			struct fr f;
+			struct icmp_frame f;
 
 			k.mtu = said[i];
-			build(&f, &k);
+			icmp_frame_build(&f, &k);
 			cr_assert_eq(parse(&f, &e), ICMP_ERR_PMTU, "mtu %u", said[i]);
 			cr_assert_eq(e.mtu, got[i], "mtu %u -> %u", said[i], e.mtu);
 		}
@@ -251,12 +123,12 @@ Test(icmp_err, ipv6_mtu_below_1280_is_ignored_and_the_field_is_32_bits)
 
 	for (unsigned i = 0; i < sizeof(said) / sizeof(said[0]); i++)
 		for (int tcp = 0; tcp < 2; tcp++) {
-			struct knobs k = knobs(true, false, tcp ? IPPROTO_TCP : IPPROTO_UDP);
+			struct icmp_knobs k = knobs(true, false, tcp ? IPPROTO_TCP : IPPROTO_UDP);
 			struct icmp_err e;
-			struct fr f;
+			struct icmp_frame f;
 
 			k.mtu = said[i];
-			build(&f, &k);
+			icmp_frame_build(&f, &k);
 			if (said[i] < 1280) {
 				cr_assert_eq(parse(&f, &e), ICMP_ERR_BAD, "mtu %u", said[i]);
 				continue;
@@ -275,15 +147,15 @@ Test(icmp_err, other_types_codes_and_protocols_are_not_ours)
 
 	for (int v6 = 0; v6 < 2; v6++)
 		for (unsigned i = 0; i < 10; i++) {
-			struct knobs k = knobs(v6, v6, IPPROTO_TCP);
-			struct fr f;
+			struct icmp_knobs k = knobs(v6, v6, IPPROTO_TCP);
+			struct icmp_frame f;
 			struct icmp_err e;
 
 			k.type = v6 ? tc6[i][0] : tc4[i][0];
 			k.code = v6 ? tc6[i][1] : tc4[i][1];
 			cr_assert_eq(verdict_of(&k), ICMP_ERR_OTHER, "v6 %d type %u code %u", v6, k.type, k.code);
 			/* Not ours even when its checksum is wrong: another handler's to judge. */
-			build(&f, &k);
+			icmp_frame_build(&f, &k);
 			f.b[f.icmp + 2] ^= 0x10;
 			cr_assert_eq(parse(&f, &e), ICMP_ERR_OTHER, "v6 %d type %u code %u, bad sum", v6, k.type, k.code);
 		}
@@ -293,13 +165,13 @@ Test(icmp_err, frames_that_are_not_icmp_are_not_ours)
 {
 	for (int v6 = 0; v6 < 2; v6++)
 		for (int vlan = 0; vlan < 2; vlan++) {
-			struct knobs k = knobs(v6, vlan, IPPROTO_UDP);
-			unsigned et = ETH - 2 + (vlan ? VLAN : 0);
+			struct icmp_knobs k = knobs(v6, vlan, IPPROTO_UDP);
+			unsigned et = ICMPF_ETH - 2 + (vlan ? ICMPF_VLAN : 0);
 			struct icmp_err e;
-			struct fr f;
+			struct icmp_frame f;
 
-			build(&f, &k);
-			put16(f.b + et, 0x0806); /* ARP */
+			icmp_frame_build(&f, &k);
+			icmpf_put16(f.b + et, 0x0806); /* ARP */
 			cr_assert_eq(parse(&f, &e), ICMP_ERR_OTHER, "v6 %d vlan %d: ARP", v6, vlan);
 
 			/* TCP, UDP, and the other family's ICMP */
@@ -307,20 +179,20 @@ Test(icmp_err, frames_that_are_not_icmp_are_not_ours)
 			for (unsigned i = 0; i < 4; i++) {
 				if (protos[i] == (v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP))
 					continue;
-				build(&f, &k);
+				icmp_frame_build(&f, &k);
 				f.b[f.ip + (v6 ? 6 : 9)] = protos[i];
-				reseal(&f);
+				icmp_frame_reseal(&f);
 				cr_assert_eq(parse(&f, &e), ICMP_ERR_OTHER, "v6 %d vlan %d: proto %u", v6, vlan, protos[i]);
 			}
 		}
 	/* ICMPv6 behind an extension header: not walked, so not ours. */
-	struct knobs k = knobs(true, false, IPPROTO_TCP);
+	struct icmp_knobs k = knobs(true, false, IPPROTO_TCP);
 	struct icmp_err e;
-	struct fr f;
+	struct icmp_frame f;
 
 	static const uint8_t ext[] = { IPPROTO_HOPOPTS, IPPROTO_ROUTING, IPPROTO_FRAGMENT, IPPROTO_DSTOPTS };
 	for (unsigned i = 0; i < 4; i++) {
-		build(&f, &k);
+		icmp_frame_build(&f, &k);
 		f.b[f.ip + 6] = ext[i];
 		cr_assert_eq(parse(&f, &e), ICMP_ERR_OTHER, "next header %u", ext[i]);
 	}
@@ -331,11 +203,11 @@ Test(icmp_err, every_cut_of_a_good_frame_is_ignored)
 	for (int v6 = 0; v6 < 2; v6++)
 		for (int vlan = 0; vlan < 2; vlan++)
 			for (int tcp = 0; tcp < 2; tcp++) {
-				struct knobs k = knobs(v6, vlan, tcp ? IPPROTO_TCP : IPPROTO_UDP);
+				struct icmp_knobs k = knobs(v6, vlan, tcp ? IPPROTO_TCP : IPPROTO_UDP);
 				struct icmp_err e;
-				struct fr f;
+				struct icmp_frame f;
 
-				build(&f, &k);
+				icmp_frame_build(&f, &k);
 				for (uint32_t n = 0; n < f.len; n++) {
 					cr_assert_eq(parse_n(&f, n, &e), ICMP_ERR_BAD, "v6 %d vlan %d tcp %d: %u of %u bytes",
 						     v6, vlan, tcp, n, f.len);
@@ -346,34 +218,34 @@ Test(icmp_err, every_cut_of_a_good_frame_is_ignored)
 Test(icmp_err, the_ip_length_not_the_frame_says_where_it_ends)
 {
 	for (int v6 = 0; v6 < 2; v6++) {
-		struct knobs k = knobs(v6, true, IPPROTO_TCP);
+		struct icmp_knobs k = knobs(v6, true, IPPROTO_TCP);
 		struct icmp_err e;
-		struct fr f;
+		struct icmp_frame f;
 
 		/* Ethernet padding after the packet is no part of the ICMP message or its checksum. */
-		build(&f, &k);
+		icmp_frame_build(&f, &k);
 		memset(f.b + f.len, 0xee, 10);
 		f.len += 10;
 		cr_assert_eq(parse(&f, &e), ICMP_ERR_PMTU, "v6 %d: a trailer", v6);
 		cr_assert_eq(e.seq, SEQ);
 
 		/* A length past the frame's end: cut. */
-		build(&f, &k);
+		icmp_frame_build(&f, &k);
 		if (v6)
-			put16(f.b + f.ip + 4, (uint16_t)(f.len - f.icmp + 1));
+			icmpf_put16(f.b + f.ip + 4, (uint16_t)(f.len - f.icmp + 1));
 		else
-			put16(f.b + f.ip + 2, (uint16_t)(f.len - f.ip + 1));
-		reseal(&f);
+			icmpf_put16(f.b + f.ip + 2, (uint16_t)(f.len - f.ip + 1));
+		icmp_frame_reseal(&f);
 		cr_assert_eq(parse(&f, &e), ICMP_ERR_BAD, "v6 %d: length past the frame", v6);
 
 		/* A length that leaves out the quoted ports: too short, though the frame has them. */
-		build(&f, &k);
+		icmp_frame_build(&f, &k);
 		f.len -= 4;
 		if (v6)
-			put16(f.b + f.ip + 4, (uint16_t)(f.len - f.icmp));
+			icmpf_put16(f.b + f.ip + 4, (uint16_t)(f.len - f.icmp));
 		else
-			put16(f.b + f.ip + 2, (uint16_t)(f.len - f.ip));
-		reseal(&f);
+			icmpf_put16(f.b + f.ip + 2, (uint16_t)(f.len - f.ip));
+		icmp_frame_reseal(&f);
 		f.len += 4;
 		cr_assert_eq(parse(&f, &e), ICMP_ERR_BAD, "v6 %d: length short of the quote", v6);
 	}
@@ -383,77 +255,77 @@ Test(icmp_err, a_wrong_checksum_anywhere_is_ignored)
 {
 	for (int v6 = 0; v6 < 2; v6++)
 		for (int tcp = 0; tcp < 2; tcp++) {
-			struct knobs k = knobs(v6, false, tcp ? IPPROTO_TCP : IPPROTO_UDP);
+			struct icmp_knobs k = knobs(v6, false, tcp ? IPPROTO_TCP : IPPROTO_UDP);
 			struct icmp_err e;
-			struct fr f;
+			struct icmp_frame f;
 
-			build(&f, &k);
+			icmp_frame_build(&f, &k);
 			/* Past the type and code, which would make it another's. */
 			for (unsigned i = f.icmp + 2; i < f.len; i++) {
-				build(&f, &k);
+				icmp_frame_build(&f, &k);
 				f.b[i] ^= 0x20;
 				cr_assert_eq(parse(&f, &e), ICMP_ERR_BAD, "v6 %d tcp %d: byte %u of the ICMP message",
 					     v6, tcp, i - f.icmp);
 			}
 			/* ICMPv6's pseudo-header covers the addresses. */
 			if (v6) {
-				build(&f, &k);
+				icmp_frame_build(&f, &k);
 				f.b[f.ip + 8 + 15] ^= 1;
 				cr_assert_eq(parse(&f, &e), ICMP_ERR_BAD, "v6: router address not in the sum");
 			}
 		}
 	/* The outer IPv4 header's checksum. */
-	struct knobs k = knobs(false, true, IPPROTO_TCP);
+	struct icmp_knobs k = knobs(false, true, IPPROTO_TCP);
 	struct icmp_err e;
-	struct fr f;
+	struct icmp_frame f;
 
-	build(&f, &k);
+	icmp_frame_build(&f, &k);
 	f.b[f.ip + 8] ^= 1; /* TTL */
 	cr_assert_eq(parse(&f, &e), ICMP_ERR_BAD, "outer IPv4 header sum");
 }
 
 Test(icmp_err, the_quoted_ipv4_header_checksum_is_not_checked)
 {
-	struct knobs k = knobs(false, false, IPPROTO_UDP);
+	struct icmp_knobs k = knobs(false, false, IPPROTO_UDP);
 	struct icmp_err e;
-	struct fr f;
+	struct icmp_frame f;
 
-	build(&f, &k);
+	icmp_frame_build(&f, &k);
 	f.b[f.q + 10] ^= 0xff;
 	f.b[f.q + 8] = 0;
-	reseal(&f);
+	icmp_frame_reseal(&f);
 	cr_assert_eq(parse(&f, &e), ICMP_ERR_PMTU);
 }
 
 Test(icmp_err, a_bad_outer_ipv4_header_or_a_fragment_is_ignored)
 {
-	struct knobs k = knobs(false, false, IPPROTO_TCP);
+	struct icmp_knobs k = knobs(false, false, IPPROTO_TCP);
 	struct icmp_err e;
-	struct fr f;
+	struct icmp_frame f;
 
 	static const uint16_t frag[] = { 0x2000 /* MF */, 0x0001, 0x4001, 0x1fff };
 	for (unsigned i = 0; i < 4; i++) {
-		build(&f, &k);
-		put16(f.b + f.ip + 6, frag[i]);
-		reseal(&f);
+		icmp_frame_build(&f, &k);
+		icmpf_put16(f.b + f.ip + 6, frag[i]);
+		icmp_frame_reseal(&f);
 		cr_assert_eq(parse(&f, &e), ICMP_ERR_BAD, "frag field %#x", frag[i]);
 	}
-	build(&f, &k);
-	put16(f.b + f.ip + 6, 0x4000); /* DF alone is no fragment */
-	reseal(&f);
+	icmp_frame_build(&f, &k);
+	icmpf_put16(f.b + f.ip + 6, 0x4000); /* DF alone is no fragment */
+	icmp_frame_reseal(&f);
 	cr_assert_eq(parse(&f, &e), ICMP_ERR_PMTU);
 
 	for (unsigned ihl = 0; ihl < 5; ihl++) {
-		build(&f, &k);
+		icmp_frame_build(&f, &k);
 		f.b[f.ip] = (uint8_t)(0x40 | ihl);
 		cr_assert_eq(parse(&f, &e), ICMP_ERR_BAD, "outer ihl %u", ihl);
 	}
 	/* The version: not IPv4, though the EtherType says so. */
-	build(&f, &k);
+	icmp_frame_build(&f, &k);
 	f.b[f.ip] = 0x65;
 	cr_assert_eq(parse(&f, &e), ICMP_ERR_BAD, "outer version 6 under 0x0800");
 	k = knobs(true, false, IPPROTO_TCP);
-	build(&f, &k);
+	icmp_frame_build(&f, &k);
 	f.b[f.ip] = 0x40;
 	cr_assert_eq(parse(&f, &e), ICMP_ERR_BAD, "outer version 4 under 0x86dd");
 }
@@ -461,18 +333,18 @@ Test(icmp_err, a_bad_outer_ipv4_header_or_a_fragment_is_ignored)
 Test(icmp_err, an_icmp_header_without_a_quote_is_ignored)
 {
 	for (int v6 = 0; v6 < 2; v6++)
-		for (unsigned keep = 0; keep <= ICMP; keep++) {
-			struct knobs k = knobs(v6, false, IPPROTO_TCP);
+		for (unsigned keep = 0; keep <= ICMPF_HDR; keep++) {
+			struct icmp_knobs k = knobs(v6, false, IPPROTO_TCP);
 			struct icmp_err e;
-			struct fr f;
+			struct icmp_frame f;
 
-			build(&f, &k);
+			icmp_frame_build(&f, &k);
 			f.len = f.icmp + keep;
 			if (v6)
-				put16(f.b + f.ip + 4, (uint16_t)keep);
+				icmpf_put16(f.b + f.ip + 4, (uint16_t)keep);
 			else
-				put16(f.b + f.ip + 2, (uint16_t)(f.len - f.ip));
-			reseal(&f);
+				icmpf_put16(f.b + f.ip + 2, (uint16_t)(f.len - f.ip));
+			icmp_frame_reseal(&f);
 			cr_assert_eq(parse(&f, &e), ICMP_ERR_BAD, "v6 %d: %u bytes of ICMP", v6, keep);
 		}
 }
@@ -481,7 +353,7 @@ Test(icmp_err, the_quote_must_hold_a_whole_ip_header_and_8_bytes_of_tcp_or_udp)
 {
 	for (int v6 = 0; v6 < 2; v6++)
 		for (int tcp = 0; tcp < 2; tcp++) {
-			struct knobs k = knobs(v6, true, tcp ? IPPROTO_TCP : IPPROTO_UDP);
+			struct icmp_knobs k = knobs(v6, true, tcp ? IPPROTO_TCP : IPPROTO_UDP);
 
 			for (unsigned n = 0; n < 8; n++) {
 				k.q_l4 = n;
@@ -506,9 +378,9 @@ Test(icmp_err, the_quote_must_hold_a_whole_ip_header_and_8_bytes_of_tcp_or_udp)
 		}
 
 	/* Quoted IPv4: ihl below 5; options counted; options that leave no room for the ports. */
-	struct knobs k = knobs(false, false, IPPROTO_TCP);
+	struct icmp_knobs k = knobs(false, false, IPPROTO_TCP);
 	struct icmp_err e;
-	struct fr f;
+	struct icmp_frame f;
 
 	for (uint8_t ihl = 0; ihl < 5; ihl++) {
 		k.q_ihl = ihl;
@@ -517,15 +389,15 @@ Test(icmp_err, the_quote_must_hold_a_whole_ip_header_and_8_bytes_of_tcp_or_udp)
 	}
 	k = knobs(false, false, IPPROTO_TCP);
 	k.q_ihl = 15;
-	build(&f, &k);
+	icmp_frame_build(&f, &k);
 	cr_assert_eq(parse(&f, &e), ICMP_ERR_PMTU, "60-byte quoted header");
 	cr_assert_eq(e.lport, LPORT);
 	cr_assert_eq(e.seq, SEQ);
 	/* ihl 15, but the router quoted 20 + 8 bytes: the "ports" would lie past the quote. */
-	build(&f, &k);
+	icmp_frame_build(&f, &k);
 	f.len = f.q + 28;
-	put16(f.b + f.ip + 2, (uint16_t)(f.len - f.ip));
-	reseal(&f);
+	icmpf_put16(f.b + f.ip + 2, (uint16_t)(f.len - f.ip));
+	icmp_frame_reseal(&f);
 	cr_assert_eq(parse(&f, &e), ICMP_ERR_BAD, "quoted ihl 15 in 28 bytes");
 	k = knobs(false, false, IPPROTO_TCP);
 	k.q_ihl = 6;
@@ -544,12 +416,12 @@ Test(icmp_err, the_vlan_id_leaves_the_priority_out)
 	static const uint16_t id[] = { 0, 1, 123, 10, 0xfff, 0xfff };
 
 	for (unsigned i = 0; i < 6; i++) {
-		struct knobs k = knobs(i & 1, true, IPPROTO_UDP);
+		struct icmp_knobs k = knobs(i & 1, true, IPPROTO_UDP);
 		struct icmp_err e;
-		struct fr f;
+		struct icmp_frame f;
 
 		k.tci = tci[i];
-		build(&f, &k);
+		icmp_frame_build(&f, &k);
 		cr_assert_eq(parse(&f, &e), ICMP_ERR_PMTU);
 		cr_assert_eq(e.vlan, id[i], "tci %#x -> %#x", tci[i], e.vlan);
 	}
