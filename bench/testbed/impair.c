@@ -50,6 +50,12 @@
  *            rate-limited per direction by a token bucket of 10, refilled
  *            one per 10 ms; none is sent about an ICMP error, a non-first
  *            fragment or a non-unicast source (nor an IPv4 multicast).
+ *            JSON counters, both directions together and per direction
+ *            (fwd_, rev_): mtu_drops (an error was due), mtu_drops_no_df,
+ *            mtu_drops_gso (GSO units among both; a unit counts once),
+ *            mtu_icmp_sent, mtu_icmp_ratelimited, mtu_icmp_suppressed (not
+ *            allowed, or the return queue was full).  The errors sent count
+ *            in the other direction's tx.
  * Non-IP frames (ARP) are only delayed, never lost, duplicated or reordered.
  * Decisions come from one seeded PRNG (--seed), drawn in arrival order.
  * Memory is bounded by the limits (plus a fixed receive batch).
@@ -125,8 +131,9 @@ struct dir_stats {
 	uint64_t rx, rx_bytes, lost, dup, reordered, qdrop, tx, tx_bytes, tx_err, gso, nonip;
 	uint64_t max_q_pkts, max_q_bytes, sock_drops;
 	/* --mtu: dropped with an error due, dropped without DF; errors queued, held back by the
-	 * rate limit, not allowed (RFC 1812 4.3.2.7) or lost to a full return queue. */
-	uint64_t mtu_drops, mtu_no_df, icmp_sent, icmp_ratelimited, icmp_suppressed;
+	 * rate limit, not allowed (RFC 1812 4.3.2.7) or lost to a full return queue; GSO units
+	 * among the drops. */
+	uint64_t mtu_drops, mtu_no_df, icmp_sent, icmp_ratelimited, icmp_suppressed, mtu_gso;
 };
 
 struct dir {
@@ -304,9 +311,13 @@ static bool icmp_token(struct dir *d, uint64_t now)
  */
 static bool mtu_drop(struct relay *r, struct dir *d, const uint8_t *buf, uint32_t len, uint64_t now)
 {
+	const struct virtio_net_hdr *vh = (const void *)buf;
+	enum bench_mtu_verdict v = bench_mtu_judge(buf, len, r->c.mtu);
 	struct pkt e;
 
-	switch (bench_mtu_judge(buf, len, r->c.mtu)) {
+	if (v != BENCH_MTU_PASS && vh->gso_type != VIRTIO_NET_HDR_GSO_NONE)
+		d->st.mtu_gso++;
+	switch (v) {
 	case BENCH_MTU_PASS:
 		return false;
 	case BENCH_MTU_NO_DF:
@@ -514,10 +525,10 @@ static void relay_report(struct relay *r, bool json, double secs)
 			       r->d[s].name, t->rx, t->tx, t->lost, t->dup, t->reordered, t->qdrop,
 			       t->tx_err, t->sock_drops, t->gso, t->max_q_pkts);
 			if (r->c.mtu)
-				printf("  %s mtu: drops %" PRIu64 " no-df-drops %" PRIu64 " icmp-sent %" PRIu64
-				       " icmp-ratelimited %" PRIu64 " icmp-suppressed %" PRIu64 "\n",
-				       r->d[s].name, t->mtu_drops, t->mtu_no_df, t->icmp_sent, t->icmp_ratelimited,
-				       t->icmp_suppressed);
+				printf("  %s mtu: drops %" PRIu64 " no-df-drops %" PRIu64 " (gso units %" PRIu64
+				       ") icmp-sent %" PRIu64 " icmp-ratelimited %" PRIu64 " icmp-suppressed %" PRIu64
+				       "\n", r->d[s].name, t->mtu_drops, t->mtu_no_df, t->mtu_gso, t->icmp_sent,
+				       t->icmp_ratelimited, t->icmp_suppressed);
 		}
 		fflush(stdout);
 		return;
@@ -547,6 +558,7 @@ static void relay_report(struct relay *r, bool json, double secs)
 	bench_json_u64(&j, "mtu_icmp_sent", r->d[0].st.icmp_sent + r->d[1].st.icmp_sent);
 	bench_json_u64(&j, "mtu_icmp_ratelimited", r->d[0].st.icmp_ratelimited + r->d[1].st.icmp_ratelimited);
 	bench_json_u64(&j, "mtu_icmp_suppressed", r->d[0].st.icmp_suppressed + r->d[1].st.icmp_suppressed);
+	bench_json_u64(&j, "mtu_drops_gso", r->d[0].st.mtu_gso + r->d[1].st.mtu_gso);
 	for (int s = 0; s < 2; s++) {
 		struct dir_stats *t = &r->d[s].st;
 		char k[40];
@@ -569,6 +581,7 @@ static void relay_report(struct relay *r, bool json, double secs)
 		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "mtu_icmp_sent"), t->icmp_sent);
 		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "mtu_icmp_ratelimited"), t->icmp_ratelimited);
 		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "mtu_icmp_suppressed"), t->icmp_suppressed);
+		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "mtu_drops_gso"), t->mtu_gso);
 	}
 	bench_json_end(&j);
 }
