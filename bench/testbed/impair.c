@@ -30,6 +30,32 @@
  *   dup      with probability PCT/100 a frame is queued twice
  *   rate     bits/s serialisation (frame + 24 bytes of preamble/IFG/FCS)
  *   limit    at most this many frames / bytes queued; beyond, tail drop
+ *   mtu      a router whose next hop has MTU N (--mtu N, 68..65535): an IP
+ *            packet longer than N (IPv4 total length, IPv6 40 + payload
+ *            length) is dropped, and answered like a router does: IPv4 with
+ *            DF by ICMP "fragmentation needed" (type 3 code 4, next-hop MTU
+ *            N, RFC 1191) quoting up to 576 bytes in all (RFC 1812), IPv6
+ *            by ICMPv6 "packet too big" (type 2, MTU N) quoting up to 1280
+ *            bytes in all (RFC 4443), also when N < 1280 (the IPv6 minimum:
+ *            a broken router; Linux TCP ignores such an MTU).  IPv4 without
+ *            DF would be fragmented by a router; the relay drops it
+ *            (counted apart).  A GSO unit is judged by its first segment
+ *            (headers + gso_size): too big, the whole unit goes and one
+ *            error quotes that segment as it would have been on the wire.
+ *            The error leaves through the interface the packet came in on,
+ *            queued behind that side's traffic (so the return direction's
+ *            delay and rate apply to it), Ethernet addresses swapped, the
+ *            802.1Q tag kept, from --mtu-src / --mtu-src6 or else from the
+ *            packet's destination address, TTL / hop limit 64.  Errors are
+ *            rate-limited per direction by a token bucket of 10, refilled
+ *            one per 10 ms; none is sent about an ICMP error, a non-first
+ *            fragment or a non-unicast source (nor an IPv4 multicast).
+ *            JSON counters, both directions together and per direction
+ *            (fwd_, rev_): mtu_drops (an error was due), mtu_drops_no_df,
+ *            mtu_drops_gso (GSO units among both; a unit counts once),
+ *            mtu_icmp_sent, mtu_icmp_ratelimited, mtu_icmp_suppressed (not
+ *            allowed, or the return queue was full).  The errors sent count
+ *            in the other direction's tx.
  * Non-IP frames (ARP) are only delayed, never lost, duplicated or reordered.
  * Decisions come from one seeded PRNG (--seed), drawn in arrival order.
  * Memory is bounded by the limits (plus a fixed receive batch).
@@ -57,6 +83,7 @@
 
 #include "cpu.h"
 #include "json.h"
+#include "mtu_icmp.h"
 #include "stream.h"
 #include "util.h"
 #include "xdploss.h"
@@ -66,7 +93,12 @@
 #define VNET_LEN ((uint32_t)sizeof(struct virtio_net_hdr))
 #define HOLD_TIMEOUT_NS 10000000ull
 #define DIR_FWD 1
+#define O_MTU_SRC 256
+#define O_MTU_SRC6 257
 #define DIR_REV 2
+/* ICMP errors of --mtu: a token bucket per direction (RFC 1812 4.3.2.8 asks for a limit). */
+#define ICMP_BURST 10u
+#define ICMP_TOKEN_NS 10000000ull
 
 static volatile sig_atomic_t stop_flag;
 
@@ -85,6 +117,8 @@ struct relay_cfg {
 	uint32_t gap, limit_pkts;
 	uint64_t limit_bytes, seed;
 	int dirs;
+	uint32_t mtu; /* 0: no --mtu */
+	struct bench_mtu_src mtu_src;
 };
 
 struct pkt {
@@ -96,6 +130,10 @@ struct pkt {
 struct dir_stats {
 	uint64_t rx, rx_bytes, lost, dup, reordered, qdrop, tx, tx_bytes, tx_err, gso, nonip;
 	uint64_t max_q_pkts, max_q_bytes, sock_drops;
+	/* --mtu: dropped with an error due, dropped without DF; errors queued, held back by the
+	 * rate limit, not allowed (RFC 1812 4.3.2.7) or lost to a full return queue; GSO units
+	 * among the drops. */
+	uint64_t mtu_drops, mtu_no_df, icmp_sent, icmp_ratelimited, icmp_suppressed, mtu_gso;
 };
 
 struct dir {
@@ -110,12 +148,16 @@ struct dir {
 	bool has_held;
 	uint32_t held_wait;
 	uint64_t held_deadline;
+	uint32_t icmp_tokens;
+	uint64_t icmp_refill; /* when the bucket last gained a token */
+	struct dir *back;     /* the other direction: where this one's ICMP errors queue */
 	struct dir_stats st;
 };
 
 struct relay {
 	struct relay_cfg c;
 	uint64_t rng;
+	uint16_t ip_id; /* of the IPv4 errors */
 	struct dir d[2];
 	int fd[2];
 	uint8_t *rxbuf; /* BATCH * MAX_FRAME */
@@ -128,7 +170,7 @@ static double rnd01(struct relay *r)
 
 static void settings_str(const struct relay_cfg *c, char *out, size_t n)
 {
-	char rate[32];
+	char rate[32], mtu[128] = "";
 
 	if (c->rate_bps >= 1e9)
 		snprintf(rate, sizeof(rate), "%.6gGbit/s", c->rate_bps / 1e9);
@@ -138,12 +180,21 @@ static void settings_str(const struct relay_cfg *c, char *out, size_t n)
 		snprintf(rate, sizeof(rate), "%.6gkbit/s", c->rate_bps / 1e3);
 	else
 		snprintf(rate, sizeof(rate), "unlimited");
+	if (c->mtu) {
+		char a4[INET_ADDRSTRLEN] = "dst", a6[INET6_ADDRSTRLEN] = "dst";
+
+		if (c->mtu_src.has4)
+			inet_ntop(AF_INET, c->mtu_src.addr4, a4, sizeof(a4));
+		if (c->mtu_src.has6)
+			inet_ntop(AF_INET6, c->mtu_src.addr6, a6, sizeof(a6));
+		snprintf(mtu, sizeof(mtu), " mtu=%u mtu-src=%s mtu-src6=%s", c->mtu, a4, a6);
+	}
 	snprintf(out, n,
 		 "relay %s<->%s dir=%s loss=%.6g%% delay=%.6gms jitter=%.6gms reorder=%.6g%% gap=%u "
-		 "dup=%.6g%% rate=%s limit=%upkts/%" PRIu64 "B seed=%" PRIu64,
+		 "dup=%.6g%% rate=%s limit=%upkts/%" PRIu64 "B seed=%" PRIu64 "%s",
 		 c->if_a, c->if_b, c->dirs == DIR_FWD ? "fwd" : c->dirs == DIR_REV ? "rev" : "both",
 		 c->loss * 100, c->delay_ms, c->jitter_ms, c->reorder * 100, c->gap, c->dup * 100, rate,
-		 c->limit_pkts, c->limit_bytes, c->seed);
+		 c->limit_pkts, c->limit_bytes, c->seed, mtu);
 }
 
 static int open_port(const char *ifname)
@@ -239,6 +290,63 @@ static void release_held(struct relay *r, struct dir *d, uint64_t now)
 	enqueue_or_free(r, d, &d->held, now);
 }
 
+/* Take a token of d's ICMP error bucket, if there is one. */
+static bool icmp_token(struct dir *d, uint64_t now)
+{
+	uint64_t k = (now - d->icmp_refill) / ICMP_TOKEN_NS;
+
+	if (k) {
+		d->icmp_tokens = k >= ICMP_BURST - d->icmp_tokens ? ICMP_BURST : d->icmp_tokens + (uint32_t)k;
+		d->icmp_refill = d->icmp_tokens == ICMP_BURST ? now : d->icmp_refill + k * ICMP_TOKEN_NS;
+	}
+	if (!d->icmp_tokens)
+		return false;
+	d->icmp_tokens--;
+	return true;
+}
+
+/*
+ * --mtu: true when the frame is too big for the next hop and was dropped,
+ * its ICMP error (if any is due and allowed) queued on the way back.
+ */
+static bool mtu_drop(struct relay *r, struct dir *d, const uint8_t *buf, uint32_t len, uint64_t now)
+{
+	const struct virtio_net_hdr *vh = (const void *)buf;
+	enum bench_mtu_verdict v = bench_mtu_judge(buf, len, r->c.mtu);
+	struct pkt e;
+
+	if (v != BENCH_MTU_PASS && vh->gso_type != VIRTIO_NET_HDR_GSO_NONE)
+		d->st.mtu_gso++;
+	switch (v) {
+	case BENCH_MTU_PASS:
+		return false;
+	case BENCH_MTU_NO_DF:
+		d->st.mtu_no_df++;
+		return true;
+	case BENCH_MTU_SILENT:
+		d->st.mtu_drops++;
+		d->st.icmp_suppressed++;
+		return true;
+	case BENCH_MTU_ICMP:
+		break;
+	}
+	d->st.mtu_drops++;
+	if (!icmp_token(d, now)) {
+		d->st.icmp_ratelimited++;
+		return true;
+	}
+	e.data = malloc(BENCH_MTU_ICMP_MAX);
+	e.len = e.data ? bench_mtu_icmp_build(buf, len, r->c.mtu, &r->c.mtu_src, r->ip_id, e.data) : 0;
+	if (e.len && enqueue(r, d->back, &e, now)) {
+		r->ip_id++;
+		d->st.icmp_sent++;
+	} else {
+		free(e.data);
+		d->st.icmp_suppressed++;
+	}
+	return true;
+}
+
 /* One received frame (vnet header + frame) of direction d. */
 static void on_frame(struct relay *r, struct dir *d, const uint8_t *buf, uint32_t len, uint64_t now)
 {
@@ -253,6 +361,8 @@ static void on_frame(struct relay *r, struct dir *d, const uint8_t *buf, uint32_
 		d->st.gso++;
 	if (!ip)
 		d->st.nonip++;
+	if (d->impaired && ip && r->c.mtu && mtu_drop(r, d, buf, len, now))
+		return;
 	if (d->impaired && ip) {
 		if (r->c.loss > 0 && rnd01(r) < r->c.loss) {
 			d->st.lost++;
@@ -414,6 +524,11 @@ static void relay_report(struct relay *r, bool json, double secs)
 			       " socket-drops %" PRIu64 " gso %" PRIu64 " max-queue %" PRIu64 " pkts\n",
 			       r->d[s].name, t->rx, t->tx, t->lost, t->dup, t->reordered, t->qdrop,
 			       t->tx_err, t->sock_drops, t->gso, t->max_q_pkts);
+			if (r->c.mtu)
+				printf("  %s mtu: drops %" PRIu64 " no-df-drops %" PRIu64 " (gso units %" PRIu64
+				       ") icmp-sent %" PRIu64 " icmp-ratelimited %" PRIu64 " icmp-suppressed %" PRIu64
+				       "\n", r->d[s].name, t->mtu_drops, t->mtu_no_df, t->mtu_gso, t->icmp_sent,
+				       t->icmp_ratelimited, t->icmp_suppressed);
 		}
 		fflush(stdout);
 		return;
@@ -436,6 +551,14 @@ static void relay_report(struct relay *r, bool json, double secs)
 	bench_json_u64(&j, "limit_bytes", r->c.limit_bytes);
 	bench_json_u64(&j, "seed", r->c.seed);
 	bench_json_dbl(&j, "seconds", secs);
+	bench_json_u64(&j, "mtu", r->c.mtu);
+	/* Both directions together; fwd_ and rev_ below say which. */
+	bench_json_u64(&j, "mtu_drops", r->d[0].st.mtu_drops + r->d[1].st.mtu_drops);
+	bench_json_u64(&j, "mtu_drops_no_df", r->d[0].st.mtu_no_df + r->d[1].st.mtu_no_df);
+	bench_json_u64(&j, "mtu_icmp_sent", r->d[0].st.icmp_sent + r->d[1].st.icmp_sent);
+	bench_json_u64(&j, "mtu_icmp_ratelimited", r->d[0].st.icmp_ratelimited + r->d[1].st.icmp_ratelimited);
+	bench_json_u64(&j, "mtu_icmp_suppressed", r->d[0].st.icmp_suppressed + r->d[1].st.icmp_suppressed);
+	bench_json_u64(&j, "mtu_drops_gso", r->d[0].st.mtu_gso + r->d[1].st.mtu_gso);
 	for (int s = 0; s < 2; s++) {
 		struct dir_stats *t = &r->d[s].st;
 		char k[40];
@@ -453,6 +576,12 @@ static void relay_report(struct relay *r, bool json, double secs)
 		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "non_ip"), t->nonip);
 		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "max_queue_pkts"), t->max_q_pkts);
 		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "max_queue_bytes"), t->max_q_bytes);
+		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "mtu_drops"), t->mtu_drops);
+		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "mtu_drops_no_df"), t->mtu_no_df);
+		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "mtu_icmp_sent"), t->icmp_sent);
+		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "mtu_icmp_ratelimited"), t->icmp_ratelimited);
+		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "mtu_icmp_suppressed"), t->icmp_suppressed);
+		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "mtu_drops_gso"), t->mtu_gso);
 	}
 	bench_json_end(&j);
 }
@@ -474,6 +603,17 @@ static void relay_usage(FILE *f)
 		"  -q, --limit PKTS        frames queued per direction (default 10000)\n"
 		"  -Q, --limit-bytes B     bytes queued per direction (default 32M)\n"
 		"  -d, --dir fwd|rev|both  which direction gets the faults (default fwd)\n"
+		"  -m, --mtu N             next-hop MTU, 68..65535: drop longer IP packets (a GSO unit\n"
+		"                          by its first segment's length) and answer each like a router:\n"
+		"                          IPv4 with DF: ICMP type 3 code 4 with next-hop MTU N; IPv6:\n"
+		"                          ICMPv6 packet too big with MTU N, also when N < 1280 (below\n"
+		"                          IPv6's minimum, as a broken router would); IPv4 without DF is\n"
+		"                          dropped, not fragmented.  Errors go back out of the arrival\n"
+		"                          interface, at most 10 at once and 100/s per direction (token\n"
+		"                          bucket); counted in mtu_* (JSON)\n"
+		"      --mtu-src ADDR4     source address of the IPv4 errors (default: the dropped\n"
+		"                          packet's destination address)\n"
+		"      --mtu-src6 ADDR6    source address of the IPv6 errors (default: likewise)\n"
 		"  -s, --seed S            PRNG seed (default 1)\n"
 		"  -T, --time S            exit after S seconds (default: at SIGINT/SIGTERM)\n"
 		"  -j, --json              final report as one JSON line\n"
@@ -498,6 +638,9 @@ static int run_relay(int argc, char **argv)
 		{ "limit-bytes", required_argument, 0, 'Q' },
 		{ "dir", required_argument, 0, 'd' },
 		{ "seed", required_argument, 0, 's' },
+		{ "mtu", required_argument, 0, 'm' },
+		{ "mtu-src", required_argument, 0, O_MTU_SRC },
+		{ "mtu-src6", required_argument, 0, O_MTU_SRC6 },
 		{ "time", required_argument, 0, 'T' },
 		{ "json", no_argument, 0, 'j' },
 		{ "netns", required_argument, 0, 'n' },
@@ -517,7 +660,7 @@ static int run_relay(int argc, char **argv)
 		bench_die(BENCH_EXIT_USAGE, ENOMEM, "relay");
 	r->c = (struct relay_cfg){ .gap = 1, .limit_pkts = 10000, .limit_bytes = 32u << 20,
 				   .dirs = DIR_FWD, .seed = 1 };
-	while ((c = getopt_long(argc, argv, "a:b:L:D:J:O:G:U:r:q:Q:d:s:T:jn:R:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "a:b:L:D:J:O:G:U:r:q:Q:d:s:m:T:jn:R:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'a': r->c.if_a = optarg; break;
 		case 'b': r->c.if_b = optarg; break;
@@ -563,6 +706,21 @@ static int run_relay(int argc, char **argv)
 			if (bench_parse_u64(optarg, &r->c.seed))
 				bench_die(BENCH_EXIT_USAGE, 0, "bad --seed '%s'", optarg);
 			break;
+		case 'm':
+			if (bench_parse_u64(optarg, &v) || v < 68 || v > 65535)
+				bench_die(BENCH_EXIT_USAGE, 0, "bad --mtu '%s' (68..65535)", optarg);
+			r->c.mtu = (uint32_t)v;
+			break;
+		case O_MTU_SRC:
+			if (inet_pton(AF_INET, optarg, r->c.mtu_src.addr4) != 1)
+				bench_die(BENCH_EXIT_USAGE, 0, "bad --mtu-src '%s' (an IPv4 address)", optarg);
+			r->c.mtu_src.has4 = true;
+			break;
+		case O_MTU_SRC6:
+			if (inet_pton(AF_INET6, optarg, r->c.mtu_src.addr6) != 1)
+				bench_die(BENCH_EXIT_USAGE, 0, "bad --mtu-src6 '%s' (an IPv6 address)", optarg);
+			r->c.mtu_src.has6 = true;
+			break;
 		case 'T':
 			if (bench_parse_double(optarg, &time_s))
 				bench_die(BENCH_EXIT_USAGE, 0, "bad --time '%s'", optarg);
@@ -578,6 +736,8 @@ static int run_relay(int argc, char **argv)
 		relay_usage(stderr);
 		exit(BENCH_EXIT_USAGE);
 	}
+	if ((r->c.mtu_src.has4 || r->c.mtu_src.has6) && !r->c.mtu)
+		bench_die(BENCH_EXIT_USAGE, 0, "--mtu-src and --mtu-src6 need --mtu");
 	if (netns && (err = bench_netns_enter(netns)))
 		bench_die(BENCH_EXIT_USAGE, err, "netns %s", netns);
 	r->rng = r->c.seed;
@@ -591,6 +751,8 @@ static int run_relay(int argc, char **argv)
 		d->in_fd = r->fd[s];
 		d->out_fd = r->fd[1 - s];
 		d->impaired = r->c.dirs & (s == 0 ? DIR_FWD : DIR_REV);
+		d->back = &r->d[1 - s];
+		d->icmp_tokens = ICMP_BURST;
 		d->ring = calloc(r->c.limit_pkts, sizeof(*d->ring));
 		if (!d->ring || !r->rxbuf)
 			bench_die(BENCH_EXIT_USAGE, ENOMEM, "queues");

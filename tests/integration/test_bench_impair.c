@@ -9,14 +9,22 @@
  * Topology from two gso_testbeds: bed 0 (a0 | b0) and bed 1 (a1 | b1).
  * Bed 1's side-a veth moves into b0, which becomes the relay namespace
  * with no addresses; the sender (a0, 10.77.0.1) reaches the receiver (b1,
- * 10.77.0.2) only through the relay.  The sending veth has TSO/GSO off, so
- * faults apply per segment.  Both beds' watchdogs remove everything.
+ * 10.77.0.2; fd77::1 and fd77::2) only through the relay.  The sending
+ * veth has TSO/GSO off, so faults apply per segment, except where a case
+ * wants GSO units through the relay.  Both beds' watchdogs remove
+ * everything.
+ *
+ * With `--mtu 1280` (veths at 1500) the relay drops what is longer and
+ * answers with ICMP "fragmentation needed" / ICMPv6 "packet too big": the
+ * transfer completes only if Linux accepts those errors (checksums, the
+ * quoted headers and sequence number) and lowers its path MTU.
  */
 #include <math.h>
 
 #include "test_bench_util.h"
 
-static void relay_topology(void)
+/* tso: leave TSO/GSO on at the sender, so that GSO units cross the relay. */
+static void relay_topology(bool tso)
 {
 	bt_relay_beds();
 	cr_assert_eq(nsbed_sh(&bt_bed[0], 1,
@@ -26,7 +34,8 @@ static void relay_topology(void)
 			      "ip link set %s up && ip link set %s up",
 			      bt_bed[0].ifname[1], bt_bed[0].ifname[1], bt_bed[1].ifname[0], bt_bed[0].ifname[1],
 			      bt_bed[1].ifname[0]), 0);
-	cr_assert_eq(nsbed_sh(&bt_bed[0], 0, "ethtool -K %s tso off gso off >/dev/null", bt_bed[0].ifname[0]), 0);
+	cr_assert_eq(nsbed_sh(&bt_bed[0], 0, "ethtool -K %s tso %s gso %s >/dev/null", bt_bed[0].ifname[0],
+			      tso ? "on" : "off", tso ? "on" : "off"), 0);
 }
 
 struct imp_case {
@@ -53,17 +62,20 @@ ParameterizedTestParameters(bench_impair, kernel_tcp_recovers)
 	return cr_make_param_array(struct imp_case, imp_cases, sizeof(imp_cases) / sizeof(imp_cases[0]));
 }
 
-ParameterizedTest(struct imp_case *c, bench_impair, kernel_tcp_recovers, .fini = bt_relay_fini, .timeout = 120)
+/*
+ * Kernel TCP from the sender to the receiver through `impair relay` with
+ * `args` (up to 12, "" ends), to `dst`: the transfer must complete and
+ * verify.  Returns the relay's and the sender's JSON.
+ */
+static void relay_transfer(const char *name, const char (*args)[12], const char *dst, const char *bytes,
+			   const char **ij, const char **sj)
 {
 	const char *rready = bt_path("rready"), *iready = bt_path("iready");
 	const char *iargv[BT_MAX_ARGS] = { NULL };
 	struct bt_proc *ip, *rp, *sp;
-	const char *ij, *rj, *sj;
+	const char *rj;
 	int n = 0, rs, ss;
-	double cnt, rx;
 
-	gso_test_require_root();
-	relay_topology();
 	iargv[n++] = bt_prog("impair");
 	iargv[n++] = "relay";
 	iargv[n++] = "--netns";
@@ -77,8 +89,8 @@ ParameterizedTest(struct imp_case *c, bench_impair, kernel_tcp_recovers, .fini =
 	iargv[n++] = "--json";
 	iargv[n++] = "--ready-file";
 	iargv[n++] = iready;
-	for (int i = 0; i < 12 && c->args[i][0]; i++)
-		iargv[n++] = c->args[i];
+	for (int i = 0; i < 12 && args[i][0]; i++)
+		iargv[n++] = args[i];
 	ip = bt_spawn(iargv);
 	bt_wait_file(iready, ip, 10);
 
@@ -87,29 +99,40 @@ ParameterizedTest(struct imp_case *c, bench_impair, kernel_tcp_recovers, .fini =
 				"--ready-file", rready, NULL };
 	rp = bt_spawn(rargv);
 	bt_wait_file(rready, rp, 10);
-	const char *sargv[] = { bt_prog("kernel_sender"), "--netns", bt_bed[0].ns[0], "--dst", "10.77.0.2",
-				"--port", "7321", "--bytes", c->bytes, "--seed", "3", "--json",
+	const char *sargv[] = { bt_prog("kernel_sender"), "--netns", bt_bed[0].ns[0], "--dst", dst,
+				"--port", "7321", "--bytes", bytes, "--seed", "3", "--json",
 				"--connect-timeout", "10", "--verdict-timeout", "60", NULL };
 	sp = bt_spawn(sargv);
 	ss = bt_wait(sp, 90);
 	rs = bt_wait(rp, 20);
 	bt_stop(ip, 10);
-	ij = bt_read(ip->out);
+	*ij = bt_read(ip->out);
 	rj = bt_read(rp->out);
-	sj = bt_read(sp->out);
-	cr_log_info("%s: relay: %s", c->name, ij);
+	*sj = bt_read(sp->out);
+	cr_log_info("%s: relay: %s", name, *ij);
 	if (rs || ss) {
 		bt_dump(sp, "kernel_sender");
 		bt_dump(rp, "receiver");
 		bt_dump(ip, "impair");
 	}
-	cr_assert_eq(rs, 0, "%s: receiver exit %d: %s", c->name, rs, rj);
-	cr_assert_eq(ss, 0, "%s: sender exit %d: %s", c->name, ss, sj);
+	cr_assert_eq(rs, 0, "%s: receiver exit %d: %s", name, rs, rj);
+	cr_assert_eq(ss, 0, "%s: sender exit %d: %s", name, ss, *sj);
 	cr_assert_str_eq(bt_str(rj, "status"), "ok", "%s", rj);
 	cr_assert_eq(bt_num(rj, "bytes_verified"), bt_num(rj, "expected_bytes"), "%s", rj);
-	cr_assert(strstr(sj, "\"verified\": true"), "%s", sj);
-	/* The relay saw the flow and did what it was told. */
-	cr_assert_str_eq(bt_str(ij, "tool"), "impair", "relay report missing: %s", ij);
+	cr_assert(strstr(*sj, "\"verified\": true"), "%s", *sj);
+	/* The relay saw the flow. */
+	cr_assert_str_eq(bt_str(*ij, "tool"), "impair", "relay report missing: %s", *ij);
+}
+
+ParameterizedTest(struct imp_case *c, bench_impair, kernel_tcp_recovers, .fini = bt_relay_fini, .timeout = 120)
+{
+	const char *ij, *sj;
+	double cnt, rx;
+
+	gso_test_require_root();
+	relay_topology(false);
+	relay_transfer(c->name, c->args, "10.77.0.2", c->bytes, &ij, &sj);
+	/* The relay did what it was told. */
 	rx = bt_num(ij, "fwd_rx");
 	/* Few ACKs in a short run: any fault on them counts (about 20 expected). */
 	if (!strcmp(c->counter, "rev_faults"))
@@ -127,5 +150,45 @@ ParameterizedTest(struct imp_case *c, bench_impair, kernel_tcp_recovers, .fini =
 	/* A lower bound only: the relay never releases a frame early. */
 	if (c->min_rtt_ms > 0)
 		cr_assert_geq(bt_num(sj, "ti_min_rtt_us"), c->min_rtt_ms * 1000, "%s", sj);
+	cr_assert_eq(bt_num(ij, "fwd_queue_drops"), 0, "%s", ij);
+}
+
+struct mtu_case {
+	char name[16];
+	char dst[16];
+	bool tso;
+	unsigned max_mss; /* the sender's MSS once it took the path MTU of 1280 */
+};
+
+static struct mtu_case mtu_cases[] = {
+	{ "ipv4", "10.77.0.2", false, 1280 - 40 },
+	{ "ipv6", "fd77::2", false, 1280 - 60 },
+	{ "ipv4_tso", "10.77.0.2", true, 1280 - 40 },
+	{ "ipv6_tso", "fd77::2", true, 1280 - 60 },
+};
+
+ParameterizedTestParameters(bench_impair, kernel_tcp_takes_mtu)
+{
+	return cr_make_param_array(struct mtu_case, mtu_cases, sizeof(mtu_cases) / sizeof(mtu_cases[0]));
+}
+
+ParameterizedTest(struct mtu_case *c, bench_impair, kernel_tcp_takes_mtu, .fini = bt_relay_fini, .timeout = 120)
+{
+	static const char args[12][12] = { "--mtu", "1280" };
+	const char *ij, *sj;
+
+	gso_test_require_root();
+	relay_topology(c->tso);
+	relay_transfer(c->name, args, c->dst, "8M", &ij, &sj);
+	cr_assert_gt(bt_num(ij, "mtu_drops"), 0, "%s: nothing was too big: %s", c->name, ij);
+	cr_assert_gt(bt_num(ij, "mtu_icmp_sent"), 0, "%s: %s", c->name, ij);
+	cr_assert_eq(bt_num(ij, "fwd_mtu_icmp_sent"), bt_num(ij, "mtu_icmp_sent"), "%s: %s", c->name, ij);
+	/* Linux TCP sets DF, and nothing it sends is an ICMP error. */
+	cr_assert_eq(bt_num(ij, "mtu_drops_no_df"), 0, "%s: %s", c->name, ij);
+	cr_assert_eq(bt_num(ij, "mtu_icmp_suppressed"), 0, "%s: %s", c->name, ij);
+	cr_assert_leq(bt_num(sj, "ti_snd_mss"), c->max_mss, "%s: %s", c->name, sj);
+	/* The sender's first full-sized writes go out as GSO units: one of them was too big. */
+	if (c->tso)
+		cr_assert_gt(bt_num(ij, "mtu_drops_gso"), 0, "%s: no GSO unit was judged: %s", c->name, ij);
 	cr_assert_eq(bt_num(ij, "fwd_queue_drops"), 0, "%s", ij);
 }
