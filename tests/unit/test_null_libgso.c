@@ -334,6 +334,7 @@ static int flowq_create_defaults(void)
 	R(gso_cc__on_loss, cc, gso_cc__on_loss(NULL, 0, 0), -EINVAL)                                  \
 	R(gso_cc__on_rto, cc, gso_cc__on_rto(NULL, 0), -EINVAL)                                       \
 	R(gso_cc__on_tx_start, cc, gso_cc__on_tx_start(NULL, 0, false), -EINVAL)                      \
+	R(gso_cc__set_mss, cc, gso_cc__set_mss(NULL, 1448), -EINVAL)                                  \
 	R(gso_cc__state, cc, gso_cc__state(NULL, &cc_st), -EINVAL)                                    \
 	R(gso_cc__state, st, gso_cc__state(cc(), NULL), -EINVAL)                                      \
 	R(gso_cc__min_burst_segs, cc, gso_cc__min_burst_segs(NULL), 0)                                \
@@ -364,6 +365,7 @@ static int flowq_create_defaults(void)
 	R(gso_flowq__ack, res, gso_flowq__ack(fq(), &fq_ack, NULL, fq_rel, 4), -EINVAL)               \
 	R(gso_flowq__ack, rel, gso_flowq__ack(fq(), &fq_ack, &fq_res, NULL, 4), -EINVAL)              \
 	R(gso_flowq__timeout, q, gso_flowq__timeout(NULL), -EINVAL)                                   \
+	R(gso_flowq__set_mss, q, gso_flowq__set_mss(NULL, 1448), -EINVAL)                             \
 	R(gso_flowq__rate_sample, q, gso_flowq__rate_sample(NULL, &fq_rs), -EINVAL)                   \
 	R(gso_flowq__rate_sample, rs, gso_flowq__rate_sample(fq(), NULL), -EINVAL)                    \
 	R(gso_flowq__check_app_limited, q, gso_flowq__check_app_limited(NULL, 10), -EINVAL)           \
