@@ -38,7 +38,8 @@
 #                            tools/common/*.c
 #   tests/progs/conftool*.c -> build/tests/conftool (conformance harness the
 #                            integration tests run; not installed)
-#   tests/fuzz/fuzz_*.c   -> build/fuzz/fuzz_*       (libFuzzer, clang)
+#   tests/fuzz/fuzz_*.c   -> build/fuzz/fuzz_*       (libFuzzer, clang; with libgso and
+#                            the xdp/ sources its " * Links:" line names)
 #   tests/tsan/*.c        -> build/tsan/tests/unit-tsan, with the threaded tests
 #                            (TSAN_TESTS) and the libraries, all built with TSan
 
@@ -400,10 +401,16 @@ $(B)/tsan/tests/unit-tsan: $(TSAN_OBJS) $(LIB_BPF_OBJS)
 	$(Q)ln -sfn ../bpf $(B)/tsan/bpf
 
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard libgso/*.h libgso/include/gso/*.h tests/fuzz/*.h tests/common/ref_csum.h)
+# A fuzz target links libgso's sources, and the xdp/ sources that a line
+# " * Links: xdp/a/b.c ..." of its opening comment names: the few that hold
+# the parser it drives, so that no fuzzer needs libxdp, libbpf or liburing.
+fuzz_links = $(shell sed -n 's/^ \* Links: //p' $(1))
+$(foreach f,$(FUZZ_SRCS),$(eval $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(f)): $(call fuzz_links,$(f))))
+$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard libgso/*.h libgso/include/gso/*.h xdp/*/*.h xdp/include/gso/*.h tests/fuzz/*.h tests/common/ref_csum.h)
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 -O1 -g -Wall -Wextra -Werror $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) -lm
+	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror $(FUZZ_FLAGS) -o $@ $< \
+		$(LIB_SRCS) $(call fuzz_links,$<) -lm
 
 fuzz-bin: $(FUZZERS)
 

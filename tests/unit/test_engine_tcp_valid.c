@@ -78,6 +78,9 @@ ParameterizedTestParameters(tcp_valid, ack)
 		{ "1 GB old", 5000u - 0x40000000u, 5000, 9000, 1 << 20, TCP_ACK_TOO_OLD },
 		{ "across wrap", 0x10, 0xfffffff0u, 0x100, 1000, TCP_ACK_OK },
 		{ "unsent across wrap", 0x101, 0xfffffff0u, 0x100, 1000, TCP_ACK_UNSENT },
+		/* Below SND.UNA and, by wrap, past SND.MAX: old first, as Linux's tcp_ack() judges (fuzz_tcp_rx). */
+		{ "2^31 behind snd_una", 5000u + 0x80000000u, 5000, 9000, 1000, TCP_ACK_TOO_OLD },
+		{ "2^31 - 3999 behind snd_una", 5000u + 0x80000000u + 3999, 5000, 9000, 1000, TCP_ACK_TOO_OLD },
 	};
 	return cr_make_param_array(struct ack_case, c, sizeof(c) / sizeof(c[0]));
 }

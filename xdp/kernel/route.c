@@ -34,6 +34,7 @@
 
 #include "link_internal.h"
 #include "opts_internal.h"
+#include "route_internal.h"
 #include "rtnl_internal.h"
 
 /* How often the neighbour entry is asked for again while waiting. */
@@ -135,15 +136,6 @@ static int nl_ask(struct nl *s)
 
 /* ---- 1. the route --------------------------------------------------------- */
 
-struct route_ans {
-	uint8_t type;        /* RTN_* */
-	uint32_t table;      /* 0: no table matched */
-	int oif;
-	bool has_gw, has_via, has_src;
-	uint8_t gw[16], src[16];
-	uint32_t mtu;        /* RTAX_MTU, 0 if none */
-};
-
 static void route_attrs(const struct rtmsg *rtm, int rem, size_t alen, struct route_ans *ra)
 {
 	for (const struct rtattr *a = RTM_RTA(rtm); RTA_OK(a, rem); a = RTA_NEXT(a, rem)) {
@@ -185,6 +177,22 @@ static void route_attrs(const struct rtmsg *rtm, int rem, size_t alen, struct ro
 	}
 }
 
+int gsoi_route_reply(const void *buf, size_t len, size_t alen, struct route_ans *ra)
+{
+	const struct nlmsghdr *nh = buf;
+
+	/* nl_ask() checked the length against what it received; this holds for any buffer. */
+	if (len < NLMSG_HDRLEN || nh->nlmsg_len > len || nh->nlmsg_type != RTM_NEWROUTE ||
+	    nh->nlmsg_len < NLMSG_LENGTH(sizeof(struct rtmsg)))
+		return -EPROTO;
+	const struct rtmsg *r = NLMSG_DATA(nh);
+	memset(ra, 0, sizeof(*ra));
+	ra->type = r->rtm_type;
+	ra->table = r->rtm_table; /* RTA_TABLE, when present, has all 32 bits */
+	route_attrs(r, (int)RTM_PAYLOAD(nh), alen, ra);
+	return 0;
+}
+
 /*
  * RTM_GETROUTE without an input interface runs ip_route_output_key() /
  * ip6_route_output(), the lookup a connecting socket makes, and the answer
@@ -213,15 +221,7 @@ static int route_get(struct nl *s, int family, const uint8_t *dst, size_t alen, 
 	err = nl_ask(s);
 	if (err)
 		return err;
-	const struct nlmsghdr *nh = (const struct nlmsghdr *)s->buf;
-	if (nh->nlmsg_type != RTM_NEWROUTE || nh->nlmsg_len < NLMSG_LENGTH(sizeof(rtm)))
-		return -EPROTO;
-	const struct rtmsg *r = NLMSG_DATA(nh);
-	memset(ra, 0, sizeof(*ra));
-	ra->type = r->rtm_type;
-	ra->table = r->rtm_table; /* RTA_TABLE, when present, has all 32 bits */
-	route_attrs(r, (int)RTM_PAYLOAD(nh), alen, ra);
-	return 0;
+	return gsoi_route_reply(s->buf, s->len, alen, ra);
 }
 
 /* The kernel's refusals, and routes that lead nowhere a sender can use. */

@@ -46,11 +46,16 @@ enum tcp_rx_verdict gsoi_tcp_rx_check(const struct tcp_seg *g, uint32_t rcv_nxt,
 
 enum tcp_ack_verdict gsoi_tcp_ack_check(uint32_t ack, uint32_t snd_una, uint32_t snd_max, uint32_t max_wnd)
 {
+	/*
+	 * Below SND.UNA first, as tcp_ack() asks: an ACK about half the
+	 * sequence space away is both below SND.UNA and past SND.MAX, and
+	 * Linux takes it for an old one.  RFC 5961 5.2: acceptable only from
+	 * SND.UNA - MAX.SND.WND on.
+	 */
+	if (before(ack, snd_una))
+		return before(ack, snd_una - max_wnd) ? TCP_ACK_TOO_OLD : TCP_ACK_OK;
 	if (after(ack, snd_max))
 		return TCP_ACK_UNSENT;
-	/* RFC 5961 5.2: acceptable only from SND.UNA - MAX.SND.WND on. */
-	if (before(ack, snd_una - max_wnd))
-		return TCP_ACK_TOO_OLD;
 	return TCP_ACK_OK;
 }
 
