@@ -7,7 +7,8 @@
  * to a kernel UDP socket, opened and closed continuously (every stream's
  * bytes verified by its receiver, whose verdict comes back over the
  * stream; every datagram checked by the sink); the sender's veth taken
- * down and up; its MTU moved between 1500 and 1280 (--no-mtu: not);
+ * down and up; its MTU moved between 1500 and 1280, with its peer's
+ * (soak_bed.c says why both; --no-mtu: not);
  * receivers killed and started again; the port closed and opened again,
  * with its own steering program and with one the soak creates and
  * destroys around it.
@@ -704,7 +705,9 @@ static void usage(FILE *f)
 		"Churn on a multi-queue port in a namespace test-bed of its own: streams to kernel receivers\n"
 		"and datagram flows opened and closed, link flaps, MTU changes, receivers killed and\n"
 		"restarted, port and steering program cycles; descriptors, threads, memory and UMEM\n"
-		"checked for balance.  Stops at the first imbalance or unexplained failure.\n\n"
+		"checked for balance.  A stream or datagram flow that fails while a flap, an MTU change\n"
+		"or its receiver's kill happened is reported and counted; an imbalance, a bad verdict or\n"
+		"datagram, or any other failure stops the soak.\n\n"
 		"  -m, --minutes M        how long (default 120; fractions allowed)\n"
 		"  -c, --check-every S    balance check every S seconds (default 60)\n"
 		"  -C, --churn-every S    mean seconds between churn events of each kind (default 15)\n"

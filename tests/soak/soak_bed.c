@@ -133,7 +133,15 @@ int soak_link_set(struct soak_bed *b, bool up)
 	return nsbed_sh(&b->nb, 0, "ip link set dev " SOAK_IF_A " %s", up ? "up" : "down");
 }
 
+/*
+ * Both ends: a veth checks a frame against the MTU of the end that
+ * receives it, and AF_XDP in copy mode does not check the sending end's,
+ * so a lower MTU on the sender's veth alone would change only what the
+ * route says to new streams, never drop a frame of an older one.
+ */
 int soak_mtu_set(struct soak_bed *b, unsigned mtu)
 {
-	return nsbed_sh(&b->nb, 0, "ip link set dev " SOAK_IF_A " mtu %u", mtu);
+	int err = nsbed_sh(&b->nb, 0, "ip link set dev " SOAK_IF_A " mtu %u", mtu);
+
+	return err ? err : nsbed_sh(&b->nb, 1, "ip link set dev " SOAK_IF_B " mtu %u", mtu);
 }
