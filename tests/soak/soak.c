@@ -60,7 +60,7 @@ struct opts {
 struct counts {
 	uint64_t streams, streams_ok, streams_explained, streams_connect_failed, stream_bytes;
 	uint64_t dgram_flows, dgram_flows_ok, dgram_flows_explained, dgrams_sent;
-	uint64_t flaps, mtu_changes, kills, restarts, receiver_exits;
+	uint64_t flaps, mtu_changes, kills, restarts, receiver_exits, receiver_resets;
 	uint64_t port_cycles, steer_own, steer_soak, checks, route_waits;
 	int errnos[MAX_ERRNOS];
 	uint64_t errno_n[MAX_ERRNOS];
@@ -293,6 +293,16 @@ static void stream_harvest(struct soak *S, unsigned k, uint64_t now)
 	if (ss->connect_err)
 		S->c.streams_connect_failed++;
 	count_errno(S, err);
+	/*
+	 * Its receiver may still hold the dead connection until its idle
+	 * timeout, and it serves one at a time: start it afresh, so that the
+	 * next stream is not held up behind it (and past a quiesce's deadline).
+	 */
+	if (S->rx[k].pid) {
+		soak_receiver_kill(&S->rx[k]);
+		S->rx[k].restart_at = now;
+		S->c.receiver_resets++;
+	}
 	fprintf(stderr, "soak: %.1f s: stream %llu (receiver %u, queue %u) %s; counted: %s happened during it\n",
 		(double)(now - S->t0) / 1e9, (unsigned long long)ss->id, k, ss->q, why, expl);
 }
@@ -642,6 +652,7 @@ static void report(const struct soak *S, double secs, const struct rusage *self,
 		bench_json_u64(&j, "receiver_kills", c->kills);
 		bench_json_u64(&j, "receiver_restarts", c->restarts);
 		bench_json_u64(&j, "receiver_exits", c->receiver_exits);
+		bench_json_u64(&j, "receiver_resets", c->receiver_resets);
 		bench_json_u64(&j, "port_cycles", c->port_cycles);
 		bench_json_u64(&j, "steer_own_cycles", c->steer_own);
 		bench_json_u64(&j, "steer_soak_cycles", c->steer_soak);
@@ -681,11 +692,11 @@ static void report(const struct soak *S, double secs, const struct rusage *self,
 	for (unsigned i = 0; i < MAX_ERRNOS && c->errno_n[i]; i++)
 		printf(" %s %llu", errname(c->errnos[i]), (unsigned long long)c->errno_n[i]);
 	printf("%s\n", c->errno_n[0] ? "" : " none");
-	printf("  churn       %llu flaps, %llu MTU changes, %llu receiver kills (%llu restarts, %llu ended by "
-	       "themselves), %llu port cycles (%llu with the port's own steering program, %llu with one the soak "
+	printf("  churn       %llu flaps, %llu MTU changes, %llu receiver kills (%llu restarts, %llu after a failed "
+	       "stream, %llu ended by themselves), %llu port cycles (%llu with the port's own steering program, %llu with one the soak "
 	       "created and destroyed), %llu balance checks\n", (unsigned long long)c->flaps,
 	       (unsigned long long)c->mtu_changes, (unsigned long long)c->kills, (unsigned long long)c->restarts,
-	       (unsigned long long)c->receiver_exits, (unsigned long long)c->port_cycles,
+	       (unsigned long long)c->receiver_resets, (unsigned long long)c->receiver_exits, (unsigned long long)c->port_cycles,
 	       (unsigned long long)c->steer_own, (unsigned long long)c->steer_soak, (unsigned long long)c->checks);
 	printf("  balance     %d descriptors (baseline %d), %d threads (%d), RSS %llu KiB (%llu), heap %llu KiB "
 	       "(%llu), UMEM %u of %u chunks free\n", S->last.fds, S->base.fds, S->last.tasks, S->base.tasks,
