@@ -64,5 +64,7 @@ bool soak_balance_ok(const struct soak_balance *base, const struct soak_balance 
 		o += (size_t)snprintf(why + o, len - o, "heap %llu KiB, %llu KiB at the baseline (slack %llu KiB); ",
 				      (unsigned long long)(now->heap >> 10), (unsigned long long)(base->heap >> 10),
 				      (unsigned long long)(slack >> 10));
+	if (o >= 2 && o < len)
+		why[o - 2] = 0; /* the last "; " */
 	return o == 0;
 }
