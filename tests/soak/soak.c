@@ -22,7 +22,7 @@
  * A stream or datagram flow that fails with an error is reported and
  * counted when a flap, an MTU change or the kill of its receiver happened
  * during its life (the churn explains it); any other failure, a bad
- * verdict or datagram, or a flow that does not end within 30 s of a
+ * verdict or datagram, or a flow that does not end within 60 s of a
  * quiesce stops the soak.  Rates are capped (--rate per stream) so that
  * the soak stays far below one core.
  */
@@ -43,7 +43,7 @@
 #include "util.h"
 
 #define NS 1000000000ull
-#define QUIESCE_NS (30 * NS)
+#define QUIESCE_NS (60 * NS)       /* streams take seconds, a stalled one ends at its 10 s idle timeout */
 #define EXPLAIN_BEFORE_NS NS      /* an event this shortly before a flow opened still counts */
 #define EVENTS 64                 /* recent flaps and MTU changes kept for explanations */
 #define MAX_ERRNOS 16
