@@ -238,23 +238,30 @@ static void stream_open(struct soak *S, unsigned k, uint64_t now)
 		S->c.streams++;
 }
 
-static bool verdict_ok(const struct soak_stream *ss, char *why, size_t len)
+enum verdict { VERDICT_OK, VERDICT_MISSING, VERDICT_BAD };
+
+/* The receiver's word on a stream that ended cleanly: missing only if it died first (churn may explain that). */
+static enum verdict verdict(const struct soak_stream *ss, char *why, size_t len)
 {
 	struct bench_verdict v;
 	uint64_t want = ss->total - BENCH_HDR_LEN;
 
-	if (ss->vlen != BENCH_VERDICT_LEN || ss->vextra || bench_verdict_decode(ss->verdict, &v)) {
-		snprintf(why, len, "no verdict from the receiver (%u bytes came back%s)", ss->vlen,
-			 ss->vextra ? ", and more" : "");
-		return false;
+	if (ss->vlen < BENCH_VERDICT_LEN) {
+		snprintf(why, len, "ended without the receiver's verdict (%u of its bytes came back)", ss->vlen);
+		return VERDICT_MISSING;
+	}
+	if (ss->vextra || bench_verdict_decode(ss->verdict, &v)) {
+		snprintf(why, len, "ended with %s back from the receiver", ss->vextra ? "more than a verdict" :
+			 "a verdict without its magic");
+		return VERDICT_BAD;
 	}
 	if (v.status != BENCH_OK || v.received != want || v.verified != want) {
-		snprintf(why, len, "receiver's verdict %s: %llu of %llu bytes received, %llu verified",
+		snprintf(why, len, "ended with the receiver's verdict %s: %llu of %llu bytes received, %llu verified",
 			 bench_status_name((int)v.status), (unsigned long long)v.received, (unsigned long long)want,
 			 (unsigned long long)v.verified);
-		return false;
+		return VERDICT_BAD;
 	}
-	return true;
+	return VERDICT_OK;
 }
 
 static void stream_harvest(struct soak *S, unsigned k, uint64_t now)
@@ -262,6 +269,7 @@ static void stream_harvest(struct soak *S, unsigned k, uint64_t now)
 	struct soak_stream *ss = &S->st[k];
 	const char *expl;
 	char why[192];
+	bool bad = false;
 	int err;
 
 	if (atomic_load_explicit(&ss->state, memory_order_acquire) != SLOT_DONE)
@@ -278,15 +286,23 @@ static void stream_harvest(struct soak *S, unsigned k, uint64_t now)
 	if (err) {
 		snprintf(why, sizeof(why), "%s %s (%s)%s%s", ss->connect_err ? "connect:" : "failed:", errname(err),
 			 strerror(-err), ss->why[0] ? ": " : "", ss->why);
-	} else if (verdict_ok(ss, why, sizeof(why))) {
-		S->c.streams_ok++;
-		S->c.stream_bytes += ss->total - BENCH_HDR_LEN;
-		return;
+	} else {
+		enum verdict v = verdict(ss, why, sizeof(why));
+
+		if (v == VERDICT_OK) {
+			S->c.streams_ok++;
+			S->c.stream_bytes += ss->total - BENCH_HDR_LEN;
+			return;
+		}
+		if (v == VERDICT_BAD) {
+			expl = NULL; /* wrong data is never the churn's doing */
+			bad = true;
+		}
 	}
 	if (!expl) {
-		fail(S, "stream %llu (receiver %u, queue %u, %llu of %llu bytes acknowledged) %s, with no flap, MTU "
-			"change or receiver kill during it", (unsigned long long)ss->id, k, ss->q,
-		     (unsigned long long)ss->acked, (unsigned long long)ss->total, why);
+		fail(S, "stream %llu (receiver %u, queue %u, %llu of %llu bytes acknowledged) %s%s",
+		     (unsigned long long)ss->id, k, ss->q, (unsigned long long)ss->acked, (unsigned long long)ss->total,
+		     why, bad ? "" : ", with no flap, MTU change or receiver kill during it");
 		return;
 	}
 	S->c.streams_explained++;
@@ -584,6 +600,15 @@ static void open_flows(struct soak *S, uint64_t now)
 			dgram_open(S, i, now);
 }
 
+/* Every datagram the sink got was whole and as sent? */
+static bool sink_ok(struct soak *S)
+{
+	if (!atomic_load_explicit(&S->sink.bad, memory_order_acquire))
+		return true;
+	fail(S, "the sink got a bad datagram: %s", S->sink.first_bad);
+	return false;
+}
+
 static void run(struct soak *S)
 {
 	uint64_t now = now_ns();
@@ -594,6 +619,8 @@ static void run(struct soak *S)
 	S->next_cycle = now + churn_gap(S);
 	S->next_check = now + (uint64_t)(S->o.check_s * 1e9);
 	while (!S->fail[0] && !stop_signal && (now = now_ns()) < S->end) {
+		if (!sink_ok(S))
+			break;
 		harvest(S, now);
 		churn_receivers(S, now);
 		churn_link(S, now);
@@ -610,6 +637,7 @@ static void run(struct soak *S)
 	}
 	/* The balance at the end, after a last quiesce. */
 	cycle(S, true, true);
+	sink_ok(S);
 }
 
 /* ---- report ---- */

@@ -289,8 +289,12 @@ static void *sink_main(void *arg)
 
 			atomic_fetch_add(&k->dgrams, 1);
 			atomic_fetch_add(&k->bytes, m[i].msg_len);
-			if (!dg_check(buf[i], m[i].msg_len, why, sizeof(why)) && atomic_fetch_add(&k->bad, 1) == 0)
+			if (dg_check(buf[i], m[i].msg_len, why, sizeof(why)))
+				continue;
+			/* Only this thread writes: the text before the count that publishes it. */
+			if (!atomic_load_explicit(&k->bad, memory_order_relaxed))
 				snprintf(k->first_bad, sizeof(k->first_bad), "%s", why);
+			atomic_fetch_add_explicit(&k->bad, 1, memory_order_release);
 		}
 	}
 	return NULL;
