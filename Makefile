@@ -360,7 +360,7 @@ test-unit: $(B)/tests/unit $(TOOLS) $(TPROGS)
 	$(Q)$(B)/tests/unit --short-filename
 
 # Integration tests run the tools, the bench programs, the BPF objects and the test programs.
-INTEG_RUNS := $(TOOLS) $(BENCHES) $(TESTBEDS) $(TPROGS) $(CONFTOOL) $(BPF_OBJS)
+INTEG_RUNS := $(TOOLS) $(BENCHES) $(TESTBEDS) $(TPROGS) $(CONFTOOL) $(SOAK) $(BPF_OBJS)
 $(B)/tests/integration: $(INTEG_OBJS) $(TESTC_OBJS) $(NSBED_A) $(PROG_A) $(INTEG_RUNS)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)

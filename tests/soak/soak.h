@@ -10,7 +10,11 @@
  *                   and MTU changes of the sender's veth
  *   soak_flows.c    streams and datagram flows on the port's workers,
  *                   and the kernel UDP sink that checks every datagram
+ *   soak_slots.c    the main thread's side of the flows: opens them on the
+ *                   workers and judges how each ended (verdicts, errors
+ *                   the churn explains)
  *   soak_balance.c  descriptors, threads, RSS and heap of the process
+ *   soak_report.c   the summary (text or --json)
  *
  * Threads: the main thread owns the schedule, the port and the slots'
  * IDLE and DONE states; a slot that is ACTIVE belongs to the worker of
@@ -24,6 +28,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <gso/port.h>
@@ -162,5 +167,72 @@ void soak_balance_now(struct soak_balance *b);
  */
 bool soak_balance_ok(const struct soak_balance *base, const struct soak_balance *now, uint64_t slack,
 		     char *why, size_t len);
+
+
+/* ---- the run: soak.c (schedule), soak_slots.c (flows opened and judged), soak_report.c ---- */
+
+#define SOAK_NS 1000000000ull
+#define SOAK_QUIESCE_NS (60 * SOAK_NS) /* streams take seconds, a stalled one ends at its 10 s idle timeout */
+#define SOAK_EVENTS 64                 /* recent flaps and MTU changes kept for explanations */
+#define SOAK_MAX_ERRNOS 16
+
+struct soak_opts {
+	double minutes, check_s, churn_s;
+	uint64_t seed, slack;
+	double rate;                  /* per stream, bit/s on the wire */
+	unsigned streams;
+	bool no_mtu, json;
+	const char *receiver;
+};
+
+struct soak_counts {
+	uint64_t streams, streams_ok, streams_explained, streams_connect_failed, stream_bytes;
+	uint64_t dgram_flows, dgram_flows_ok, dgram_flows_explained, dgrams_sent;
+	uint64_t flaps, mtu_changes, kills, restarts, receiver_exits, receiver_resets;
+	uint64_t port_cycles, steer_own, steer_soak, checks, route_waits;
+	int errnos[SOAK_MAX_ERRNOS];
+	uint64_t errno_n[SOAK_MAX_ERRNOS];
+};
+
+struct soak {
+	struct soak_opts o;
+	struct soak_counts c;
+	struct soak_bed bed;
+	struct soak_sink sink;
+	struct soak_receiver rx[SOAK_MAX_STREAMS];
+	struct gso_port *port;
+	struct gso_steer *steer;      /* the soak's own, on odd cycles */
+	struct soak_stream *st;
+	struct soak_dgram *dg;
+	uint64_t rng, t0, end, next_id;
+	uint16_t sport;
+	bool link_up, quiescing, interrupted;
+	unsigned mtu;
+	uint64_t next_flap, flap_up_at, next_mtu, next_kill, next_cycle, next_check;
+	uint64_t next_stream[SOAK_MAX_STREAMS], next_dgram[SOAK_DGRAMS];
+	uint64_t events[SOAK_EVENTS]; /* times of flaps (down and up) and MTU changes, a ring */
+	unsigned nevents;
+	struct soak_balance base, last;
+	bool have_base;
+	uint32_t chunks_total, chunks_free;
+	char fail[512];               /* why the soak stopped; "" while all is well */
+};
+
+/* soak.c: record the first failure (later ones are not), say it on stderr. */
+void soak_fail(struct soak *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* soak.c: uniform in [0, n) from the run's seed. */
+uint64_t soak_rnd(struct soak *S, uint64_t n);
+
+/* soak_slots.c: a flap or an MTU change at time t (explains failures of the flows open then). */
+void soak_note_event(struct soak *S, uint64_t t);
+/* soak_slots.c: open flows on the idle slots that are due (not while quiescing, the link down, ...). */
+void soak_open_flows(struct soak *S, uint64_t now);
+/* soak_slots.c: judge the slots that are DONE, make them IDLE; returns how many are not IDLE. */
+unsigned soak_harvest(struct soak *S, uint64_t now);
+/* soak_slots.c: "ECONNRESET" for -ECONNRESET (or ECONNRESET). */
+const char *soak_errname(int err);
+
+/* soak_report.c: the summary, as text or one JSON object on stdout. */
+void soak_report(const struct soak *S, double secs, const struct rusage *self, const struct rusage *kids);
 
 #endif
