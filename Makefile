@@ -402,7 +402,7 @@ fuzz: fuzz-bin
 # The soak: SOAK_MINUTES of churn on a multi-queue port in namespaces of
 # its own, stopping at the first imbalance (tests/soak/soak.c says what it
 # does; build/tests/soak --help).  Not part of `make check`, which runs a
-# 25-second smoke of it (tests/integration/test_soak.c).  SOAK_ARGS adds
+# half-minute smoke of it (tests/integration/test_soak.c).  SOAK_ARGS adds
 # options (e.g. --no-mtu, --seed N, --json).
 SOAK_MINUTES ?= 120
 soak: $(SOAK) $(B)/bench/receiver $(LIB_BPF_OBJS)

@@ -1,5 +1,5 @@
 /*
- * The soak (tests/soak, `make soak`) for about 25 seconds, so that it
+ * The soak (tests/soak, `make soak`) for about half a minute, so that it
  * cannot rot: churn every 2 s of each kind (flaps, MTU changes, receiver
  * kills, port cycles with either steering program) and a balance check
  * every 8 s.  It must end "ok": every stream that failed was explained by
