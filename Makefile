@@ -5,6 +5,7 @@
 #   make test-unit    build and run the unit tests only (no root, seconds)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make fuzz         long fuzzing campaign (FUZZ_SECONDS per target)
+#   make soak         hours of churn on a port, checked for balance (as root; SOAK_MINUTES)
 #   make bench        micro-benchmarks
 #   make clean
 #
@@ -42,6 +43,8 @@
 #                            the xdp/ sources its " * Links:" line names)
 #   tests/tsan/*.c        -> build/tsan/tests/unit-tsan, with the threaded tests
 #                            (TSAN_TESTS) and the libraries, all built with TSan
+#   tests/soak/*.c        -> build/tests/soak        (one program: the soak, with
+#                            libtestbedc.a, libbenchc.a and libnsbed.a)
 
 VERSION_MAJOR := 0
 VERSION_MINOR := 1
@@ -105,6 +108,7 @@ UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 INTEG_SRCS:= $(sort $(wildcard tests/integration/*.c))
 TESTC_SRCS:= $(sort $(wildcard tests/common/*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+SOAK_SRCS := $(sort $(wildcard tests/soak/*.c))
 CONFTOOL_SRCS := $(sort $(wildcard tests/progs/conftool*.c))
 TPROG_SRCS:= $(filter-out $(CONFTOOL_SRCS),$(sort $(wildcard tests/progs/*.c)))
 PUB_HDRS  := $(sort $(wildcard libgso/include/gso/*.h xdp/include/gso/*.h))
@@ -139,6 +143,8 @@ CONFTOOL_OBJS := $(CONFTOOL_SRCS:%.c=$(B)/obj/%.o)
 # The harness regenerates the conformance cases without Criterion.
 CONFTOOL_DEPS := $(B)/obj/tests/common/conf_cases.o $(B)/obj/tests/common/test_rand.o
 CONFTOOL  := $(if $(CONFTOOL_SRCS),$(B)/tests/conftool)
+SOAK_OBJS := $(SOAK_SRCS:%.c=$(B)/obj/%.o)
+SOAK      := $(if $(SOAK_SRCS),$(B)/tests/soak)
 
 LIBGSO_A  := $(B)/libgso.a
 LIBGSO_SO := $(B)/libgso.so.$(VERSION)
@@ -158,7 +164,7 @@ PROG_LIBS  = $(LIBE1000_A) $(if $(XDP_SRCS),$(LIBXDP_A)) $(LIBGSO_A) $(XDP_LIBS)
 TEST_DEFS := -DGSO_BUILD_DIR='"$(abspath $(B))"' -DGSO_SRC_DIR='"$(abspath .)"'
 
 .PHONY: all lib tools bench-progs test-progs tests check check-run check-install check-headers check-abi deps install uninstall \
-	clean fuzz fuzz-bin bench clang-build demo check-layers
+	clean fuzz fuzz-bin bench clang-build demo check-layers soak
 .DEFAULT_GOAL := all
 # Keep the programs' intermediate objects (their own and their common/
 # ones, prerequisites of pattern rules only), so that a second `make` has
@@ -175,7 +181,7 @@ lib: $(LIBGSO_A) $(LIBGSO_SO) $(if $(XDP_SRCS),$(LIBXDP_A) $(LIBXDP_SO)) $(LIBE1
 tools: $(TOOLS)
 	$(if $(HAVE_QUIC),,@echo "  SKIP     gsoquicd: needs libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev libgnutls28-dev")
 bench-progs: $(BENCHES) $(TESTBEDS)
-test-progs: $(TPROGS) $(CONFTOOL)
+test-progs: $(TPROGS) $(CONFTOOL) $(SOAK)
 
 # ---- objects -------------------------------------------------------------
 $(B)/obj/libgso/%.o: libgso/%.c
@@ -198,6 +204,12 @@ $(B)/obj/tests/progs/%.o: tests/progs/%.c
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(E1000_INC) $(CFLAGS) -Itools/common -Itests/common -Itests/nsbed -MMD -MP -c $< -o $@
+
+# The soak drives the bench test-bed (its stream, header and verdict; the receiver) on the nsbed namespaces.
+$(B)/obj/tests/soak/%.o: tests/soak/%.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/nsbed -Ibench/common -Ibench/testbed/common -MMD -MP -c $< -o $@
 
 $(B)/obj/tests/%.o: tests/%.c
 	$(call msg,CC,$<)
@@ -294,6 +306,11 @@ $(B)/tests/%: $(B)/obj/tests/progs/%.o $(TOOLC_OBJS) $(PROG_A)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TOOLC_OBJS) $(PROG_LIBS)
 
+$(SOAK): $(SOAK_OBJS) $(TESTBEDC_A) $(BENCHC_A) $(NSBED_A) $(PROG_A)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(SOAK_OBJS) $(TESTBEDC_A) $(BENCHC_A) $(NSBED_A) $(PROG_LIBS)
+
 # bench programs may compare against DPDK when its -dev package is present.
 # DPDK's include dirs become -isystem so that its headers' warnings do not
 # trip -Werror in our own bench code.
@@ -346,7 +363,7 @@ test-unit: $(B)/tests/unit $(TOOLS) $(TPROGS)
 	$(Q)$(B)/tests/unit --short-filename
 
 # Integration tests run the tools, the bench programs, the BPF objects and the test programs.
-INTEG_RUNS := $(TOOLS) $(BENCHES) $(TESTBEDS) $(TPROGS) $(CONFTOOL) $(BPF_OBJS)
+INTEG_RUNS := $(TOOLS) $(BENCHES) $(TESTBEDS) $(TPROGS) $(CONFTOOL) $(SOAK) $(BPF_OBJS)
 $(B)/tests/integration: $(INTEG_OBJS) $(TESTC_OBJS) $(NSBED_A) $(PROG_A) $(INTEG_RUNS)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
@@ -422,6 +439,15 @@ fuzz: fuzz-bin
 		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $(B)/corpus/$$(basename $$f) \
 			$$(ls -d tests/fuzz/corpus/$$(basename $$f) 2>/dev/null) || exit 1; \
 	done
+
+# The soak: SOAK_MINUTES of churn on a multi-queue port in namespaces of
+# its own, stopping at the first imbalance (tests/soak/soak.c says what it
+# does; build/tests/soak --help).  Not part of `make check`, which runs a
+# half-minute smoke of it (tests/integration/test_soak.c).  SOAK_ARGS adds
+# options (e.g. --no-mtu, --seed N, --json).
+SOAK_MINUTES ?= 120
+soak: $(SOAK) $(B)/bench/receiver $(LIB_BPF_OBJS)
+	$(Q)$(SOAK) --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
 
 # Build everything once more with clang, warnings as errors, to keep both
 # compilers clean.

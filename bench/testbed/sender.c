@@ -374,14 +374,7 @@ static void on_signal(int sig)
 /* TCP payload bytes [off, off + len): the bench header, then the stream. */
 static void generate(struct run *r, uint64_t off, uint8_t *dst, uint32_t len)
 {
-	uint64_t hl = r->o->raw ? 0 : BENCH_HDR_LEN;
-
-	while (len && off < hl) {
-		*dst++ = r->hdr_bytes[off++];
-		len--;
-	}
-	if (len)
-		bench_stream_fill(&r->stream, off - hl, dst, len);
+	bench_xfer_fill(r->hdr_bytes, r->o->raw ? 0 : BENCH_HDR_LEN, &r->stream, off, dst, len);
 }
 
 static void finish_writing(struct run *r)

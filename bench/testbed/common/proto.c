@@ -172,3 +172,16 @@ void bench_rx_verdict(const struct bench_rx *rx, struct bench_verdict *v)
 	v->verified = rx->verified;
 	v->bad_off = rx->bad_off;
 }
+
+void bench_xfer_fill(const uint8_t *hdr, uint32_t hlen, const struct bench_stream *s, uint64_t off, void *dst,
+		     size_t len)
+{
+	uint8_t *p = dst;
+
+	while (len && off < hlen) {
+		*p++ = hdr[off++];
+		len--;
+	}
+	if (len)
+		bench_stream_fill(s, off - hlen, p, len);
+}

@@ -80,6 +80,14 @@ void bench_verdict_encode(const struct bench_verdict *v, uint8_t out[BENCH_VERDI
 int bench_verdict_decode(const uint8_t in[BENCH_VERDICT_LEN], struct bench_verdict *v);
 
 /*
+ * Sending side: transfer bytes [off, off + len) into dst, i.e. the first
+ * `hlen` bytes of the connection are `hdr` (BENCH_HDR_LEN bytes, or hlen
+ * 0 for a raw stream), then stream `s` from its offset 0.
+ */
+void bench_xfer_fill(const uint8_t *hdr, uint32_t hlen, const struct bench_stream *s, uint64_t off, void *dst,
+		     size_t len);
+
+/*
  * Receiving side: feed every byte of the connection in order; it parses
  * the header (unless raw), verifies the stream and keeps the counters.
  */

@@ -23,6 +23,7 @@
 #include "sender_port.h"
 #include "stream.h"
 #include "util.h"
+#include "xfer_write.h"
 
 struct sp;
 
@@ -71,33 +72,9 @@ static void shut(struct pstream *ps)
 /* As bench/sender's fill(): straight into the stream's device buffers until it says "later". */
 static void fill(struct pstream *ps)
 {
-	uint64_t hl = ps->run->a->raw ? 0 : BENCH_HDR_LEN;
-
-	while (!ps->shut) {
-		uint8_t *p;
-		uint32_t room, n;
-		uint64_t off;
-
-		if (ps->written >= ps->total) {
-			shut(ps);
-			break;
-		}
-		if (gso_stream__reserve(ps->s, (void **)&p, &room))
-			break;
-		if (room > ps->total - ps->written)
-			room = (uint32_t)(ps->total - ps->written);
-		off = ps->written;
-		n = room;
-		while (n && off < hl) {
-			*p++ = ps->hdr[off++];
-			n--;
-		}
-		if (n)
-			bench_stream_fill(&ps->bs, off - hl, p, n);
-		if (gso_stream__commit(ps->s, room))
-			break;
-		ps->written += room;
-	}
+	if (!ps->shut && bench_xfer_write(ps->s, ps->hdr, ps->run->a->raw ? 0 : BENCH_HDR_LEN, &ps->bs, &ps->written,
+					  ps->total))
+		shut(ps);
 }
 
 static void on_event(void *ctx, uint32_t q, struct gso_engine *e, const struct gso_engine_event *ev)
