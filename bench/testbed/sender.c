@@ -592,6 +592,7 @@ static void report(const struct report_in *in)
 	bench_json_u64(&j, "icmp_stale", in->es->icmp_stale);
 	bench_json_u64(&j, "icmp_forged", in->es->icmp_forged);
 	bench_json_u64(&j, "icmp_bad", in->es->icmp_bad);
+	bench_json_u64(&j, "icmp_kernel", in->es->icmp_kernel);
 	bench_json_u64(&j, "hdr_len", st->hdr_len);
 	bench_json_bool(&j, "sack", st->sack);
 	bench_json_bool(&j, "timestamps", st->timestamps);

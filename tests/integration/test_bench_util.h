@@ -278,6 +278,33 @@ static inline void bt_relay_beds(void)
 			      bt_bed[0].ns[1]), 0);
 }
 
+/*
+ * The relay beds with the sender on a link of its own, 2 queues a side
+ * (the relay transmits the ACKs on whichever queue the flow hashes to; the
+ * e1000 model's wire takes one): BT_IF_S (10.77.0.1, fd77::1) in bed 0's
+ * side a, BT_IF_R in the relay's namespace (b0), bed 0's own veth left
+ * down and without addresses.  The relay's ends carry no IPv6 of their own.
+ */
+#define BT_IF_S "sq0"
+#define BT_IF_R "sq1"
+static inline void bt_relay_sender_beds(void)
+{
+	bt_relay_beds();
+	cr_assert_eq(nsbed_sh(&bt_bed[0], 0,
+			      "ip addr flush dev %s && ip link set %s down && "
+			      "ip link add " BT_IF_S " numtxqueues 2 numrxqueues 2 type veth peer name " BT_IF_R
+			      " netns %s numtxqueues 2 numrxqueues 2 && "
+			      "ip addr add 10.77.0.1/24 dev " BT_IF_S " && ip -6 addr add fd77::1/64 dev " BT_IF_S
+			      " nodad && ip link set " BT_IF_S " up",
+			      bt_bed[0].ifname[0], bt_bed[0].ifname[0], bt_bed[0].ns[1]), 0);
+	cr_assert_eq(nsbed_sh(&bt_bed[0], 1,
+			      "ip addr flush dev %s && "
+			      "echo 1 > /proc/sys/net/ipv6/conf/" BT_IF_R "/disable_ipv6 && "
+			      "echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6 && "
+			      "ip link set " BT_IF_R " up && ip link set %s up",
+			      bt_bed[0].ifname[1], bt_bed[1].ifname[0], bt_bed[1].ifname[0]), 0);
+}
+
 static inline void bt_relay_fini(void)
 {
 	bt_fini();

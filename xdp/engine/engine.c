@@ -26,6 +26,7 @@
 
 #define COOKIE_WAKE (1ull << 62)
 #define COOKIE_MON (COOKIE_WAKE + 1)
+#define COOKIE_ICMP (COOKIE_WAKE + 2)
 #define RETRY_NS 20000ull           /* after backpressure: copy mode completes within the kick */
 #define MON_POLL_NS 10000000ull     /* gso_engine__poll() reads the monitor at least this often */
 #define TX_ROUNDS 16                /* batches per pass before input is looked at again */
@@ -816,6 +817,10 @@ static int engine_pass(struct engine *e, uint64_t *next_ns)
 		read_monitor(e, now);
 	if (!e->dead)
 		engine_rx(e, &now);
+	if (e->icmp.fd4 >= 0 && !e->dead && (e->icmp_ready || now - e->icmp_read_ns >= MON_POLL_NS)) {
+		gsoi_engine_read_icmp(e, now);
+		flush_events(e);
+	}
 	/* Expired flow timers; each sets its next one. */
 	for (int k = 0; k < 1024 && !e->dead; k++) {
 		slot = gsoi_etimers_top(&e->timers, &key);
@@ -925,6 +930,8 @@ static int engine_run(struct engine *e, uint64_t until_ns)
 		for (int i = 0; i < n; i++) {
 			if (ev[i].cookie == COOKIE_MON)
 				e->mon_ready = true;
+			else if (ev[i].cookie == COOKIE_ICMP)
+				e->icmp_ready = true;
 			else if (ev[i].cookie == COOKIE_WAKE)
 				atomic_store(&e->wake_pending, true);
 		}
@@ -1157,6 +1164,7 @@ static void engine_free(struct engine *e)
 	if (e->wake_fd >= 0)
 		close(e->wake_fd);
 	gsoi_rtmon_close(&e->mon);
+	gsoi_icmp_sock_close(&e->icmp);
 	gso_sched__destroy(e->sched);
 	gsoi_etimers_fini(&e->timers);
 	free(e->flows);
@@ -1183,6 +1191,7 @@ int gso_engine__create(struct gso_engine **out, struct gso_dev *dev, const struc
 		return -ENOMEM;
 	e->wake_fd = -1;
 	e->mon.fd = -1;
+	e->icmp.fd4 = e->icmp.fd6 = -1;
 	err = read_opts(e, o);
 	if (err)
 		goto fail;
@@ -1233,7 +1242,7 @@ int gso_engine__create(struct gso_engine **out, struct gso_dev *dev, const struc
 	e->nfree = e->max_flows;
 	{
 		GSO_OPTS(gso_evloop_opts, lo, .flags = (e->flags & GSO_ENGINE_F_NO_SPIN) ? GSO_EVLOOP_F_NO_SPIN : 0,
-			 .max_fds = ENGINE_MAX_RX + 4);
+			 .max_fds = ENGINE_MAX_RX + 6);
 		err = gso_evloop__create(&e->loop, &lo);
 		if (err)
 			goto fail;
@@ -1261,6 +1270,15 @@ int gso_engine__create(struct gso_engine **out, struct gso_dev *dev, const struc
 			e->mon_flags = flags;
 			e->flags_usable = gsoi_rtnl_link_usable(flags);
 		}
+		/*
+		 * The path-MTU errors that come in on a queue without an AF_XDP
+		 * socket reach the kernel only.  Best effort: without CAP_NET_RAW
+		 * the engine hears the steered ones alone.
+		 */
+		if (!gsoi_icmp_sock_open(&e->icmp, e->ifindex) &&
+		    (gso_evloop__add_fd(e->loop, e->icmp.fd4, POLLIN, COOKIE_ICMP) ||
+		     gso_evloop__add_fd(e->loop, e->icmp.fd6, POLLIN, COOKIE_ICMP)))
+			gsoi_engine_icmp_sock_off(e);
 	}
 	if (receives(dev)) {
 		err = watch_rx(e, dev, 0);

@@ -30,6 +30,7 @@
 #include <gso/dev.h>
 #include <gso/steer.h>
 #include <gso/ifcaps.h>
+#include "kernel/icmp_sock_internal.h"
 #include "kernel/rtnl_internal.h"
 #include "handle_internal.h"
 
@@ -187,6 +188,10 @@ struct engine {
 	uint64_t mon_read_ns;          /* last read of the monitor */
 	uint64_t down_since_ns;
 	uint64_t link_retry_ns;        /* while dev_down: kick again then */
+	/* The kernel's copy of PMTU errors the steering program passed on (kernel/icmp_sock_internal.h). */
+	struct icmp_sock icmp;         /* fds -1: none (no CAP_NET_RAW, no interface, or a port's engine) */
+	bool icmp_ready;               /* the loop saw one of them readable */
+	uint64_t icmp_read_ns;         /* last read */
 
 	/* sending */
 	struct gso_sched *sched;
@@ -363,6 +368,14 @@ void gsoi_flow_pmtu_init(struct engine *e, struct eflow *f);
 bool gsoi_flow_pmtu_update(struct engine *e, struct eflow *f, uint32_t src, uint64_t now);
 void gsoi_engine_link_mtu(struct engine *e, uint32_t mtu, uint64_t now);
 bool gsoi_engine_icmp_input(struct engine *e, const uint8_t *frame, uint32_t len, uint64_t now);
+/*
+ * The same for a frame the kernel received (gsoi_engine_read_icmp: the raw
+ * sockets' copies, the engine's own and the host's other sockets'): what
+ * quotes no flow of ours is someone else's, and not counted.
+ */
+void gsoi_engine_read_icmp(struct engine *e, uint64_t now);
+/* Stop reading the kernel's copies (a port's engines receive on every queue). */
+void gsoi_engine_icmp_sock_off(struct engine *e);
 /*
  * The flow an ICMP error quotes, each kind its own way (tcp/, engine_dgram.c):
  * 1 and *out: a live flow, the quoted packet in flight; 0: no such flow

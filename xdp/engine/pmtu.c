@@ -53,7 +53,7 @@ void gsoi_engine_link_mtu(struct engine *e, uint32_t mtu, uint64_t now)
 			gsoi_flow_pmtu_update(e, e->flows[i], GSO_PMTU_SRC_LINK, now);
 }
 
-bool gsoi_engine_icmp_input(struct engine *e, const uint8_t *frame, uint32_t len, uint64_t now)
+static bool icmp_input(struct engine *e, const uint8_t *frame, uint32_t len, uint64_t now, bool kernel)
 {
 	struct eflow *f = NULL;
 	struct icmp_err ie;
@@ -63,7 +63,8 @@ bool gsoi_engine_icmp_input(struct engine *e, const uint8_t *frame, uint32_t len
 	case ICMP_ERR_OTHER:
 		return false;
 	case ICMP_ERR_BAD:
-		e->st.icmp_bad++;
+		if (!kernel)
+			e->st.icmp_bad++;
 		return true;
 	case ICMP_ERR_PMTU:
 		break;
@@ -71,10 +72,15 @@ bool gsoi_engine_icmp_input(struct engine *e, const uint8_t *frame, uint32_t len
 	r = ie.l4 == GSO_L4_TCP ? gsoi_tcp_icmp_flow(e, &ie, frame, len, &f) : gsoi_dgram_icmp_flow(e, &ie, &f);
 	if (r == -EXDEV)
 		return true; /* another queue's stream: the port handed the frame to its engine */
+	/* The kernel's copies include those about the host's own sockets: no flow here is no forgery. */
+	if (r == 0 && kernel)
+		return true;
 	if (r <= 0) {
 		e->st.icmp_forged++;
 		return true;
 	}
+	if (kernel)
+		e->st.icmp_kernel++;
 	/* Only down (RFC 1191: a larger MTU comes from probing, not from an error). */
 	if (ie.mtu >= f->pmtu) {
 		e->st.icmp_stale++;
@@ -84,4 +90,43 @@ bool gsoi_engine_icmp_input(struct engine *e, const uint8_t *frame, uint32_t len
 	gsoi_flow_pmtu_update(e, f, GSO_PMTU_SRC_ICMP, now);
 	e->st.icmp_pmtu++;
 	return true;
+}
+
+bool gsoi_engine_icmp_input(struct engine *e, const uint8_t *frame, uint32_t len, uint64_t now)
+{
+	return icmp_input(e, frame, len, now, false);
+}
+
+struct icmp_read {
+	struct engine *e;
+	uint64_t now;
+};
+
+static void kernel_copy(void *ctx, const uint8_t *frame, uint32_t len)
+{
+	struct icmp_read *r = ctx;
+
+	icmp_input(r->e, frame, len, r->now, true);
+}
+
+void gsoi_engine_read_icmp(struct engine *e, uint64_t now)
+{
+	struct icmp_read r = { e, now };
+
+	e->icmp_ready = false;
+	e->icmp_read_ns = now;
+	e->defer++;
+	/* A bounded pass: a flood of errors waits for the next one rather than starving the flows. */
+	gsoi_icmp_sock_read(&e->icmp, e->icmp.fd4, 64, kernel_copy, &r);
+	gsoi_icmp_sock_read(&e->icmp, e->icmp.fd6, 64, kernel_copy, &r);
+	e->defer--;
+}
+
+void gsoi_engine_icmp_sock_off(struct engine *e)
+{
+	if (e->icmp.fd4 >= 0)
+		gso_evloop__del_fd(e->loop, e->icmp.fd4);
+	if (e->icmp.fd6 >= 0)
+		gso_evloop__del_fd(e->loop, e->icmp.fd6);
+	gsoi_icmp_sock_close(&e->icmp);
 }

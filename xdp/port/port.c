@@ -235,6 +235,8 @@ int gso_port__open(struct gso_port **out, int ifindex, const struct gso_port_opt
 		pq->eng->has_path = true;
 		pq->eng->port = &gsoi_port_hooks;
 		pq->eng->port_ctx = pq;
+		/* Every queue has its socket: no ICMP error the steering program sees goes to the kernel. */
+		gsoi_engine_icmp_sock_off(pq->eng);
 	}
 	p->handle = gsoi_handle_new(p, HANDLE_PORT);
 	if (!p->handle) {

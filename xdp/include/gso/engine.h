@@ -73,8 +73,13 @@
  * those of a datagram flow opened with a route (gso_dgram_opts.route),
  * which registers an entry for its ICMP errors alone
  * (GSO_FLOW_F_ICMP_ONLY: one of the program's max_flows entries; best
- * effort, with the table full it follows the interface only).  The engine
- * checks them as Linux does (RFC 5927):
+ * effort, with the table full it follows the interface only).  An error
+ * that arrives on a queue without an AF_XDP socket of the engine (RSS
+ * hashes it by its addresses, not by the flow it quotes) goes to the
+ * kernel; the engine reads the kernel's copy from raw ICMP and ICMPv6
+ * sockets bound to its interface (with CAP_NET_RAW; not in a port, whose
+ * engines receive on every queue).  The engine checks them as Linux does
+ * (RFC 5927):
  * the IP header and ICMP checksums, a live flow, for a stream a quoted
  * sequence number in flight; an IPv4 MTU below 552 counts as 552
  * (ip_rt_min_pmtu), an IPv6 one below 1280 is ignored; an error only
@@ -638,9 +643,10 @@ struct gso_engine_stats {
 	uint64_t icmp_stale;       /* ... about a flow, reporting no less than its path MTU: no change */
 	uint64_t icmp_forged;      /* ... quoting no live flow, or (TCP) a sequence number not in flight: ignored */
 	uint64_t icmp_bad;         /* ... malformed, with a wrong checksum, or an IPv6 MTU below 1280: ignored */
+	uint64_t icmp_kernel;      /* ... of those accepted or stale, received through the kernel (below) */
 	size_t :0;
 };
-#define gso_engine_stats__last_field icmp_bad
+#define gso_engine_stats__last_field icmp_kernel
 
 /* Fill `st` up to st->sz (0: whole).  0, -EINVAL (NULL, sz 1..sizeof(size_t)), -EBADF, -EPERM. */
 GSO_API int gso_engine__stats(const struct gso_engine *e, struct gso_engine_stats *st);
