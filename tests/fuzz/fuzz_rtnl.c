@@ -37,9 +37,12 @@ static void got(void *ctx, const struct rtmon_event *ev)
 	static const uint8_t zero[12];
 	struct evs *s = ctx;
 
-	check(ev->type >= RTMON_EV_LINK && ev->type <= RTMON_EV_NEIGH_GONE);
+	check((ev->type >= RTMON_EV_LINK && ev->type <= RTMON_EV_NEIGH_GONE) || ev->type == RTMON_EV_ROUTE);
 	if (ev->type == RTMON_EV_NEIGH || ev->type == RTMON_EV_NEIGH_GONE)
 		check(ev->l3 == GSO_L3_IPV6 || (ev->l3 == GSO_L3_IPV4 && !memcmp(ev->addr + 4, zero, 12)));
+	else if (ev->type == RTMON_EV_ROUTE)
+		check((ev->l3 == GSO_L3_IPV4 || ev->l3 == GSO_L3_IPV6) && ev->ifindex >= 0 && !ev->has_mac &&
+		      !ev->nud_state && !ev->mtu && !ev->ifi_flags);
 	else
 		check(!ev->l3 && !ev->has_mac && !ev->nud_state);
 	check(s->n < s->cap);

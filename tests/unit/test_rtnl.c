@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <linux/if.h>
+#include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
@@ -272,15 +273,50 @@ Test(rtnl, neigh_not_ours_skipped)
 
 /* ---- buffers of several messages, and what is skipped ---- */
 
+/*
+ * Route notifications (rt_fill_info(), rt6_fill_info()): one event each,
+ * its family and its RTA_OIF (0 without one: multipath, unreachable); what
+ * the route says is asked for when needed (gsoi_route_mtu).  Other families
+ * are skipped.
+ */
+Test(rtnl, route_changes)
+{
+	struct nlbuf m = { 0 };
+	struct got g = { 0 };
+	struct rtmsg r4 = { .rtm_family = AF_INET, .rtm_dst_len = 24, .rtm_table = RT_TABLE_MAIN,
+			    .rtm_type = RTN_UNICAST };
+	struct rtmsg r6 = { .rtm_family = AF_INET6, .rtm_dst_len = 64, .rtm_table = RT_TABLE_MAIN,
+			    .rtm_type = RTN_UNICAST };
+	struct rtmsg rmpls = { .rtm_family = 28 /* AF_MPLS */ };
+	uint32_t oif = 7, mtu[2] = { 8, RTAX_MTU };
+
+	msg_begin(&m, RTM_NEWROUTE, &r4, sizeof(r4));
+	msg_attr(&m, RTA_DST, V4, sizeof(V4));
+	msg_attr(&m, RTA_OIF, &oif, sizeof(oif));
+	msg_attr(&m, RTA_METRICS, mtu, sizeof(mtu));
+	msg_begin(&m, RTM_DELROUTE, &r6, sizeof(r6));
+	msg_attr(&m, RTA_DST, V6, sizeof(V6));
+	msg_begin(&m, RTM_NEWROUTE, &rmpls, sizeof(rmpls));
+	msg_attr(&m, RTA_OIF, &oif, sizeof(oif));
+	cr_assert_eq(parse(&m, &g), 2);
+	cr_expect_eq(g.ev[0].type, RTMON_EV_ROUTE);
+	cr_expect_eq(g.ev[0].l3, GSO_L3_IPV4);
+	cr_expect_eq(g.ev[0].ifindex, 7);
+	cr_expect_eq(g.ev[1].type, RTMON_EV_ROUTE);
+	cr_expect_eq(g.ev[1].l3, GSO_L3_IPV6);
+	cr_expect_eq(g.ev[1].ifindex, 0);
+}
+
 Test(rtnl, several_messages_and_other_types)
 {
 	struct nlbuf m = { 0 };
 	struct got g;
 
 	add_link(&m, RTM_NEWLINK, 1, IFF_UP | IFF_RUNNING, 65536);
-	struct rtmsg rtm = { .rtm_family = AF_INET, .rtm_type = RTN_UNICAST };
-	msg_begin(&m, RTM_NEWROUTE, &rtm, sizeof(rtm));
-	msg_attr(&m, RTA_DST, V4, 4);
+	/* An address notification: not a group the monitor decodes (route_changes has the routes). */
+	struct ifaddrmsg ifa = { .ifa_family = AF_INET, .ifa_prefixlen = 24, .ifa_index = 1 };
+	msg_begin(&m, RTM_NEWADDR, &ifa, sizeof(ifa));
+	msg_attr(&m, IFA_ADDRESS, V4, 4);
 	add_neigh(&m, RTM_NEWNEIGH, AF_INET, 2, NUD_REACHABLE, MAC, 6);
 	struct nlmsgerr e = { .error = -ENOENT };
 	msg_begin(&m, NLMSG_ERROR, &e, sizeof(e));

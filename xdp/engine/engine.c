@@ -528,6 +528,7 @@ struct mon_ctx {
 	struct engine *e;
 	uint64_t now;
 	bool overrun;
+	bool routes;    /* a route on our interface changed: ask for the flows' route MTUs after the read */
 };
 
 static void on_mon(void *ctx, const struct rtmon_event *ev)
@@ -550,6 +551,10 @@ static void on_mon(void *ctx, const struct rtmon_event *ev)
 		if (ev->has_mac && (ev->nud_state & RTNL_NUD_VALID))
 			neigh_changed(e, ev);
 		break;
+	case RTMON_EV_ROUTE:
+		if (!ev->ifindex || ev->ifindex == e->ifindex)
+			m->routes = true;
+		break;
 	case RTMON_EV_OVERRUN:
 		m->overrun = true;
 		break;
@@ -567,14 +572,24 @@ static void read_monitor(struct engine *e, uint64_t now)
 	e->mon_ready = false;
 	e->mon_read_ns = now;
 	gsoi_rtmon_read(&e->mon, on_mon, &m);
-	if (!m.overrun || e->dead)
+	if (e->dead)
 		return;
-	/* Notifications were lost: ask for the state instead. */
-	err = gsoi_rtnl_link_flags(e->ifindex, &flags);
-	if (err == -ENODEV)
-		engine_gone(e);
-	else if (!err)
-		flags_now(e, flags, now);
+	if (m.overrun) {
+		/* Notifications were lost: ask for the state instead. */
+		err = gsoi_rtnl_link_flags(e->ifindex, &flags);
+		if (err == -ENODEV) {
+			engine_gone(e);
+			return;
+		}
+		if (!err)
+			flags_now(e, flags, now);
+	}
+	if (m.routes || m.overrun) {
+		e->defer++;
+		gsoi_engine_routes_changed(e, now);
+		e->defer--;
+		flush_events(e);
+	}
 }
 
 int gso_engine__link_changed(struct gso_engine *h, bool up)
@@ -1260,7 +1275,7 @@ int gso_engine__create(struct gso_engine **out, struct gso_dev *dev, const struc
 	e->ifindex = err > 0 ? err : 0;
 	e->flags_usable = true;
 	if (e->ifindex && !(e->flags & GSO_ENGINE_F_NO_LINK_MONITOR)) {
-		err = gsoi_rtmon_open(&e->mon, RTMON_LINK | RTMON_NEIGH);
+		err = gsoi_rtmon_open(&e->mon, RTMON_LINK | RTMON_NEIGH | RTMON_ROUTE);
 		if (!err)
 			err = gso_evloop__add_fd(e->loop, e->mon.fd, POLLIN, COOKIE_MON);
 		if (err)

@@ -367,6 +367,8 @@ struct icmp_err;
 void gsoi_flow_pmtu_init(struct engine *e, struct eflow *f);
 bool gsoi_flow_pmtu_update(struct engine *e, struct eflow *f, uint32_t src, uint64_t now);
 void gsoi_engine_link_mtu(struct engine *e, uint32_t mtu, uint64_t now);
+/* A route changed on the interface: every flow with a destination asks for its route's MTU again. */
+void gsoi_engine_routes_changed(struct engine *e, uint64_t now);
 bool gsoi_engine_icmp_input(struct engine *e, const uint8_t *frame, uint32_t len, uint64_t now);
 /*
  * The same for a frame the kernel received (gsoi_engine_read_icmp: the raw

@@ -92,6 +92,20 @@ static bool icmp_input(struct engine *e, const uint8_t *frame, uint32_t len, uin
 	return true;
 }
 
+void gsoi_engine_routes_changed(struct engine *e, uint64_t now)
+{
+	for (uint32_t i = 0; i < e->max_flows; i++) {
+		struct eflow *f = e->flows[i];
+		uint32_t m;
+
+		/* Flows with a destination: streams, datagram flows opened with a route. */
+		if (!f || !f->route.l3 || gsoi_route_mtu(f->route.l3, f->route.dst, e->ifindex, &m))
+			continue;
+		f->route_mtu = m;
+		gsoi_flow_pmtu_update(e, f, GSO_PMTU_SRC_ROUTE, now);
+	}
+}
+
 bool gsoi_engine_icmp_input(struct engine *e, const uint8_t *frame, uint32_t len, uint64_t now)
 {
 	return icmp_input(e, frame, len, now, false);

@@ -587,6 +587,26 @@ out:
 	return err;
 }
 
+int gsoi_route_mtu(uint8_t l3, const uint8_t *dst, int ifindex, uint32_t *mtu)
+{
+	struct nl s = { .fd = -1 };
+	struct route_ans ra;
+	int err;
+
+	if (!dst || !mtu || (l3 != GSO_L3_IPV4 && l3 != GSO_L3_IPV6))
+		return -EINVAL;
+	/* A local question: the kernel answers at once or not at all. */
+	s.deadline = now_ms() + 1000;
+	s.fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+	if (s.fd < 0)
+		return -errno;
+	err = route_get(&s, l3 == GSO_L3_IPV6 ? AF_INET6 : AF_INET, dst, l3 == GSO_L3_IPV6 ? 16 : 4, ifindex, &ra);
+	close(s.fd);
+	if (!err)
+		*mtu = ra.mtu;
+	return err;
+}
+
 int gso_route__tmpl_fields(const struct gso_route *r, struct gso_tmpl_fields *f)
 {
 	if (!r || !f || r->sz < offsetof(struct gso_route, dst_mac) + 6 ||

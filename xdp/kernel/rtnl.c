@@ -45,7 +45,7 @@ int gsoi_rtmon_open(struct rtmon *m, unsigned groups)
 	m->fd = -1;
 	m->overruns = 0;
 	m->events = 0;
-	if (!groups || (groups & ~(RTMON_LINK | RTMON_NEIGH)))
+	if (!groups || (groups & ~(RTMON_LINK | RTMON_NEIGH | RTMON_ROUTE)))
 		return -EINVAL;
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
 	if (fd < 0)
@@ -68,6 +68,13 @@ int gsoi_rtmon_open(struct rtmon *m, unsigned groups)
 		int g = RTNLGRP_NEIGH;
 
 		if (setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &g, sizeof(g)))
+			goto fail;
+	}
+	if (groups & RTMON_ROUTE) {
+		int g4 = RTNLGRP_IPV4_ROUTE, g6 = RTNLGRP_IPV6_ROUTE;
+
+		if (setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &g4, sizeof(g4)) ||
+		    setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &g6, sizeof(g6)))
 			goto fail;
 	}
 	m->fd = fd;
@@ -107,6 +114,14 @@ static int rta_walk(const uint8_t *p, size_t len, rta_fn fn, void *arg)
 		len -= RTA_ALIGN(a.rta_len);
 	}
 	return 0;
+}
+
+static void route_attr(void *arg, unsigned type, const uint8_t *data, size_t len)
+{
+	struct rtmon_event *ev = arg;
+
+	if (type == RTA_OIF && len == sizeof(ev->ifindex))
+		memcpy(&ev->ifindex, data, sizeof(ev->ifindex));
 }
 
 static void link_attr(void *arg, unsigned type, const uint8_t *data, size_t len)
@@ -197,6 +212,24 @@ static int decode(const struct nlmsghdr *nh, const uint8_t *msg, struct rtmon_ev
 		ev->type = nh->nlmsg_type == RTM_NEWNEIGH ? RTMON_EV_NEIGH : RTMON_EV_NEIGH_GONE;
 		ev->ifindex = ndm.ndm_ifindex;
 		ev->nud_state = ndm.ndm_state;
+		return 1;
+	}
+	case RTM_NEWROUTE:
+	case RTM_DELROUTE: {
+		struct rtmsg rtm;
+		size_t hl = NLMSG_ALIGN(sizeof(rtm));
+
+		if (blen < sizeof(rtm))
+			return 0;
+		memcpy(&rtm, body, sizeof(rtm));
+		if (rtm.rtm_family != AF_INET && rtm.rtm_family != AF_INET6)
+			return 0;
+		if (blen > hl && rta_walk(body + hl, blen - hl, route_attr, ev))
+			return 0;
+		ev->type = RTMON_EV_ROUTE;
+		ev->l3 = rtm.rtm_family == AF_INET ? GSO_L3_IPV4 : GSO_L3_IPV6;
+		if (ev->ifindex < 0)
+			ev->ifindex = 0;
 		return 1;
 	}
 	default:

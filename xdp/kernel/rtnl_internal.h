@@ -21,6 +21,7 @@
 /* gsoi_rtmon_open() groups */
 #define RTMON_LINK  (1u << 0) /* RTNLGRP_LINK: RTM_NEWLINK / RTM_DELLINK */
 #define RTMON_NEIGH (1u << 1) /* RTNLGRP_NEIGH: RTM_NEWNEIGH / RTM_DELNEIGH (IPv4 and IPv6) */
+#define RTMON_ROUTE (1u << 2) /* RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE: RTM_NEWROUTE / RTM_DELROUTE */
 
 enum rtmon_ev_type {
 	RTMON_EV_LINK = 1,    /* an interface's flags or state changed (or were reported) */
@@ -28,6 +29,7 @@ enum rtmon_ev_type {
 	RTMON_EV_NEIGH,       /* a neighbour entry was added or changed */
 	RTMON_EV_NEIGH_GONE,  /* a neighbour entry was deleted */
 	RTMON_EV_OVERRUN,     /* notifications were lost: re-query */
+	RTMON_EV_ROUTE,       /* a route was added, changed or removed (what it now says: ask, gso_route) */
 };
 
 struct rtmon_event {
@@ -36,8 +38,9 @@ struct rtmon_event {
 	/* LINK: */
 	uint32_t ifi_flags;  /* IFF_* as reported (IFF_UP, IFF_RUNNING, IFF_LOWER_UP, ...) */
 	uint32_t mtu;        /* IFLA_MTU, 0 if absent */
-	/* NEIGH, NEIGH_GONE: */
+	/* NEIGH, NEIGH_GONE, ROUTE: */
 	uint8_t l3;          /* GSO_L3_IPV4 or GSO_L3_IPV6 */
+	/* ROUTE: ifindex is its RTA_OIF, 0 when it names none (multipath, unreachable) */
 	uint8_t addr[16];    /* the neighbour's address (IPv4 in the first 4 bytes, rest zero) */
 	bool has_mac;        /* NDA_LLADDR of 6 bytes was present */
 	uint8_t mac[6];
@@ -77,5 +80,14 @@ int gsoi_rtnl_link_flags(int ifindex, uint32_t *ifi_flags);
 
 /* A link can carry frames: administratively up and with carrier (operstate up). */
 bool gsoi_rtnl_link_usable(uint32_t ifi_flags);
+
+/*
+ * The MTU the route to `dst` (l3 GSO_L3_IPV4: 4 bytes, GSO_L3_IPV6: 16)
+ * by interface `ifindex` carries (RTAX_MTU, a route's own or a cached
+ * path MTU of the kernel's) into *mtu, 0 when it has none: the
+ * interface's applies.  One RTM_GETROUTE round trip (route.c).  0 or
+ * -errno (the kernel's refusal: no route).
+ */
+int gsoi_route_mtu(uint8_t l3, const uint8_t *dst, int ifindex, uint32_t *mtu);
 
 #endif

@@ -63,11 +63,14 @@
  * never raise the event; their lateness shows in late_ns_max.
  *
  * Path MTU.  Every flow sends IP packets of at most its path MTU: the
- * interface's MTU, or its route's when that was lower at open
- * (gso_route.mtu), or lower still when an ICMP "fragmentation needed"
- * (RFC 1191) or ICMPv6 "packet too big" (RFC 8201) about one of its
- * packets came back.  The link monitor reports the interface's changes,
- * down or up, to every flow of the engine.  The steering program
+ * interface's MTU, or its route's when that is lower (gso_route.mtu at
+ * open; `ip route ... mtu N` later), or lower still when an ICMP
+ * "fragmentation needed" (RFC 1191) or ICMPv6 "packet too big" (RFC 8201)
+ * about one of its packets came back.  The link monitor reports the
+ * interface's changes, down or up, to every flow of the engine, and a
+ * route change on the interface makes every flow with a destination
+ * (streams, datagram flows opened with a route) ask the kernel for its
+ * route's MTU again (one RTM_GETROUTE each, on the engine's thread).  The steering program
  * (<gso/steer.h>) hands the engine ICMP errors that quote a flow's
  * packets: a stream's, a datagram listener's reply flows' (its entry), and
  * those of a datagram flow opened with a route (gso_dgram_opts.route),
@@ -236,6 +239,7 @@ enum gso_ev_type {
 enum gso_pmtu_src {
 	GSO_PMTU_SRC_LINK = 1, /* the interface's MTU changed */
 	GSO_PMTU_SRC_ICMP,     /* an ICMP "fragmentation needed" or ICMPv6 "packet too big" */
+	GSO_PMTU_SRC_ROUTE,    /* the MTU of the flow's route changed (ip route ... mtu N) */
 };
 
 struct gso_engine_event {
