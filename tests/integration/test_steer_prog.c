@@ -7,6 +7,8 @@
  * Whatever the kernel would drop or is not ours (another MAC, a VLAN no
  * flow has, an insane or cut IP header) passes, and says why.
  *
+ * ICMP path-MTU errors go where the flow they quote goes (icmp_errors).
+ *
  * Listener entries (saddr all zero, sport 0): every source to their
  * address and port on their VLAN, TCP and UDP apart, the exact flow
  * winning and counting its own frames, the program's listener flag set
@@ -20,6 +22,7 @@
 
 #include "test_steer_util.h"
 #include "test_inject_util.h"
+#include "icmpframe.h"
 #include "steer/steer_map.h"
 
 TestSuite(steer_prog, .fini = sg_fini, .timeout = 60);
@@ -458,4 +461,83 @@ Test(steer_prog, listener_flag)
 	verdict(fd, "a listener again", &t2, XDP_REDIRECT, STEER_C_STEERED);
 	cr_assert_eq(gso_steer__flow_del(sg.steer, &l2), 0);
 	cr_assert_eq(cfg_listeners(fd), 0);
+}
+
+/* ---- ICMP path-MTU errors ---- */
+
+/* An ICMP error from b to a quoting a's packet a:A_PORT -> b:B_PORT of protocol l4 (type/code as given). */
+static struct inj_frame icmp_to_a(bool v6, uint8_t l4, uint8_t type, uint8_t code, uint16_t lport)
+{
+	struct icmp_knobs k = { .v6 = v6, .type = type, .code = code, .mtu = 1280, .q_ver = v6 ? 6 : 4,
+				.q_ihl = 5, .q_proto = l4, .q_l4 = l4 == IPPROTO_TCP ? 20 : 8, .lport = lport,
+				.rport = B_PORT, .seq = 1 };
+	struct icmp_frame f;
+	struct inj_frame fr;
+
+	cr_assert_eq(inet_pton(v6 ? AF_INET6 : AF_INET, addr_of(1, v6), k.router), 1);
+	cr_assert_eq(inet_pton(v6 ? AF_INET6 : AF_INET, addr_of(0, v6), k.our), 1);
+	cr_assert_eq(inet_pton(v6 ? AF_INET6 : AF_INET, addr_of(1, v6), k.peer), 1);
+	icmp_frame_build(&f, &k);
+	memcpy(f.b, xt_g.tb.mac[0], 6);
+	memcpy(f.b + 6, xt_g.tb.mac[1], 6);
+	memset(&fr, 0, sizeof(fr));
+	memcpy(fr.b, f.b, f.len);
+	fr.len = f.len;
+	return fr;
+}
+
+/*
+ * ICMP "fragmentation needed" and ICMPv6 "packet too big" quoting a
+ * registered flow's packet go where its frames go (and count on its
+ * entry); quoting another tuple, or of another type or code, they pass.
+ * An ICMP-only entry (GSO_FLOW_F_ICMP_ONLY: a datagram flow whose replies
+ * are someone else's) takes the errors and lets its own frames pass.
+ */
+Test(steer_prog, icmp_errors)
+{
+	sg_setup(0);
+	const char *a4 = addr_of(0, false), *b4 = addr_of(1, false), *a6 = addr_of(0, true), *b6 = addr_of(1, true);
+	struct gso_flow t4 = mk_flow(false, GSO_L4_TCP, b4, B_PORT, a4, A_PORT);
+	struct gso_flow t6 = mk_flow(true, GSO_L4_TCP, b6, B_PORT, a6, A_PORT);
+	struct gso_flow u4 = mk_flow(false, GSO_L4_UDP, b4, B_PORT, a4, A_PORT2);
+	struct gso_flow lu = mk_flow(false, GSO_L4_UDP, NULL, 0, a4, A_PORT);
+	struct inj_frame e;
+	int fd = attached_prog();
+
+	cr_assert_eq(gso_steer__flow_add(sg.steer, &t4), 0);
+	cr_assert_eq(gso_steer__flow_add(sg.steer, &t6), 0);
+	e = icmp_to_a(false, IPPROTO_TCP, 3, 4, A_PORT);
+	verdict(fd, "frag-needed quoting the TCP flow", &e, XDP_REDIRECT, STEER_C_STEERED);
+	want_count(&t4, 1, e.len, "TCP flow, its ICMP error");
+	e = icmp_to_a(true, IPPROTO_TCP, 2, 0, A_PORT);
+	verdict(fd, "packet-too-big quoting the IPv6 TCP flow", &e, XDP_REDIRECT, STEER_C_STEERED);
+	e = icmp_to_a(false, IPPROTO_TCP, 3, 4, A_PORT2);
+	verdict(fd, "frag-needed quoting no flow", &e, XDP_PASS, STEER_C_PASSED);
+	e = icmp_to_a(false, IPPROTO_TCP, 3, 3, A_PORT);
+	verdict(fd, "port unreachable quoting the flow: the kernel's", &e, XDP_PASS, STEER_C_PASSED);
+	e = icmp_to_a(false, IPPROTO_TCP, 8, 0, A_PORT);
+	verdict(fd, "an echo request", &e, XDP_PASS, STEER_C_PASSED);
+	e = icmp_to_a(true, IPPROTO_TCP, 1, 4, A_PORT);
+	verdict(fd, "ICMPv6 port unreachable", &e, XDP_PASS, STEER_C_PASSED);
+
+	/* ICMP only: the flow's own frames pass, its errors are steered. */
+	u4.flags = GSO_FLOW_F_ICMP_ONLY;
+	cr_assert_eq(gso_steer__flow_add(sg.steer, &u4), 0);
+	struct inj_frame u = mk_frame(false, IPPROTO_UDP, b4, B_PORT, a4, A_PORT2);
+	verdict(fd, "a datagram of the ICMP-only flow", &u, XDP_PASS, STEER_C_PASSED);
+	e = icmp_to_a(false, IPPROTO_UDP, 3, 4, A_PORT2);
+	verdict(fd, "frag-needed quoting the ICMP-only flow", &e, XDP_REDIRECT, STEER_C_STEERED);
+	/* ... and with a listener on its port, the listener takes its datagrams. */
+	lu.dport = A_PORT2;
+	cr_assert_eq(gso_steer__flow_add(sg.steer, &lu), 0);
+	verdict(fd, "a datagram of the ICMP-only flow, a listener on the port", &u, XDP_REDIRECT, STEER_C_STEERED);
+	want_count(&lu, 1, u.len, "the listener");
+	cr_assert_eq(gso_steer__flow_del(sg.steer, &lu), 0);
+	cr_assert_eq(gso_steer__flow_del(sg.steer, &u4), 0);
+
+	/* Not on a listener entry; no unknown flags. */
+	lu.flags = GSO_FLOW_F_ICMP_ONLY;
+	cr_assert_eq(gso_steer__flow_add(sg.steer, &lu), -EINVAL);
+	u4.flags = 1u << 7;
+	cr_assert_eq(gso_steer__flow_add(sg.steer, &u4), -EINVAL);
 }
