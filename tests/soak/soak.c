@@ -204,9 +204,12 @@ static void churn_receivers(struct soak *S, uint64_t now)
 
 		soak_receiver_poll(r, &died);
 		if (died) {
-			/* It should never end by itself (no accept timeout of its own hits while flows come). */
+			/*
+			 * It should not end by itself: its accept timeout does not hit while flows come,
+			 * and it waited SOAK_RX_REBIND_NS for its port.  Counted, and started again.
+			 */
 			S->c.receiver_exits++;
-			r->restart_at = now;
+			r->restart_at = now + SOAK_RX_REBIND_NS;
 			fprintf(stderr, "soak: %.1f s: receiver %u ended by itself; starting it again\n",
 				(double)(now - S->t0) / 1e9, k);
 		}
@@ -226,7 +229,7 @@ static void churn_receivers(struct soak *S, uint64_t now)
 		if (r->pid) {
 			soak_receiver_kill(r);
 			r->kills[r->nkills++ % 8] = now;
-			r->restart_at = now + SOAK_NS / 4 + soak_rnd(S, 2 * SOAK_NS);
+			r->restart_at = now + SOAK_RX_REBIND_NS + soak_rnd(S, 2 * SOAK_NS);
 			S->c.kills++;
 		}
 	}

@@ -107,6 +107,15 @@ struct soak_sink {
 	char first_bad[128];          /* what the first bad datagram looked like (written once) */
 };
 
+/*
+ * A receiver killed and reaped may still hold its port for a moment: one
+ * started again at once failed to bind (EADDRINUSE) now and then, most
+ * likely because its io_uring, and with it the listening socket of its
+ * pending accept, is torn down by a kernel worker after the process is
+ * gone.  A new one waits this long.
+ */
+#define SOAK_RX_REBIND_NS 300000000ull
+
 struct soak_receiver {
 	pid_t pid;                    /* 0: not running */
 	bool ready;

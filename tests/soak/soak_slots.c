@@ -203,7 +203,7 @@ static void stream_harvest(struct soak *S, unsigned k, uint64_t now)
 	 */
 	if (S->rx[k].pid) {
 		soak_receiver_kill(&S->rx[k]);
-		S->rx[k].restart_at = now;
+		S->rx[k].restart_at = now + SOAK_RX_REBIND_NS;
 		S->c.receiver_resets++;
 	}
 	fprintf(stderr, "soak: %.1f s: stream %llu (receiver %u, queue %u) %s; counted: %s happened during it\n",
