@@ -8,7 +8,8 @@
  * given (flows differ in rate by up to 35 %): a flow that is starved, or
  * paced wrong, fails.  The next hop
  * comes from gso_route__lookup (no MAC given), and a queue the interface
- * does not have is refused.
+ * does not have is refused.  A flow follows its interface's MTU (down and
+ * up) and its route's (path_mtu_follows_link_and_route).
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -375,5 +376,92 @@ Test(engine_dgram, queue_the_interface_lacks, .fini = fini, .timeout = 30)
 	cr_assert_eq(gso_engine__open(&e, tb.ifindex[0], 7, NULL, NULL), -ENXIO, "the veth has one queue");
 	cr_assert_null(e);
 	cr_assert_eq(gso_engine__open(&e, tb.ifindex[0], 0, NULL, NULL), 0);
+	gso_engine__destroy(e);
+}
+
+/* ---- path MTU ---- */
+
+static struct {
+	unsigned n;
+	uint32_t mtu, src;
+} pmtu_ev;
+
+static void on_pmtu(void *ctx, const struct gso_engine_event *ev)
+{
+	(void)ctx;
+	if (ev->type != GSO_EV_PATH_MTU)
+		return;
+	pmtu_ev.n++;
+	pmtu_ev.mtu = ev->mtu;
+	pmtu_ev.src = ev->mtu_src;
+}
+
+/* Run the engine until a GSO_EV_PATH_MTU beyond the n-th came (3 s at most); then the flow's info. */
+static struct gso_dgram_info pmtu_wait(struct gso_engine *e, struct gso_dgram *d, unsigned n)
+{
+	GSO_OPTS(gso_dgram_info, di);
+	uint64_t end = gso_evloop_now_ns() + 3000000000ull;
+
+	while (pmtu_ev.n <= n && gso_evloop_now_ns() < end)
+		cr_assert_eq(gso_engine__run(e, gso_evloop_now_ns() + 10000000ull), 0);
+	cr_assert_gt(pmtu_ev.n, n, "no GSO_EV_PATH_MTU");
+	cr_assert_eq(gso_dgram__info(d, &di), 0);
+	return di;
+}
+
+/*
+ * A datagram flow follows its interface's MTU down and up, and its
+ * route's: GSO_EV_PATH_MTU with what moved it, max_gso_size at the new
+ * size, and a send larger than that refused with -EMSGSIZE (one at it
+ * taken).
+ */
+Test(engine_dgram, path_mtu_follows_link_and_route, .fini = fini, .timeout = 30)
+{
+	static uint8_t buf[1500];
+	uint8_t dst[16] = { 10, 77, 0, 2 };
+	GSO_OPTS(gso_tmpl_fields, tf, .l4 = GSO_L4_UDP, .sport = 20000, .dport = PORT);
+	GSO_OPTS(gso_engine_opts, eo, .on_event = on_pmtu);
+	GSO_OPTS(gso_route, rt);
+	struct gso_engine *e = NULL;
+	struct gso_dgram *d = NULL;
+	struct gso_dgram_info di;
+	struct gso_tmpl tm;
+
+	gso_test_require_root();
+	cr_assert_eq(gso_testbed_create(&tb), 0);
+	cr_assert_eq(nsbed_enter(&tb, 0), 0);
+	cr_assert_eq(gso_route__lookup(GSO_L3_IPV4, dst, tb.ifindex[0], 2000, &rt), 0);
+	cr_assert_eq(gso_engine__open(&e, tb.ifindex[0], 0, NULL, &eo), 0);
+	cr_assert_eq(gso_route__tmpl_fields(&rt, &tf), 0);
+	cr_assert_eq(gso_tmpl__build(&tm, &tf), 0);
+	GSO_OPTS(gso_dgram_opts, o, .tmpl = &tm, .route = &rt);
+	cr_assert_eq(gso_dgram__open(&d, e, &o), 0);
+	GSO_OPTS(gso_dgram_info, d0);
+	cr_assert_eq(gso_dgram__info(d, &d0), 0);
+	cr_assert_eq(d0.path_mtu, 1500);
+	cr_assert_eq(d0.max_gso_size, 1500 - 28);
+
+	cr_assert_eq(nsbed_sh(&tb, 0, "ip link set %s mtu 1280", tb.ifname[0]), 0);
+	di = pmtu_wait(e, d, 0);
+	cr_assert_eq(pmtu_ev.mtu, 1280);
+	cr_assert_eq(pmtu_ev.src, GSO_PMTU_SRC_LINK);
+	cr_assert_eq(di.path_mtu, 1280);
+	cr_assert_eq(di.pmtu_changes, 1);
+	cr_assert_eq(di.max_gso_size, 1280 - 28);
+	cr_assert_eq(gso_dgram__send(d, buf, 1400, 1400, 1), -EMSGSIZE);
+	cr_assert_eq(gso_dgram__send(d, buf, 2 * (1280 - 28), 1280 - 28, 2), 0);
+
+	cr_assert_eq(nsbed_sh(&tb, 0, "ip link set %s mtu 1500", tb.ifname[0]), 0);
+	di = pmtu_wait(e, d, 1);
+	cr_assert_eq(di.path_mtu, 1500, "back up with the interface");
+	cr_assert_eq(di.max_gso_size, 1500 - 28);
+
+	cr_assert_eq(nsbed_sh(&tb, 0, "ip route add 10.77.0.2/32 dev %s mtu 1000", tb.ifname[0]), 0);
+	di = pmtu_wait(e, d, 2);
+	cr_assert_eq(pmtu_ev.src, GSO_PMTU_SRC_ROUTE);
+	cr_assert_eq(di.path_mtu, 1000);
+	cr_assert_eq(di.max_gso_size, 1000 - 28);
+	cr_assert_eq(gso_dgram__send(d, buf, 1000, 1000, 3), -EMSGSIZE);
+	cr_assert_eq(gso_dgram__close(d), 0);
 	gso_engine__destroy(e);
 }
