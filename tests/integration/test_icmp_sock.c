@@ -5,8 +5,8 @@
  * an ICMP "fragmentation needed" and an ICMPv6 "packet too big" sent at
  * the interface from the other side come back from the raw sockets as
  * frames that the parser (gsoi_icmp_err_parse) reads as the errors they
- * were, quoted ports and sequence number included; an echo request (not a
- * path-MTU error) is filtered out.
+ * were, quoted ports and sequence number included; an echo request and a
+ * port unreachable (no path-MTU errors) are filtered out.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -124,12 +124,15 @@ Test(icmp_sock, kernel_copy_of_pmtu_errors)
 		cr_expect_eq(memcmp(g.e.remote, k.peer, v6 ? 16 : 4), 0);
 		cr_expect_eq(memcmp(g.e.router, k.router, v6 ? 16 : 4), 0);
 
-		/* An echo request is no path-MTU error: filtered out (the kernel answers it). */
+		/* An echo request, a port unreachable: no path-MTU errors, filtered out. */
 		k = knobs(v6, v6 ? 128 : 8, 0);
 		icmp_frame_build(&f, &k);
 		send_frame(pfd, &f);
+		k = knobs(v6, v6 ? 1 : 3, v6 ? 4 : 3);
+		icmp_frame_build(&f, &k);
+		send_frame(pfd, &f);
 		g = take(&s, v6 ? s.fd6 : s.fd4, 300);
-		cr_expect_eq(g.n, 0, "v%d: an echo request came through", v6 ? 6 : 4);
+		cr_expect_eq(g.n, 0, "v%d: %u frames came through", v6 ? 6 : 4, g.n);
 	}
 	close(pfd);
 	gsoi_icmp_sock_close(&s);

@@ -14,6 +14,7 @@
 #include <netinet/icmp6.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <linux/filter.h>
 #include <linux/icmp.h>
 
 #ifndef SO_BINDTOIFINDEX
@@ -32,8 +33,24 @@ static int open_one(int family, int proto, int ifindex)
 	if (family == AF_INET) {
 		/* A set bit filters that type out. */
 		struct icmp_filter f = { .data = ~(1u << ICMP_DEST_UNREACH) };
+		/*
+		 * And of "destination unreachable" only code 4, fragmentation
+		 * needed: a host that sends UDP hears many port unreachables,
+		 * each of which would wake the engine for nothing.  The packet
+		 * starts at the IP header here.
+		 */
+		struct sock_filter code4[] = {
+			BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 0),          /* X = the IP header's length */
+			BPF_STMT(BPF_LD | BPF_B | BPF_IND, 1),           /* A = the ICMP code */
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ICMP_FRAG_NEEDED, 0, 1),
+			BPF_STMT(BPF_RET | BPF_K, 0xffff),
+			BPF_STMT(BPF_RET | BPF_K, 0),
+		};
+		struct sock_fprog prog = { .len = sizeof(code4) / sizeof(code4[0]), .filter = code4 };
 
 		err = setsockopt(fd, SOL_RAW, ICMP_FILTER, &f, sizeof(f));
+		if (!err)
+			err = setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
 	} else {
 		struct icmp6_filter f;
 		int on = 1;
