@@ -1,9 +1,11 @@
 /*
  * Path MTU (engine.h, "Path MTU"): the IP packet size each flow may send,
- * kept as the lowest of the interface's MTU (the link monitor's), the
- * route's own when it was lower at open, and what accepted ICMP errors
- * reported; and the receive side of those errors (RFC 1191, RFC 8201),
- * checked as the kernel checks them (RFC 5927) before any flow sees one.
+ * kept as the lowest of the interface's MTU (the link monitor's), its
+ * route's (at open, and asked again on every route change), and what
+ * accepted ICMP errors reported; and the receive side of those errors
+ * (RFC 1191, RFC 8201), checked as the kernel checks them (RFC 5927)
+ * before any flow sees one, whether the steering program handed them over
+ * or the kernel's raw sockets did (gsoi_engine_read_icmp).
  */
 #include "engine_internal.h"
 #include "icmp_err_internal.h"

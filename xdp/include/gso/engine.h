@@ -70,31 +70,31 @@
  * interface's changes, down or up, to every flow of the engine, and a
  * route change on the interface makes every flow with a destination
  * (streams, datagram flows opened with a route) ask the kernel for its
- * route's MTU again (one RTM_GETROUTE each, on the engine's thread).  The steering program
- * (<gso/steer.h>) hands the engine ICMP errors that quote a flow's
- * packets: a stream's, a datagram listener's reply flows' (its entry), and
- * those of a datagram flow opened with a route (gso_dgram_opts.route),
- * which registers an entry for its ICMP errors alone
- * (GSO_FLOW_F_ICMP_ONLY: one of the program's max_flows entries; best
- * effort, with the table full it follows the interface only).  An error
- * that arrives on a queue without an AF_XDP socket of the engine (RSS
- * hashes it by its addresses, not by the flow it quotes) goes to the
+ * route's MTU again (one RTM_GETROUTE each, on the engine's thread).
+ * The steering program (<gso/steer.h>) hands the engine the ICMP errors
+ * that quote a flow's packets: a stream's, a datagram listener's reply
+ * flows' (its entry), and those of a datagram flow opened with a route
+ * (gso_dgram_opts.route), which registers an entry for its ICMP errors
+ * alone (GSO_FLOW_F_ICMP_ONLY: one of the program's max_flows entries;
+ * best effort, with the table full it follows the interface only).  An
+ * error that arrives on a queue without an AF_XDP socket of the engine
+ * (RSS hashes it by its addresses, not by the flow it quotes) goes to the
  * kernel; the engine reads the kernel's copy from raw ICMP and ICMPv6
  * sockets bound to its interface (with CAP_NET_RAW; not in a port, whose
  * engines receive on every queue).  The engine checks them as Linux does
- * (RFC 5927):
- * the IP header and ICMP checksums, a live flow, for a stream a quoted
- * sequence number in flight; an IPv4 MTU below 552 counts as 552
+ * (RFC 5927): the IP header and ICMP checksums, a live flow, for a stream
+ * a quoted sequence number in flight; an IPv4 MTU below 552 counts as 552
  * (ip_rt_min_pmtu), an IPv6 one below 1280 is ignored; an error only
  * lowers.  What fails is counted (gso_engine_stats.icmp_*) and changes
  * nothing.  On a change the flow raises GSO_EV_PATH_MTU.  A stream cuts
  * its segments at the new size at once and retransmits what it sent too
  * large (Linux's tcp_sync_mss and tcp_simple_retransmit; not a congestion
- * signal, cwnd stays); it grows them again when the interface's MTU
- * rises, up to the peer's MSS.  A datagram flow refuses, with -EMSGSIZE,
- * sends whose datagrams no longer fit (gso_dgram_info.max_gso_size);
- * what it had queued leaves as it was.  Unlike Linux, a lowered path MTU
- * stays for the flow's life (the kernel forgets it after 10 minutes).
+ * signal, cwnd stays); it grows them again when the interface's or the
+ * route's MTU rises, up to the peer's MSS.  A datagram flow refuses, with
+ * -EMSGSIZE, sends whose datagrams no longer fit
+ * (gso_dgram_info.max_gso_size); what it had queued leaves as it was.
+ * Unlike Linux, what an ICMP error taught a flow stays for the flow's
+ * life (the kernel forgets it after 10 minutes, ip_rt_mtu_expires).
  *
  * Threads.  An engine is used by one thread at a time: the caller's own
  * loop (gso_engine__run / gso_engine__poll), or the thread that
