@@ -1746,7 +1746,7 @@ int gso_stream__connect(struct gso_stream **out, struct gso_engine *h, const str
 	memcpy(&s->f.route, rt, rt->sz < sizeof(s->f.route) ? rt->sz : sizeof(s->f.route));
 	s->f.route.sz = sizeof(s->f.route);
 	if (!s->f.route.mtu)
-		s->f.route.mtu = e->caps.mtu;
+		s->f.route.mtu = e->link_mtu;
 	alen = rt->l3 == GSO_L3_IPV6 ? 16 : 4;
 	s->key.l3 = rt->l3;
 	memcpy(s->key.peer_addr, s->f.route.dst, alen);
@@ -1873,7 +1873,7 @@ int gsoi_stream_passive(struct engine *e, const struct passive_open *p, struct s
 	r->sz = sizeof(*r);
 	r->l3 = p->peer.key.l3;
 	r->ifindex = e->ifindex;
-	r->mtu = e->caps.mtu ? e->caps.mtu : 1500;
+	r->mtu = e->link_mtu ? e->link_mtu : 1500;
 	memcpy(r->src, p->peer.key.our_addr, alen);
 	memcpy(r->dst, p->peer.key.peer_addr, alen);
 	memcpy(r->src_mac, p->peer.our_mac, 6);

@@ -194,7 +194,9 @@ static void l_timer_update(struct listener *l)
 
 static uint16_t our_mss(const struct listener *l)
 {
-	uint32_t mtu = l->f.e->caps.mtu ? l->f.e->caps.mtu : 1500;
+	const struct engine *e = l->f.e;
+	/* The interface's now (the link monitor's), within what the device took when opened. */
+	uint32_t mtu = e->link_mtu && e->link_mtu < e->caps.mtu ? e->link_mtu : e->caps.mtu ? e->caps.mtu : 1500;
 	uint32_t mss = mtu - (l->l3 == GSO_L3_IPV6 ? 40 : 20) - 20;
 
 	if (l->mss_cap && l->mss_cap < mss)
