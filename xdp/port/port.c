@@ -520,6 +520,10 @@ static void add_q(const struct port_q *pq, bool engines, struct gso_port_stats *
 		if (!gso_engine__stats(pq->e, &es)) {
 			s->rx_frames += es.rx_frames;
 			s->rx_other += es.rx_other;
+			s->icmp_pmtu += es.icmp_pmtu;
+			s->icmp_stale += es.icmp_stale;
+			s->icmp_forged += es.icmp_forged;
+			s->icmp_bad += es.icmp_bad;
 		}
 	}
 }

@@ -125,6 +125,8 @@ static void report(const struct sp *r, struct gso_port *p, const struct gso_stre
 	const struct sender_port_args *a = r->a;
 	uint32_t n = gso_port__queues(p);
 	uint64_t bytes = 0, supers = 0, segs = 0, retrans = 0, wviol = 0, hl = a->raw ? 0 : BENCH_HDR_LEN;
+	uint64_t pmtu_changes = 0;
+	uint32_t path_mtu = 0, mss = 0;
 	uint64_t qs[GSO_PORT_MAX_QUEUES] = { 0 }, qtx[GSO_PORT_MAX_QUEUES], qin[GSO_PORT_MAX_QUEUES],
 		 qout[GSO_PORT_MAX_QUEUES], sq[1024];
 	double secs = 0;
@@ -140,6 +142,12 @@ static void report(const struct sp *r, struct gso_port *p, const struct gso_stre
 		segs += si[i].segs;
 		retrans += si[i].retrans_segs;
 		wviol += si[i].wnd_violations;
+		pmtu_changes += si[i].pmtu_changes;
+		/* The lowest over the streams: one that missed a change shows. */
+		if (!path_mtu || si[i].path_mtu < path_mtu)
+			path_mtu = si[i].path_mtu;
+		if (!mss || si[i].mss > mss)
+			mss = si[i].mss;
 		secs = s > secs ? s : secs;
 		qs[r->st[i].q]++;
 		sq[i] = r->st[i].q;
@@ -171,6 +179,13 @@ static void report(const struct sp *r, struct gso_port *p, const struct gso_stre
 	bench_json_u64(&j, "retrans", retrans);
 	bench_json_u64(&j, "wnd_violations", wviol);
 	bench_json_u64(&j, "rx_other", all.rx_other);
+	bench_json_u64(&j, "mss", mss);
+	bench_json_u64(&j, "path_mtu", path_mtu);
+	bench_json_u64(&j, "pmtu_changes", pmtu_changes);
+	bench_json_u64(&j, "icmp_pmtu", all.icmp_pmtu);
+	bench_json_u64(&j, "icmp_stale", all.icmp_stale);
+	bench_json_u64(&j, "icmp_forged", all.icmp_forged);
+	bench_json_u64(&j, "icmp_bad", all.icmp_bad);
 	bench_json_u64(&j, "handover_in", all.handover_in);
 	bench_json_u64(&j, "handover_out", all.handover_out);
 	bench_json_u64(&j, "handover_drops", all.handover_drops);

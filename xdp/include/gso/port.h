@@ -298,9 +298,14 @@ struct gso_port_stats {
 	uint64_t rx_other;        /* of those, for no stream anywhere in the port */
 	uint32_t chunks_total;    /* device memory chunks */
 	uint32_t chunks_free;     /* free now: equals chunks_total when balanced */
+	/* ICMP path-MTU errors (gso_engine_stats.icmp_*, engine.h "Path MTU"), counted where they arrived: */
+	uint64_t icmp_pmtu;       /* that lowered a stream's path MTU */
+	uint64_t icmp_stale;      /* about a stream, reporting no less than its path MTU */
+	uint64_t icmp_forged;     /* quoting no stream of the port, or a sequence number not in flight */
+	uint64_t icmp_bad;        /* malformed or with a wrong checksum */
 	size_t :0;
 };
-#define gso_port_stats__last_field chunks_free
+#define gso_port_stats__last_field icmp_bad
 
 /*
  * Statistics of queue `q`, or with GSO_PORT_ALL the sum over all queues.
