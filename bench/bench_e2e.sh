@@ -209,7 +209,11 @@ awk -F '\t' -v jout="$JOUT" -v sumt="$SUMT" -v secs="$SECS" -v scpu="${SCPU:--}"
 				printf hfmt, "row (" cc[k] ")", "sending veth", "Gbit/s", "CPU-s/GB process", "softirq CPU" scpu, "sum"
 			}
 			if (!n) {
-				printf "%-22s %-20s %s\n", row[k], offl[k], st[k] == "na" ? "(not available here)" : "(failed every round)"
+				why = st[k] == "na" ? "not available here" : "failed every round"
+				printf "%-22s %-20s (%s)\n", row[k], offl[k], why
+				printf "{\"tool\": \"bench_e2e\", \"summary\": true, \"row\": %s, \"mode\": %s, \"cc\": %s, " \
+				       "\"offload\": %s, \"rx_gro\": %s, \"rounds\": 0, \"status\": %s}\n", q(row[k]), q(mode[k]),
+				       q(cc[k]), q(offl[k]), q(gro[k]), q(why) >> jout
 				continue
 			}
 			for (j = 1; j <= n; j++) { a[j] = gp[k, j]; b[j] = pr[k, j]; c[j] = sq[k, j]; d[j] = sm[k, j] }
