@@ -50,11 +50,7 @@ SEED=20180601
 # shellcheck source=bench/testbed/common/demobed.sh
 . "$(dirname "$0")/testbed/common/demobed.sh"
 
-if [ "$(id -u)" != 0 ]; then
-	say "bench_relay: needs root (it creates network namespaces and veth pairs): skipped"
-	exit 0
-fi
-bed_check_root "make bench" || exit 1
+bed_bench_root bench_relay
 if [ ! -x "$B/bench/sender" ] || [ ! -x "$B/bench/impair" ]; then
 	die "$B/bench/sender or impair missing: run 'make' first"
 fi

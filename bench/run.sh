@@ -6,7 +6,10 @@
 # instructions) and bench/bench_httpd.sh (HTTP file serving, nginx vs
 # tools/gsohttpd in each mode: goodput and server CPU per GB) and
 # bench/bench_quic.sh (HTTP/3 file serving, ngtcp2's gtlsserver vs
-# tools/gsoquicd in each mode).  BENCH_ARGS is passed to each
+# tools/gsoquicd in each mode) and bench/bench_e2e.sh (the demo's rows,
+# libgso in every mode and kernel TCP, in interleaved rounds: medians with
+# min-max, the sender's CPU split into process and softirq, ratios to the
+# kernel).  BENCH_ARGS is passed to each
 # (e.g. BENCH_ARGS=--quick).  A benchmark that cannot run here (one that
 # needs root, as non-root) says why and exits 77: a skip, except under
 # CI=true, where it is a failure as for the tests.
@@ -56,4 +59,9 @@ echo "==== bench_quic ${BENCH_ARGS:-}"
 # shellcheck disable=SC2086
 sh bench/bench_quic.sh "$B" ${BENCH_ARGS:-}
 verdict bench_quic $?
+echo
+echo "==== bench_e2e ${BENCH_ARGS:-}"
+# shellcheck disable=SC2086
+sh bench/bench_e2e.sh "$B" ${BENCH_ARGS:-}
+verdict bench_e2e $?
 exit $status

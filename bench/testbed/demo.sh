@@ -3,7 +3,9 @@
 #
 # Builds nothing.  Creates a namespace test-bed of its own, runs every
 # sender mode for a few seconds against bench/receiver (which verifies
-# every byte), prints a side-by-side table and writes a plot.
+# every byte), prints a side-by-side table and writes a plot.  One run per
+# row: the figures to quote (interleaved rounds, medians) are
+# bench/bench_e2e.sh's, in `make bench`.
 #
 #   sender ns  --veth--  receiver ns                      (direct path)
 #   sender ns  --veth--  relay ns (bench/impair)  --veth--  receiver ns
@@ -173,6 +175,9 @@ say "rx seg/pkt: segments per packet the receiver's IP layer got (GSO/GRO mergin
 [ "${DEMO_VM:-0}" = 1 ] && say "vm rows (DEMO_VM=1): a Linux 6.1 guest under QEMU TCG over an emulated NIC; their Gbit/s and CPU s/GB are
 emulation figures (every guest instruction emulated, QEMU's own segmentation native): compare modes on one NIC, not with the veth rows."
 say "results: $TSV, $JSONL"
+say "Each row ran once for ${SECS} s, and one row's goodput moves by 2x between runs here: a quick look, not"
+say "figures to quote.  Those come from \`make bench\` (bench/bench_e2e.sh: interleaved rounds, medians with"
+say "min-max, the sender's CPU split into process and softirq, each mode's ratios to its kernel row)."
 
 # ---- plot -------------------------------------------------------------------
 if command -v gnuplot >/dev/null 2>&1; then

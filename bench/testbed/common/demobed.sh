@@ -1,5 +1,5 @@
 # bench/testbed/common/demobed.sh -- sourced (not run) by bench/testbed/demo.sh,
-# demo_vm.sh, bench/bench_relay.sh, bench_frame_cost.sh and tests/vm/modes.sh: the demo's namespace test-bed, one verified run
+# demo_vm.sh, bench/bench_relay.sh, bench_frame_cost.sh, bench_e2e.sh and tests/vm/modes.sh: the demo's namespace test-bed, one verified run
 # against bench/receiver, the receiving veth's GRO, and the impairment relay.
 #
 #   sender ns  --veth dS--dR--  receiver ns                  (direct path)
@@ -49,6 +49,16 @@ bed_check_root() {
 	done
 	mkdir -p "$OUT" || die "cannot create $OUT"
 	return 0
+}
+
+# bed_bench_root NAME: for a benchmark of `make bench`: as non-root, say
+# that NAME is skipped and exit 0 (the scripts' way), then bed_check_root.
+bed_bench_root() {
+	if [ "$(id -u)" != 0 ]; then
+		say "$1: needs root (it creates network namespaces, veth pairs and AF_XDP sockets): skipped"
+		exit 0
+	fi
+	bed_check_root "make bench" || exit 1
 }
 
 bed_cleanup() {
