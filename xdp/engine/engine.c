@@ -571,7 +571,11 @@ static void read_monitor(struct engine *e, uint64_t now)
 
 	e->mon_ready = false;
 	e->mon_read_ns = now;
+	/* Flows raise GSO_EV_PATH_MTU as the MTU moves: after the read, as for a receive pass. */
+	e->defer++;
 	gsoi_rtmon_read(&e->mon, on_mon, &m);
+	e->defer--;
+	flush_events(e);
 	if (e->dead)
 		return;
 	if (m.overrun) {

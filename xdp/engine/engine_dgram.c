@@ -183,28 +183,19 @@ static void d_mtu(struct eflow *f, uint32_t src, uint64_t now)
 
 int gsoi_dgram_icmp_flow(struct engine *e, const struct icmp_err *ie, struct eflow **out)
 {
-	size_t alen = ie->l3 == GSO_L3_IPV6 ? 16 : 4;
-
 	/* A scan: ICMP errors are rare, and only those quoting a steered tuple get here. */
 	for (uint32_t i = 0; i < e->max_flows; i++) {
 		struct eflow *f = e->flows[i];
-		const struct gso_tmpl *t;
-		const uint8_t *ip, *udp;
+		GSO_OPTS(gso_flow, r);
 
-		if (!f || f->ops != &gsoi_engine_dgram_ops)
+		/* The flow of its replies is the tuple the error quotes, turned round. */
+		if (!f || f->ops != &gsoi_engine_dgram_ops || gso_flow__reply_of(&r, &to_d(f)->tmpl))
 			continue;
-		t = &to_d(f)->tmpl;
-		ip = t->hdr + t->l3_off;
-		udp = t->hdr + t->l4_off;
-		if (t->l3 != ie->l3 || (t->vlan ? (t->hdr[14] << 8 | t->hdr[15]) & 0xfff : 0) != ie->vlan)
-			continue;
-		if ((udp[0] << 8 | udp[1]) != ie->lport || (udp[2] << 8 | udp[3]) != ie->rport)
-			continue;
-		if (memcmp(ip + (ie->l3 == GSO_L3_IPV6 ? 8 : 12), ie->local, alen) ||
-		    memcmp(ip + (ie->l3 == GSO_L3_IPV6 ? 24 : 16), ie->remote, alen))
-			continue;
-		*out = f;
-		return 1;
+		if (r.l3 == ie->l3 && r.vlan == ie->vlan && r.dport == ie->lport && r.sport == ie->rport &&
+		    !memcmp(r.daddr, ie->local, 16) && !memcmp(r.saddr, ie->remote, 16)) {
+			*out = f;
+			return 1;
+		}
 	}
 	return 0;
 }
@@ -272,7 +263,6 @@ static int limits(struct dgram *d, struct engine *e)
 {
 	/* The payload is ordinary memory: it is copied into whole frames, whatever the device can reference. */
 	int mp = gso_dev__max_payload(e->tx, &d->tmpl, d->tx_flags | GSO_TX_F_COPY);
-
 	uint32_t ip_hdrs = (uint32_t)(d->tmpl.hdr_len - d->tmpl.l3_off);
 
 	if (mp < 0)

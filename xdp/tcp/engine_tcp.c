@@ -938,23 +938,17 @@ static void t_mtu(struct eflow *f, uint32_t src, uint64_t now)
 	uint32_t mss;
 	int mp, n;
 
-	s->st.path_mtu = f->pmtu;
-	s->st.pmtu_changes = f->pmtu_changes;
-	if (!(s->passive && !s->accepted))
-		gsoi_engine_emit(f->e, &(struct gso_engine_event){ .type = GSO_EV_PATH_MTU, .flow_ctx = f->ctx,
-								 .stream = (struct gso_stream *)f->handle,
-								 .mtu = f->pmtu, .mtu_src = src });
 	if (!s->sized || finished(s))
-		return;
+		goto told;
 	if (!path_mss(s, &mss)) {
 		fail(s, "the path MTU leaves no room for a segment", -EMSGSIZE, now);
-		return;
+		goto told;
 	}
 	mp = gso_dev__max_payload(f->e->tx, &s->tmpl, s->tx_flags);
 	if (mp > 0 && (uint32_t)mp < mss)
 		mss = (uint32_t)mp;
 	if (mss == s->st.mss)
-		return;
+		goto told;
 	if (mss < s->st.mss) {
 		n = gso_flowq__set_mss(s->fq, mss);
 		if (n > 0) {
@@ -969,6 +963,12 @@ static void t_mtu(struct eflow *f, uint32_t src, uint64_t now)
 	s->st.seg_limit = s->fq_max / mss * mss;
 	s_arm(s, now);
 	s_timer_update(s);
+told:
+	/* Last: the application may close the stream from the callback. */
+	if (!(s->passive && !s->accepted))
+		gsoi_engine_emit(f->e, &(struct gso_engine_event){ .type = GSO_EV_PATH_MTU, .flow_ctx = f->ctx,
+								 .stream = (struct gso_stream *)f->handle,
+								 .mtu = f->pmtu, .mtu_src = src });
 }
 
 /* After ESTABLISHED: size segments on the device, build the queue, CC and pacer. */
@@ -1006,7 +1006,6 @@ static void size_stream(struct stream *s, uint64_t now)
 		limit = 65535;
 	s->st.seg_limit = limit / mss * mss;
 	s->fq_max = s->st.seg_limit;
-	s->st.path_mtu = s->f.pmtu;
 	if (!s->st.seg_limit) {
 		fail(s, "segment size larger than a device buffer", -EMSGSIZE, now);
 		return;
