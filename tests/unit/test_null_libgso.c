@@ -99,6 +99,15 @@ static struct gso_pacer *pacer(void)
 	cr_assert_eq(gso_pacer__init(&p, NULL), 0);
 	return &p;
 }
+static struct gso_aggr *aggr(void)
+{
+	static struct gso_aggr a;
+
+	cr_assert_eq(gso_aggr__init(&a), 0);
+	return &a;
+}
+static struct gso_aggr_info aggr_info;
+static struct gso_aggr_policy aggr_pol;
 static uint64_t u64;
 static uint32_t u32;
 static uint16_t u16;
@@ -281,7 +290,15 @@ static int flowq_create_defaults(void)
 	R(gso_pacer__stamp, zeros, gso_pacer__stamp(pacer(), 0, 0, 0, 0, &u64), -EINVAL)              \
 	R(gso_pacer__refund, p, gso_pacer__refund(NULL, 1000, 100, 0), -EINVAL)                       \
 	R(gso_pacer__next, p, gso_pacer__next(NULL), (int64_t)UINT64_MAX)                             \
-	R(gso_pacer__reset, p, (gso_pacer__reset(NULL), 0), 0)
+	R(gso_pacer__reset, p, (gso_pacer__reset(NULL), 0), 0)                                        \
+	R(gso_aggr__init, a, gso_aggr__init(NULL), -EINVAL)                                           \
+	R(gso_aggr__look, a, gso_aggr__look(NULL, 1, 1, 1), -EINVAL)                                  \
+	R(gso_aggr__look, uninit, gso_aggr__look(&(struct gso_aggr){ 0 }, 1, 1, 1), -EINVAL)          \
+	R(gso_aggr__info, a, gso_aggr__info(NULL, &aggr_info), -EINVAL)                               \
+	R(gso_aggr__info, out, gso_aggr__info(aggr(), NULL), -EINVAL)                                 \
+	R(gso_aggr__policy, a, gso_aggr__policy(NULL, 1000000, 0, 1000, 0, &aggr_pol), 0)             \
+	R(gso_aggr__policy, out, gso_aggr__policy(aggr(), 1000000, 0, 1000, 0, NULL), -EINVAL)        \
+	R(gso_aggr__policy, zeros, gso_aggr__policy(aggr(), 0, 0, 0, 0, &aggr_pol), 0)
 
 #define SCHED_ROWS(R, C, N)                                                                         \
 	R(gso_sched__mem_size, o, gso_sched__mem_size(NULL), 0)                                       \

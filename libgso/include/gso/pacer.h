@@ -15,6 +15,9 @@
  *  2. struct gso_pacer: one flow's earliest departure time (EDT), advanced
  *     by each burst's wire bytes at the flow's rate, with Linux's credit for
  *     a late sender and its unpaced first segments.
+ *  3. struct gso_aggr: how the flow's device batches its completions (a
+ *     device that sends in aggregates, such as Wi-Fi), and the burst size
+ *     and device-queue limit that follow from it, with no knob.
  *
  * Rates are bytes per second of wire bytes: a burst of n segments of
  * `payload` bytes in total is charged payload + n * hdr_len, the headers
@@ -285,6 +288,135 @@ GSO_API uint64_t gso_pacer__next(const struct gso_pacer *p);
 
 /* Forget the history (segments sent, clock): the flow starts afresh.  Nothing for p NULL or not initialised. */
 GSO_API void gso_pacer__reset(struct gso_pacer *p);
+
+/* ---- 3. a device that sends in aggregates ------------------------------ */
+
+/*
+ * Why: the 2015 seed thread ("Throughput regression with `tcp: refine TSO
+ * autosizing`", ath10k Wi-Fi, ../shared/seeds/004_*.txt).  Linux sized a
+ * burst as about 1 ms of data at the pacing rate (sk_pacing_shift 10) and
+ * let a socket keep about as much in the device (TCP Small Queues).  A
+ * Wi-Fi device sends in aggregates at transmit opportunities a few
+ * milliseconds apart; holding 1 ms of data it never has enough to fill
+ * one, each aggregate carries what little it holds, and throughput fell
+ * from about 600 to 250-440 Mbit/s.  Linux's answer was a static
+ * per-device knob (mac80211 sets the shift to 8, about 4 ms).  libgso
+ * learns it instead, from what any sender can see: when its device
+ * completes what it was given.
+ *
+ * The rule.  Every time the sender looks at its device (each completion
+ * reap) it calls gso_aggr__look() with the work completed since its
+ * previous look and the work still posted.  A look that finds completions
+ * after at least two looks that found the device holding work and
+ * finishing none, over at least GSO_AGGR_MIN_HOLD_NS, ends a *hold*: the
+ * device sat on data and then released a batch, as an aggregating device
+ * does at its transmit opportunity.  The time between two consecutive
+ * held batches (no completion between them) is an interval sample; the
+ * estimate is the median of the last GSO_AGGR_WINDOW samples, once there
+ * are GSO_AGGR_MIN_SAMPLES of them.  The device *aggregates* when that
+ * median is at least GSO_AGGR_MIN_INTERVAL_NS (below it, the default 1 ms
+ * already covers a batch).  Completions that come steadily instead (two
+ * looks with completions less than a quarter of the interval apart while
+ * work stayed posted, 2 * GSO_AGGR_WINDOW times with no hold between)
+ * make it forget what it learned: the device has stopped aggregating.
+ *
+ * What changes (gso_aggr__policy()), with T the learned interval and
+ * `rate` the flow's pacing rate, and only while the flow's pacing_shift
+ * setting is 0 (the default; a shift the caller sets is its policy, kept
+ * as given: 10 is the 2015 policy, 8 mac80211's static fix):
+ *  - bursts: pacing_shift = round(log2(1 s / T)), at most the default 10
+ *    (about one interval of data: T = 4 ms gives 8, mac80211's value);
+ *  - the device-queue limit: max(rate >> pacing_shift, 2 bursts,
+ *    rate * 2 * T), at most GSO_AGGR_MAX_QUEUE: two aggregates at the
+ *    pacing rate, the one on the air and the next, so that the device
+ *    finds a full aggregate at each opportunity.
+ * On a device that does not aggregate (completions inside the submit
+ * call, or steady ones) nothing is learned and the policy is the fixed
+ * one: shift 10 and max(rate >> 10, 2 bursts) capped at the caller's
+ * max_queue: the same bursts and the same standing queue as before.
+ * Delayed or stretched ACKs (ACK aggregation) are the congestion
+ * control's concern (BBR's extra_acked), not this estimator's.
+ *
+ * Units of "work" are the caller's (bytes, or descriptors when that is
+ * what its device counts); they only need to be the same in every call.
+ */
+#define GSO_AGGR_WINDOW 8u                   /* interval samples the estimate is taken over */
+#define GSO_AGGR_MIN_SAMPLES 4u              /* samples before the device counts as aggregating */
+#define GSO_AGGR_MIN_HOLD_NS 500000ull       /* a hold shorter than this is not an aggregate */
+#define GSO_AGGR_MIN_INTERVAL_NS 1000000ull  /* shorter intervals: the default policy covers them */
+#define GSO_AGGR_MAX_INTERVAL_NS 200000000ull /* a longer hold is a stall, not an aggregate */
+#define GSO_AGGR_MAX_QUEUE (32ull << 20)     /* the learned device-queue limit's ceiling, bytes */
+
+/*
+ * One device's batching, as its sender sees it.  Exposed so that it can
+ * live in the caller's struct; use the functions.  Set sz (or leave the
+ * struct `= {0}`) before gso_aggr__init(); a struct it did not initialise
+ * is refused by every call (-EINVAL).
+ */
+struct gso_aggr {
+	size_t sz;
+	/* private: the library's own; do not read or write */
+	uint64_t last_look_ns_;
+	uint64_t hold_from_ns_;   /* first look of the current hold, 0: none */
+	uint64_t last_done_ns_;   /* last look that found completions */
+	uint64_t last_batch_ns_;  /* last held batch; 0 when a completion followed it */
+	uint64_t iv_[GSO_AGGR_WINDOW], work_[GSO_AGGR_WINDOW];
+	uint64_t batches_, forgotten_;
+	uint32_t hold_looks_, steady_, n_, pos_;
+	uint64_t init_;
+};
+
+/* Initialise `a` (sz set by the caller, or 0 for the whole struct).  Returns 0 or -EINVAL. */
+GSO_API int gso_aggr__init(struct gso_aggr *a);
+
+/*
+ * One look at the device at `now_ns`: `done` work completed since the
+ * previous look, `held` work posted and not yet completed now.  Returns 1
+ * when this look ended a held batch, 0 otherwise, or -EINVAL (a NULL or
+ * uninitialised `a`; now_ns before the previous look's: nothing changes).
+ */
+GSO_API int gso_aggr__look(struct gso_aggr *a, uint64_t now_ns, uint64_t done, uint64_t held);
+
+/* What gso_aggr__info() reports.  The caller sets sz, or leaves it 0 (whole). */
+struct gso_aggr_info {
+	size_t sz;
+	uint64_t interval_ns;  /* median interval between held batches (0: fewer than
+				* GSO_AGGR_MIN_SAMPLES samples) */
+	uint64_t batch_work;   /* median work per held batch, over the same window */
+	uint64_t batch_work_max; /* largest of them */
+	uint64_t batches;      /* held batches seen since init */
+	uint64_t forgotten;    /* times steady completions made it forget */
+	uint32_t samples;      /* interval samples in the window */
+	uint32_t aggregating;  /* 1: the device aggregates (interval_ns >= GSO_AGGR_MIN_INTERVAL_NS) */
+	size_t :0;
+};
+#define gso_aggr_info__last_field aggregating
+
+/* Fill `out` up to out->sz.  Returns 0, or -EINVAL (NULL, uninitialised, bad sz). */
+GSO_API int gso_aggr__info(const struct gso_aggr *a, struct gso_aggr_info *out);
+
+/* The sizing in force (gso_aggr__policy()).  The caller sets sz, or leaves it 0 (whole). */
+struct gso_aggr_policy {
+	size_t sz;
+	uint32_t pacing_shift; /* for gso_burst_opts.pacing_shift */
+	uint32_t adapted;      /* 1: sized from a learned interval; 0: the fixed policy */
+	uint64_t queue_limit;  /* work the flow may keep posted and not completed */
+	uint64_t interval_ns;  /* the interval it was sized from (0: none) */
+	size_t :0;
+};
+#define gso_aggr_policy__last_field interval_ns
+
+/*
+ * The burst shift and device-queue limit for a flow paced at `rate`
+ * (bytes/s, GSO_RATE_UNPACED: no rate term) whose pacing_shift setting is
+ * `shift` (0: the default, which adapts; 1..31: fixed), whose full burst
+ * is `burst` work, with the fixed policy's limit capped at `max_queue`
+ * (0: no cap).  `a` may be NULL: a device that does not aggregate.  The
+ * rule is at the top of this section.  Returns 0, or -EINVAL (out NULL,
+ * bad sz, shift > 31, `a` given but uninitialised).
+ */
+GSO_API int gso_aggr__policy(const struct gso_aggr *a, uint64_t rate, uint32_t shift, uint64_t burst,
+			     uint64_t max_queue, struct gso_aggr_policy *out);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,194 @@
+/*
+ * How a flow's device batches its completions, learned from the sender's
+ * own looks at it, and the burst size and device-queue limit that follow
+ * (the 2015 seed: TSO autosizing and TCP Small Queues starving a Wi-Fi
+ * device that sends in aggregates).  The rule is documented in
+ * <gso/pacer.h>, section 3.
+ */
+#include <errno.h>
+#include <gso/pacer.h>
+#include "opts_internal.h"
+
+/* gso_aggr.init_ of an initialised estimator. */
+#define AGGR_INIT 0x616767725f6f6b21ull
+
+static bool ready(const struct gso_aggr *a)
+{
+	return a && a->init_ == AGGR_INIT;
+}
+
+int gso_aggr__init(struct gso_aggr *a)
+{
+	size_t sz;
+
+	if (!a)
+		return -EINVAL;
+	sz = GSO_STATE_SZ(a);
+	if (!sz)
+		return -EINVAL;
+	memset(&a->last_look_ns_, 0, sizeof(*a) - offsetof(struct gso_aggr, last_look_ns_));
+	a->sz = sz;
+	a->init_ = AGGR_INIT;
+	return 0;
+}
+
+static void forget(struct gso_aggr *a)
+{
+	a->n_ = 0;
+	a->pos_ = 0;
+	a->steady_ = 0;
+	a->last_batch_ns_ = 0;
+	a->forgotten_++;
+}
+
+/* The median of n values (n <= GSO_AGGR_WINDOW), lower middle for even n. */
+static uint64_t median(const uint64_t *v, uint32_t n)
+{
+	uint64_t s[GSO_AGGR_WINDOW];
+	uint32_t i, j;
+
+	for (i = 0; i < n; i++) {
+		uint64_t x = v[i];
+
+		for (j = i; j > 0 && s[j - 1] > x; j--)
+			s[j] = s[j - 1];
+		s[j] = x;
+	}
+	return n ? s[(n - 1) / 2] : 0;
+}
+
+static uint64_t interval(const struct gso_aggr *a)
+{
+	return a->n_ >= GSO_AGGR_MIN_SAMPLES ? median(a->iv_, a->n_) : 0;
+}
+
+int gso_aggr__look(struct gso_aggr *a, uint64_t now_ns, uint64_t done, uint64_t held)
+{
+	uint64_t prev_look, iv;
+	bool held_batch;
+
+	if (!ready(a) || now_ns < a->last_look_ns_)
+		return -EINVAL;
+	prev_look = a->last_look_ns_;
+	a->last_look_ns_ = now_ns;
+	if (!done) {
+		if (!held) {
+			/* Idle: the next batch's interval would include our own silence. */
+			a->hold_looks_ = 0;
+			a->hold_from_ns_ = 0;
+			a->last_batch_ns_ = 0;
+		} else if (!a->hold_looks_++) {
+			a->hold_from_ns_ = now_ns;
+		}
+		return 0;
+	}
+	/* Held: seen holding twice, for long enough, then released. */
+	held_batch = a->hold_looks_ >= 2 && now_ns - a->hold_from_ns_ >= GSO_AGGR_MIN_HOLD_NS;
+	a->hold_looks_ = 0;
+	a->hold_from_ns_ = 0;
+	if (!held_batch) {
+		/*
+		 * Completions without a hold.  Steady when looked at closely:
+		 * the previous look, a quarter interval ago at most, also found
+		 * completions and work stayed posted, which an aggregating
+		 * device does not do between its opportunities.
+		 */
+		iv = interval(a);
+		if (iv && held && a->last_done_ns_ == prev_look && now_ns - prev_look < iv / 4 &&
+		    ++a->steady_ >= 2 * GSO_AGGR_WINDOW)
+			forget(a);
+		a->last_done_ns_ = now_ns;
+		a->last_batch_ns_ = 0;
+		return 0;
+	}
+	a->batches_++;
+	a->steady_ = 0;
+	if (a->last_batch_ns_ && a->last_done_ns_ == a->last_batch_ns_ &&
+	    now_ns - a->last_batch_ns_ <= GSO_AGGR_MAX_INTERVAL_NS) {
+		a->iv_[a->pos_] = now_ns - a->last_batch_ns_;
+		a->work_[a->pos_] = done;
+		a->pos_ = (a->pos_ + 1) % GSO_AGGR_WINDOW;
+		if (a->n_ < GSO_AGGR_WINDOW)
+			a->n_++;
+	}
+	a->last_done_ns_ = now_ns;
+	a->last_batch_ns_ = now_ns;
+	return 1;
+}
+
+int gso_aggr__info(const struct gso_aggr *a, struct gso_aggr_info *out)
+{
+	struct gso_aggr_info r = { 0 };
+	uint32_t i;
+
+	if (!ready(a) || !GSO_OUT_VALID(out))
+		return -EINVAL;
+	r.interval_ns = interval(a);
+	if (r.interval_ns) {
+		r.batch_work = median(a->work_, a->n_);
+		for (i = 0; i < a->n_; i++)
+			if (a->work_[i] > r.batch_work_max)
+				r.batch_work_max = a->work_[i];
+	}
+	r.batches = a->batches_;
+	r.forgotten = a->forgotten_;
+	r.samples = a->n_;
+	r.aggregating = r.interval_ns >= GSO_AGGR_MIN_INTERVAL_NS;
+	GSO_OUT_PUT(out, r);
+	return 0;
+}
+
+/* round(log2(1 s / t)), at least 1: the shift whose rate >> shift is about t of data. */
+static uint32_t shift_for(uint64_t t_ns)
+{
+	uint32_t s = 0;
+
+	/* 2^s * t <= 1 s < 2^(s+1) * t; round up when 1 s is nearer the upper power (ratio above sqrt 2). */
+	while (s < 31 && (t_ns << (s + 1)) <= 1000000000ull)
+		s++;
+	if (s < 31 && (double)1e9 / (double)(t_ns << s) > 1.4142135623730951)
+		s++;
+	return s ? s : 1;
+}
+
+int gso_aggr__policy(const struct gso_aggr *a, uint64_t rate, uint32_t shift, uint64_t burst, uint64_t max_queue,
+		     struct gso_aggr_policy *out)
+{
+	struct gso_aggr_policy r = { 0 };
+	uint64_t t = 0, q, two = burst > UINT64_MAX / 2 ? UINT64_MAX : 2 * burst;
+
+	if (!GSO_OUT_VALID(out) || shift > 31 || (a && !ready(a)))
+		return -EINVAL;
+	if (!shift && a) {
+		t = interval(a);
+		if (t < GSO_AGGR_MIN_INTERVAL_NS)
+			t = 0;
+	}
+	r.pacing_shift = shift ? shift : GSO_BURST_DEF_PACING_SHIFT;
+	if (t) {
+		uint32_t s = shift_for(t);
+
+		if (s < r.pacing_shift)
+			r.pacing_shift = s;
+	}
+	q = rate == GSO_RATE_UNPACED ? 0 : rate >> r.pacing_shift;
+	if (max_queue && q > max_queue)
+		q = max_queue;
+	if (q < two)
+		q = two;
+	if (t) {
+		r.adapted = 1;
+		r.interval_ns = t;
+	}
+	if (t && rate != GSO_RATE_UNPACED) {
+		/* Two aggregates at the pacing rate: the one on the air and the next. */
+		unsigned __int128 need = (unsigned __int128)rate * 2 * t / 1000000000u;
+		uint64_t n = need > GSO_AGGR_MAX_QUEUE ? GSO_AGGR_MAX_QUEUE : (uint64_t)need;
+
+		if (n > q)
+			q = n;
+	}
+	r.queue_limit = q;
+	GSO_OUT_PUT(out, r);
+	return 0;
+}
