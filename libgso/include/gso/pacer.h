@@ -293,7 +293,7 @@ GSO_API void gso_pacer__reset(struct gso_pacer *p);
 
 /*
  * Why: the 2015 seed thread ("Throughput regression with `tcp: refine TSO
- * autosizing`", ath10k Wi-Fi, ../shared/seeds/004_*.txt).  Linux sized a
+ * autosizing`", ath10k Wi-Fi, netdev, February 2015).  Linux sized a
  * burst as about 1 ms of data at the pacing rate (sk_pacing_shift 10) and
  * let a socket keep about as much in the device (TCP Small Queues).  A
  * Wi-Fi device sends in aggregates at transmit opportunities a few
