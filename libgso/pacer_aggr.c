@@ -74,18 +74,20 @@ int gso_aggr__look(struct gso_aggr *a, uint64_t now_ns, uint64_t done, uint64_t 
 	if (!done) {
 		if (!held) {
 			/* Idle: the next batch's interval would include our own silence. */
-			a->hold_looks_ = 0;
-			a->hold_from_ns_ = 0;
+			a->holding_ = 0;
 			a->last_batch_ns_ = 0;
-		} else if (!a->hold_looks_++) {
-			a->hold_from_ns_ = now_ns;
+		} else {
+			if (!a->holding_) {
+				a->holding_ = 1;
+				a->hold_from_ns_ = now_ns;
+			}
+			a->hold_last_ns_ = now_ns;
 		}
 		return 0;
 	}
-	/* Held: seen holding twice, for long enough, then released. */
-	held_batch = a->hold_looks_ >= 2 && now_ns - a->hold_from_ns_ >= GSO_AGGR_MIN_HOLD_NS;
-	a->hold_looks_ = 0;
-	a->hold_from_ns_ = 0;
+	/* Held: seen still holding long enough after the hold began, then released. */
+	held_batch = a->holding_ && a->hold_last_ns_ - a->hold_from_ns_ >= GSO_AGGR_MIN_HOLD_NS;
+	a->holding_ = 0;
 	if (!held_batch) {
 		/*
 		 * Completions without a hold.  Steady when looked at closely:

@@ -506,6 +506,10 @@ static void progress(const struct gso_stream_info *st, uint64_t t0, uint64_t now
 			fprintf(stderr, "  bbr %s bw %.3f Gbit/s min_rtt %.0f us pacing_gain %.2f",
 				bbr_mode_name(st->bbr.mode), (double)st->bbr.bw * 8e-9,
 				(double)st->bbr.min_rtt_ns * 1e-3, (double)st->bbr.pacing_gain / GSO_BBR_UNIT);
+		fprintf(stderr, "  devq %.0f KB shift %u", (double)st->dev_queue_limit * 1e-3, st->burst_shift);
+		if (st->dev_aggr_interval_ns)
+			fprintf(stderr, " aggr %.2f ms x %.0f KB%s", (double)st->dev_aggr_interval_ns * 1e-6,
+				(double)st->dev_aggr_bytes * 1e-3, st->dev_aggr_adapted ? "" : " (fixed shift)");
 		fputc('\n', stderr);
 	}
 	*last_ns = now;
@@ -655,6 +659,12 @@ static void report(const struct report_in *in)
 	bench_json_u64(&j, "backpressure", st->backpressure + in->es->backpressure);
 	bench_json_u64(&j, "umem_waits", st->umem_waits);
 	bench_json_u64(&j, "tsq_waits", st->tsq_waits);
+	/* What the engine learned of the device's aggregation, and the sizing in force at the end. */
+	bench_json_dbl(&j, "dev_aggr_interval_us", (double)st->dev_aggr_interval_ns * 1e-3);
+	bench_json_u64(&j, "dev_aggr_bytes", st->dev_aggr_bytes);
+	bench_json_u64(&j, "dev_queue_limit", st->dev_queue_limit);
+	bench_json_u64(&j, "burst_shift", st->burst_shift);
+	bench_json_bool(&j, "dev_aggr_adapted", st->dev_aggr_adapted);
 	bench_json_u64(&j, "burst_descs", st->burst_descs);
 	bench_json_u64(&j, "link_down", in->es->link_down);
 	bench_json_u64(&j, "link_up", in->es->link_up);

@@ -167,12 +167,14 @@ Test(aggr, slow_paced_sender_is_not_an_aggregate)
 	cr_assert_eq(gso_aggr__init(&a), 0);
 	/*
 	 * 100 Mbit/s, a 64 KB burst every 5 ms: the sender looks when it posts
-	 * (work held, a burst just posted) and 5 ms later finds it done.  One
-	 * look in each hold, not two: a device that finished long ago looks
-	 * the same, so nothing is learned.
+	 * (work held, a burst just posted), once more 20 us later (another
+	 * timer of the same pass), and 5 ms later finds it done.  A device
+	 * that finished long ago looks the same: the hold was seen for 20 us,
+	 * not 5 ms, and nothing is learned.
 	 */
 	for (int i = 0; i < 400; i++, now += 5 * MS) {
 		cr_assert_eq(gso_aggr__look(&a, now, i ? 18 : 0, 18), 0);
+		cr_assert_eq(gso_aggr__look(&a, now + 20 * US, 0, 18), 0);
 	}
 	cr_expect_eq(info_of(&a).batches, 0);
 	/* And a sender that posts and leaves nothing behind (the AF_XDP copy path) never holds. */
@@ -215,7 +217,7 @@ Test(aggr, idle_breaks_the_chain)
 	/* Held batches separated by idle spells (nothing posted): the gaps are ours, not the device's. */
 	for (int i = 0; i < 40; i++) {
 		cr_assert_eq(gso_aggr__look(&a, now, 0, 10), 0);
-		cr_assert_eq(gso_aggr__look(&a, now + 300 * US, 0, 10), 0);
+		cr_assert_eq(gso_aggr__look(&a, now + 600 * US, 0, 10), 0);
 		cr_assert_eq(gso_aggr__look(&a, now + 3 * MS, 10, 0), 1);
 		cr_assert_eq(gso_aggr__look(&a, now + 4 * MS, 0, 0), 0);
 		now += 20 * MS;

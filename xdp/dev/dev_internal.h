@@ -53,6 +53,8 @@ struct gso_dev_ops {
 	int (*rx_wait)(struct gso_dev *dev, int timeout_ms);
 	/* Descriptors posted, not completed (called while open). */
 	uint32_t (*inflight)(const struct gso_dev *dev);
+	/* Descriptors completed since creation, however reaped (internal reaps included). */
+	uint64_t (*completed)(const struct gso_dev *dev);
 	/*
 	 * Optional: the largest payload a whole-frame copy of a segment with
 	 * template `t` holds (AF_XDP: a chunk less metadata and headers), when
@@ -93,6 +95,9 @@ struct gso_dev {
  * inside its capacity, not in a released chunk, every chunk still held.
  * Returns 0 or -EINVAL.
  */
+/* ops->completed, or 0 for a closed device. */
+uint64_t gsoi_dev_completed(const struct gso_dev *dev);
+
 int gsoi_dev_buf_check(const struct dev_mem *mem, const struct gso_buf *buf, uint32_t off, uint32_t len);
 
 /* Offset in device memory of byte `off` of `buf`. */

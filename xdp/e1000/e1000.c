@@ -467,6 +467,11 @@ static uint32_t e1000_inflight(const struct gso_dev *d)
 	return x->next - x->clean;
 }
 
+static uint64_t e1000_completed(const struct gso_dev *d)
+{
+	return ((const struct e1000_dev *)d)->st.tx_completed;
+}
+
 static void e1000_stats(struct gso_dev *d, struct gso_dev_stats *st)
 {
 	struct e1000_dev *x = to_x(d);
@@ -533,6 +538,7 @@ static const struct gso_dev_ops e1000_ops = {
 	.close = e1000_close,
 	.destroy = e1000_destroy,
 	.inflight = e1000_inflight,
+	.completed = e1000_completed,
 };
 
 /* ---- public extras ---- */

@@ -12,6 +12,7 @@
  * every GSO_ENGINE_LINK_RETRY_NS succeeds), -ENODEV ends everything.
  */
 #include "engine_internal.h"
+#include "dev/dev_internal.h"
 #include "kernel/link_internal.h"
 #include "opts_internal.h"
 
@@ -380,6 +381,29 @@ int gso_engine__del_rx(struct gso_engine *h, struct gso_dev *rx)
 	return 0;
 }
 
+/* A new transmit device: nothing learned about the old one applies. */
+static void aggr_reset(struct engine *e)
+{
+	e->aggr = (struct gso_aggr){ .sz = sizeof(e->aggr) };
+	gso_aggr__init(&e->aggr);
+	e->aggr_completed = gsoi_dev_completed(e->tx);
+}
+
+int gsoi_engine_look(struct engine *e, uint64_t now)
+{
+	int r = gso_dev__reap(e->tx, 0), held;
+	uint64_t c;
+
+	if (r < 0)
+		return r;
+	c = gsoi_dev_completed(e->tx);
+	held = gso_dev__inflight(e->tx);
+	/* A clock that stepped back (a test's) is refused and the look lost; the next one counts. */
+	gso_aggr__look(&e->aggr, now, c - e->aggr_completed, held > 0 ? (uint64_t)held : 0);
+	e->aggr_completed = c;
+	return r;
+}
+
 int gso_engine__set_tx(struct gso_engine *h, struct gso_dev *tx)
 {
 	struct engine *e = gsoi_engine_of(h);
@@ -402,6 +426,7 @@ int gso_engine__set_tx(struct gso_engine *h, struct gso_dev *tx)
 	e->tx = tx;
 	e->tx_is_tso = is_tso(tx);
 	refresh_caps(e);
+	aggr_reset(e);
 	return 0;
 }
 
@@ -855,7 +880,7 @@ static int engine_pass(struct engine *e, uint64_t *next_ns)
 		try_kick(e, now);
 	if (!e->dead && e->usable && (!e->retry_ns || now >= e->retry_ns))
 		engine_tx(e, now);
-	if (!e->dead && gso_dev__reap(e->tx, 0) == -ENODEV)
+	if (!e->dead && gsoi_engine_look(e, now) == -ENODEV)
 		engine_gone(e);
 	if (e->dead) {
 		if (next_ns)
@@ -1216,6 +1241,7 @@ int gso_engine__create(struct gso_engine **out, struct gso_dev *dev, const struc
 		goto fail;
 	e->tx = dev;
 	refresh_caps(e);
+	aggr_reset(e);
 	if (!e->caps.mtu) {
 		err = -ESHUTDOWN;
 		goto fail;

@@ -161,6 +161,13 @@ struct engine {
 	unsigned nretired;
 	int ifindex;                   /* of tx; 0: none */
 	uint32_t link_mtu;             /* the interface's MTU (the link monitor's latest), or the device's */
+	/*
+	 * How tx batches its completions (<gso/pacer.h> section 3), in
+	 * descriptors, fed by gsoi_engine_look(); streams size their bursts
+	 * and device-queue limit from it.  Reset with the device.
+	 */
+	struct gso_aggr aggr;
+	uint64_t aggr_completed;       /* tx's completed descriptors at the last look */
 
 	/* the loop */
 	struct gso_evloop *loop;
@@ -324,6 +331,13 @@ int gsoi_engine_arm(struct engine *e, struct eflow *f, uint64_t rate, uint32_t w
 		    uint64_t now, bool chained);
 
 /* A flow's next timer changed (UINT64_MAX: none); ops->timers runs when it passes. */
+/*
+ * Reap tx's completions and show the aggregation estimator what completed
+ * since the last look and what is still posted.  Returns gso_dev__reap()'s
+ * result.
+ */
+int gsoi_engine_look(struct engine *e, uint64_t now);
+
 void gsoi_engine_timer_set(struct engine *e, uint32_t slot, uint64_t deadline);
 
 /* engine_timer.c: the heap itself. */

@@ -555,28 +555,45 @@ static void check_fq(struct stream *s, uint64_t now)
 /* ---- sending data ----------------------------------------------------------------------- */
 
 /*
- * TCP Small Queues for a device: hold back while it still has about 1 ms
- * of data (at least two super-segments, at most TSQ_MAX_BYTES as Linux's
- * tcp_limit_output_bytes once was) posted and not completed, so that an
- * asynchronous device (the e1000 model's thread) does not build a deep
- * queue that only inflates the RTT.  Devices that complete inside the
- * submit call (AF_XDP copy mode, the AF_PACKET ring) never hit it.
+ * The burst shift and device-queue limit in force (<gso/pacer.h> section
+ * 3): TCP Small Queues as Linux had them in 2015 (about 1 ms of data at
+ * the pacing rate, at least two super-segments, at most TSQ_MAX_BYTES),
+ * unless the engine saw the device send in aggregates and the stream's
+ * pacing_shift is the default: then about one aggregation interval per
+ * burst and two intervals of data in the device, so that it finds a full
+ * aggregate at each opportunity (the 2015 seed).
  */
-static bool tsq_full(struct stream *s, uint64_t rate)
+static void dev_policy(const struct stream *s, uint64_t rate, struct gso_aggr_policy *p)
 {
-	uint64_t bytes = rate == GSO_RATE_UNPACED ? 0 : rate >> 10, bursts;
+	*p = (struct gso_aggr_policy){ .sz = sizeof(*p) };
+	if (gso_aggr__policy(&s->f.e->aggr, rate, s->bo.pacing_shift, s->st.seg_limit, TSQ_MAX_BYTES, p)) {
+		/* Not reachable with the engine's own estimator; the fixed floor if it were. */
+		p->pacing_shift = s->bo.pacing_shift ? s->bo.pacing_shift : GSO_BURST_DEF_PACING_SHIFT;
+		p->queue_limit = 2ull * s->st.seg_limit;
+	}
+}
+
+/*
+ * Hold back while the device has the policy's limit posted and not
+ * completed, so that an asynchronous device (the e1000 model's thread)
+ * does not build a deep queue that only inflates the RTT.  Devices that
+ * complete inside the submit call (AF_XDP copy mode, the AF_PACKET ring)
+ * never hit it.  The limit is in bytes; the device counts descriptors, a
+ * full super-segment's worth (burst_descs) per seg_limit bytes.
+ */
+static bool tsq_full(struct stream *s, const struct gso_aggr_policy *p, uint64_t now)
+{
+	uint64_t bursts;
 	int inflight;
 
 	if (!s->st.burst_descs)
 		return false;
 	/* Completions are reaped once a pass; what the device finished since then does not count. */
-	gso_dev__reap(s->f.e->tx, 0);
+	gsoi_engine_look(s->f.e, now);
 	inflight = gso_dev__inflight(s->f.e->tx);
 	if (inflight <= 0)
 		return false;
-	if (bytes > TSQ_MAX_BYTES)
-		bytes = TSQ_MAX_BYTES;
-	bursts = bytes / s->st.seg_limit;
+	bursts = p->queue_limit / s->st.seg_limit;
 	if (bursts < 2)
 		bursts = 2;
 	return (uint64_t)inflight >= bursts * s->st.burst_descs;
@@ -623,6 +640,8 @@ static void s_arm(struct stream *s, uint64_t now)
 {
 	struct gso_flowq_info fi = { .sz = sizeof(fi) };
 	struct gso_burst b = { .sz = sizeof(b) };
+	struct gso_burst_opts bo;
+	struct gso_aggr_policy pol;
 	uint64_t rate;
 	uint32_t cwnd;
 	int segs;
@@ -663,7 +682,10 @@ static void s_arm(struct stream *s, uint64_t now)
 		if (!gso_cc__state(s->cc, &cs))
 			in.min_rtt_ns = cs.min_rtt_ns;
 	}
-	segs = gso_burst_size(&in, &s->bo, &b);
+	dev_policy(s, rate, &pol);
+	bo = s->bo;
+	bo.pacing_shift = pol.pacing_shift;
+	segs = gso_burst_size(&in, &bo, &b);
 	if (segs < 0) {
 		fail(s, "burst sizing", segs, now);
 		return;
@@ -679,7 +701,7 @@ static void s_arm(struct stream *s, uint64_t now)
 	} else if (!segs) {
 		return;
 	}
-	if (tsq_full(s, rate)) {
+	if (tsq_full(s, &pol, now)) {
 		/* Sleep, not spin: the queue holds more than this wait drains. */
 		s->st.tsq_waits++;
 		s->tsq_at = now + TSQ_RETRY_NS;
@@ -2242,6 +2264,20 @@ int gso_stream__info(const struct gso_stream *h, struct gso_stream_info *info)
 	full.cc_algo = s->cc_algo;
 	full.path_mtu = s->f.pmtu;
 	full.pmtu_changes = s->f.pmtu_changes;
+	if (s->sized) {
+		struct gso_aggr_info ai = { .sz = sizeof(ai) };
+		struct gso_aggr_policy pol;
+
+		dev_policy(s, pacing_rate(s), &pol);
+		full.dev_queue_limit = pol.queue_limit;
+		full.burst_shift = pol.pacing_shift;
+		full.dev_aggr_adapted = pol.adapted;
+		if (!gso_aggr__info(&s->f.e->aggr, &ai) && ai.aggregating) {
+			full.dev_aggr_interval_ns = ai.interval_ns;
+			if (s->st.burst_descs)
+				full.dev_aggr_bytes = ai.batch_work * s->st.seg_limit / s->st.burst_descs;
+		}
+	}
 	if (s->fq) {
 		struct gso_flowq_info fi = { .sz = sizeof(fi) };
 

@@ -617,6 +617,11 @@ static uint32_t vnet_inflight(const struct gso_dev *d)
 	return ((const struct vnet_dev *)d)->inflight;
 }
 
+static uint64_t vnet_completed(const struct gso_dev *d)
+{
+	return ((const struct vnet_dev *)d)->st.tx_completed;
+}
+
 static void vnet_stats(struct gso_dev *d, struct gso_dev_stats *st)
 {
 	struct vnet_dev *v = to_vnet(d);
@@ -669,6 +674,7 @@ const struct gso_dev_ops gsoi_vnet_ops = {
 	.close = vnet_close,
 	.destroy = vnet_destroy,
 	.inflight = vnet_inflight,
+	.completed = vnet_completed,
 };
 
 int gso_vnet__fd(const struct gso_dev *d)

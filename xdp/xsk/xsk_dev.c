@@ -55,6 +55,11 @@ static uint32_t xsk_inflight(const struct gso_dev *d)
 	return ((const struct xsk_dev *)d)->inflight;
 }
 
+static uint64_t xsk_completed(const struct gso_dev *d)
+{
+	return ((const struct xsk_dev *)d)->st.tx_completed;
+}
+
 /*
  * Whole frames are copied into a slab slot of one chunk: metadata room,
  * headers, payload, the slot rounded up to 8 bytes (xplan_make).
@@ -192,6 +197,7 @@ static const struct gso_dev_ops xsk_ops = {
 	.rx_release = xsk_rx_release_op,
 	.rx_wait = xsk_rx_wait_op,
 	.inflight = xsk_inflight,
+	.completed = xsk_completed,
 	.frame_room = xsk_frame_room,
 	.probe = gsoi_xsk_probe_op,
 };

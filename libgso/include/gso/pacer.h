@@ -307,10 +307,12 @@ GSO_API void gso_pacer__reset(struct gso_pacer *p);
  * The rule.  Every time the sender looks at its device (each completion
  * reap) it calls gso_aggr__look() with the work completed since its
  * previous look and the work still posted.  A look that finds completions
- * after at least two looks that found the device holding work and
- * finishing none, over at least GSO_AGGR_MIN_HOLD_NS, ends a *hold*: the
- * device sat on data and then released a batch, as an aggregating device
- * does at its transmit opportunity.  The time between two consecutive
+ * after looks that found the device holding work and finishing none, the
+ * first and the last of them at least GSO_AGGR_MIN_HOLD_NS apart, ends a
+ * *hold*: the device was seen sitting on data and then released a batch,
+ * as an aggregating device does at its transmit opportunity.  (A device
+ * that finished long before the sender looked again shows no such span,
+ * however long the sender slept.)  The time between two consecutive
  * held batches (no completion between them) is an interval sample; the
  * estimate is the median of the last GSO_AGGR_WINDOW samples, once there
  * are GSO_AGGR_MIN_SAMPLES of them.  The device *aggregates* when that
@@ -357,12 +359,13 @@ struct gso_aggr {
 	size_t sz;
 	/* private: the library's own; do not read or write */
 	uint64_t last_look_ns_;
-	uint64_t hold_from_ns_;   /* first look of the current hold, 0: none */
+	uint64_t hold_from_ns_;   /* first look of the current hold */
+	uint64_t hold_last_ns_;   /* its latest look */
 	uint64_t last_done_ns_;   /* last look that found completions */
 	uint64_t last_batch_ns_;  /* last held batch; 0 when a completion followed it */
 	uint64_t iv_[GSO_AGGR_WINDOW], work_[GSO_AGGR_WINDOW];
 	uint64_t batches_, forgotten_;
-	uint32_t hold_looks_, steady_, n_, pos_;
+	uint32_t holding_, steady_, n_, pos_;
 	uint64_t init_;
 };
 

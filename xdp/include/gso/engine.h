@@ -1111,9 +1111,25 @@ struct gso_stream_info {
 	uint32_t path_mtu;           /* IP bytes per packet in force (mss follows it) */
 	uint64_t pmtu_changes;       /* times it moved */
 	uint64_t pmtu_lost_segs;     /* segments sent too large for a lowered MTU: retransmitted */
+	/*
+	 * The device's aggregation and the sizing in force (<gso/pacer.h>
+	 * section 3: a device that sends in aggregates, such as Wi-Fi, gets
+	 * bursts and a device-queue limit of its aggregation interval, with
+	 * no setting), learned by the engine from its device's completions:
+	 */
+	uint64_t dev_aggr_interval_ns; /* median interval between the device's aggregates; 0: it
+					* does not aggregate (or nothing seen yet) */
+	uint64_t dev_aggr_bytes;     /* median payload bytes per aggregate (the device counts
+				      * descriptors: converted at a full super-segment's bytes
+				      * per descriptor) */
+	uint64_t dev_queue_limit;    /* payload bytes the stream may keep posted and not
+				      * completed in the device now (0: not sized yet) */
+	uint32_t burst_shift;        /* pacing shift its bursts are sized with now */
+	uint32_t dev_aggr_adapted;   /* 1: the two above follow the learned interval; 0: the
+				      * fixed policy (no aggregation, or pacing_shift set) */
 	size_t :0;
 };
-#define gso_stream_info__last_field pmtu_lost_segs
+#define gso_stream_info__last_field dev_aggr_adapted
 
 /* ===================================================================== */
 /* Listeners (TCP passive open)                                           */
