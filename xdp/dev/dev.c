@@ -68,7 +68,7 @@ int gso_dev__inflight(const struct gso_dev *dev)
 
 uint64_t gsoi_dev_completed(const struct gso_dev *dev)
 {
-	return dev->closed ? 0 : dev->ops->completed(dev);
+	return dev->closed || !dev->ops->completed ? 0 : dev->ops->completed(dev);
 }
 
 int gso_dev__ifindex(const struct gso_dev *dev)

@@ -53,7 +53,11 @@ struct gso_dev_ops {
 	int (*rx_wait)(struct gso_dev *dev, int timeout_ms);
 	/* Descriptors posted, not completed (called while open). */
 	uint32_t (*inflight)(const struct gso_dev *dev);
-	/* Descriptors completed since creation, however reaped (internal reaps included). */
+	/*
+	 * Descriptors completed since creation, however reaped (internal
+	 * reaps included).  Optional: NULL for a device whose inflight() is
+	 * always 0 (it completes inside submit; nothing to learn from).
+	 */
 	uint64_t (*completed)(const struct gso_dev *dev);
 	/*
 	 * Optional: the largest payload a whole-frame copy of a segment with
@@ -95,7 +99,7 @@ struct gso_dev {
  * inside its capacity, not in a released chunk, every chunk still held.
  * Returns 0 or -EINVAL.
  */
-/* ops->completed, or 0 for a closed device. */
+/* ops->completed, or 0 for a closed device or one without the op. */
 uint64_t gsoi_dev_completed(const struct gso_dev *dev);
 
 int gsoi_dev_buf_check(const struct dev_mem *mem, const struct gso_buf *buf, uint32_t off, uint32_t len);
