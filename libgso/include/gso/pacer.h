@@ -300,7 +300,8 @@ GSO_API void gso_pacer__reset(struct gso_pacer *p);
  * milliseconds apart; holding 1 ms of data it never has enough to fill
  * one, each aggregate carries what little it holds, and throughput fell
  * from about 600 to 250-440 Mbit/s.  Linux's answer was a static
- * per-device knob (mac80211 sets the shift to 8, about 4 ms).  libgso
+ * per-device knob (mac80211 set the shift to 8, about 4 ms, in 2018, and
+ * to 7, about 8 ms, in 2019).  libgso
  * learns it instead, from what any sender can see: when its device
  * completes what it was given.
  *
