@@ -428,6 +428,12 @@ int gso_dgram__info(const struct gso_dgram *h, struct gso_dgram_info *info)
 	full.queued = d->qlen;
 	full.queue_len = d->qcap;
 	full.max_gso_size = d->max_gso;
+	{
+		struct gso_aggr_info ai = { .sz = sizeof(ai) };
+
+		if (!gso_aggr__info(&d->f.e->aggr, &ai) && ai.aggregating)
+			full.dev_aggr_interval_ns = ai.interval_ns;
+	}
 	full.max_segs = d->max_segs;
 	full.max_len = d->max_len;
 	full.rate = d->rate;

@@ -741,9 +741,17 @@ struct gso_dgram_info {
 	/* Path MTU ("Path MTU" at the top): */
 	uint32_t path_mtu;    /* IP bytes per datagram in force: max_gso_size follows it */
 	uint64_t pmtu_changes; /* times it moved */
+	/*
+	 * The engine's device sends in aggregates this far apart (0: it does
+	 * not, or nothing seen yet; <gso/pacer.h> section 3).  A datagram flow
+	 * has no device-queue limit of the engine's to adapt: a transport that
+	 * sizes its own sends (QUIC) should keep about two intervals of data
+	 * at its rate queued, as a stream does, rather than 1 ms.
+	 */
+	uint64_t dev_aggr_interval_ns;
 	size_t :0;
 };
-#define gso_dgram_info__last_field pmtu_changes
+#define gso_dgram_info__last_field dev_aggr_interval_ns
 
 /* Fill `info` up to info->sz (0: whole).  0, -EINVAL, -EBADF, -EPERM. */
 GSO_API int gso_dgram__info(const struct gso_dgram *d, struct gso_dgram_info *info);
