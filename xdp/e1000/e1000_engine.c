@@ -318,6 +318,26 @@ static void start(struct e1000_engine *e)
 		gather(e, e->hdr, e->tso.hdr_len, 0, 0, 0, &unused);
 }
 
+/* Charge the checked packet to the aggregate's budget; false: it waits for the next aggregate. */
+static bool budget_take(struct e1000_engine *e)
+{
+	struct e1000_budget *b = e->budget;
+	const struct e1000_pkt *p = &e->pkt;
+	uint64_t bytes = p->tse ? (uint64_t)p->frames * e->tso.hdr_len + e->tso.paylen : p->total;
+
+	if (!b)
+		return true;
+	if (b->took_frames && (p->frames > b->frames || bytes > b->bytes)) {
+		b->full = true;
+		return false;
+	}
+	b->frames = p->frames < b->frames ? b->frames - p->frames : 0;
+	b->bytes = bytes < b->bytes ? b->bytes - bytes : 0;
+	b->took_frames += p->frames;
+	b->took_bytes += bytes;
+	return true;
+}
+
 static void drop(struct e1000_engine *e, enum scan_result r, uint32_t first)
 {
 	_Atomic uint64_t *c = r == SCAN_EOP_MISSING ? &e->cnt.eop_missing :
@@ -331,7 +351,7 @@ static void drop(struct e1000_engine *e, enum scan_result r, uint32_t first)
 uint32_t gsoi_e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *head, uint32_t tail,
 			       struct e1000_wire *w)
 {
-	uint32_t consumed = 0, h = *head, end = 0;
+	uint32_t consumed = 0, h = *head, end = 0, nctx = 0;
 
 	/* A tail more than a ring ahead is the driver's bug; never read a slot twice in one pass. */
 	if (tail - h > e->ring_size)
@@ -371,6 +391,7 @@ uint32_t gsoi_e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *
 			e1000_cnt_add(&e->cnt.ctx_descs, 1);
 			h++;
 			consumed++;
+			nctx++;
 			continue;
 		case GSO_E1000_DATA:
 			break;
@@ -380,6 +401,7 @@ uint32_t gsoi_e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *
 			writeback(e, ring, h, h + 1);
 			h++;
 			consumed++;
+			nctx = 0;
 			continue;
 		}
 		r = scan(e, ring, h, tail, &end);
@@ -398,8 +420,21 @@ uint32_t gsoi_e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *
 			writeback(e, ring, h, end);
 			consumed += end - h;
 			h = end;
+			nctx = 0;
 			continue;
 		}
+		if (!budget_take(e)) {
+			/*
+			 * The packet's context descriptors wait with it, so that
+			 * an aggregate completes whole packets only; taken again
+			 * next time, they set the same context.
+			 */
+			h -= nctx;
+			consumed -= nctx;
+			e1000_cnt_add(&e->cnt.ctx_descs, (uint64_t)0 - nctx);
+			break;
+		}
+		nctx = 0;
 		p->first = h;
 		p->end = end;
 		start(e);
