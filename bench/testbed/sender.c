@@ -553,35 +553,36 @@ struct report_in {
 	const char *status;
 };
 
-/* The e1000 model's counters; with --txop, its aggregates (mean size, mean interval between them). */
+/*
+ * The e1000 model's counters, flat (the README's rule for the sender's
+ * line): with --txop, its aggregates (mean size, mean interval between them).
+ */
 static void report_e1000(struct bench_json *j, const struct opts *o, const struct gso_e1000_stats *e)
 {
-	bench_json_obj(j, "e1000");
-	bench_json_u64(j, "packets", e->packets);
-	bench_json_u64(j, "tso_packets", e->tso_packets);
-	bench_json_u64(j, "frames", e->frames);
-	bench_json_u64(j, "wire_full", e->wire_full);
-	bench_json_dbl(j, "dev_cpu_s", (double)e->dev_cpu_ns * 1e-9);
+	bench_json_u64(j, "e1000_packets", e->packets);
+	bench_json_u64(j, "e1000_tso_packets", e->tso_packets);
+	bench_json_u64(j, "e1000_frames", e->frames);
+	bench_json_u64(j, "e1000_wire_full", e->wire_full);
+	bench_json_dbl(j, "e1000_dev_cpu_s", (double)e->dev_cpu_ns * 1e-9);
 	bench_json_bool(j, "txop", o->txop_us != 0);
-	if (o->txop_us) {
-		bench_json_u64(j, "txop_us", o->txop_us);
-		bench_json_u64(j, "txop_frames_limit", o->txop_frames ? o->txop_frames : 64); /* <gso/e1000.h>'s default */
-		bench_json_dbl(j, "txop_rate_mbit", o->txop_mbit);
-		bench_json_u64(j, "txops", e->txops);
-		bench_json_u64(j, "txop_empty", e->txop_empty);
-		bench_json_u64(j, "txop_full", e->txop_full);
-		bench_json_dbl(j, "txop_frames_mean", e->txops ? (double)e->frames / (double)e->txops : 0);
-		bench_json_dbl(j, "txop_bytes_mean", e->txops ? (double)e->txop_bytes / (double)e->txops : 0);
-		bench_json_u64(j, "txop_frames_max", e->txop_frames_max);
-		bench_json_u64(j, "txop_bytes_max", e->txop_bytes_max);
-		bench_json_dbl(j, "txop_interval_mean_us",
-			       e->txops > 1 ? (double)e->txop_span_ns * 1e-3 / (double)(e->txops - 1) : 0);
-		bench_json_dbl(j, "txop_airtime_s", (double)e->txop_airtime_ns * 1e-9);
-		bench_json_dbl(j, "txop_late_mean_us", e->txops + e->txop_empty ?
-			       (double)e->txop_late_ns * 1e-3 / (double)(e->txops + e->txop_empty) : 0);
-		bench_json_dbl(j, "txop_late_max_us", (double)e->txop_late_max_ns * 1e-3);
-	}
-	bench_json_close(j);
+	if (!o->txop_us)
+		return;
+	bench_json_u64(j, "txop_us", o->txop_us);
+	bench_json_u64(j, "txop_frames_limit", o->txop_frames ? o->txop_frames : 64); /* <gso/e1000.h>'s default */
+	bench_json_dbl(j, "txop_rate_mbit", o->txop_mbit);
+	bench_json_u64(j, "txops", e->txops);
+	bench_json_u64(j, "txop_empty", e->txop_empty);
+	bench_json_u64(j, "txop_full", e->txop_full);
+	bench_json_dbl(j, "txop_frames_mean", e->txops ? (double)e->frames / (double)e->txops : 0);
+	bench_json_dbl(j, "txop_bytes_mean", e->txops ? (double)e->txop_bytes / (double)e->txops : 0);
+	bench_json_u64(j, "txop_frames_max", e->txop_frames_max);
+	bench_json_u64(j, "txop_bytes_max", e->txop_bytes_max);
+	bench_json_dbl(j, "txop_interval_mean_us",
+		       e->txops > 1 ? (double)e->txop_span_ns * 1e-3 / (double)(e->txops - 1) : 0);
+	bench_json_dbl(j, "txop_airtime_s", (double)e->txop_airtime_ns * 1e-9);
+	bench_json_dbl(j, "txop_late_mean_us", e->txops + e->txop_empty ?
+		       (double)e->txop_late_ns * 1e-3 / (double)(e->txops + e->txop_empty) : 0);
+	bench_json_dbl(j, "txop_late_max_us", (double)e->txop_late_max_ns * 1e-3);
 }
 
 static void report(const struct report_in *in)
