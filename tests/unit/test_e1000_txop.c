@@ -79,14 +79,7 @@ static void fini(void)
 
 static void init(void)
 {
-	GSO_OPTS(gso_tmpl_fields, f, .l3 = GSO_L3_IPV4, .l4 = GSO_L4_TCP, .sport = 7, .dport = 8, .df = true,
-		 .seq = 1000, .ack = 1, .window = 100, .tcp_flags = GSO_TCP_ACK);
-
-	memset(f.eth_dst, 2, 6);
-	memset(f.eth_src, 4, 6);
-	memset(f.saddr, 10, 4);
-	memset(f.daddr, 11, 4);
-	cr_assert_eq(gso_tmpl__build(&tmpl, &f), 0);
+	gso_test_tmpl_tcp4(&tmpl);
 	gso_test_fill_random(pay, sizeof(pay), &(uint64_t){ 5 });
 	rec = calloc(1, sizeof(*rec));
 	cr_assert_not_null(rec);
