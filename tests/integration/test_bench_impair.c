@@ -223,30 +223,19 @@ Test(bench_impair, kernel_tcp_through_block_ack, .fini = bt_relay_fini, .timeout
 }
 
 /* --block-ack nonsense is a usage error (exit 2) with a message; --help documents it. */
-Test(bench_impair, block_ack_usage, .timeout = 30)
+Test(bench_impair, block_ack_usage, .fini = bt_fini, .timeout = 30)
 {
-	static const struct {
-		const char *args[4];
-		const char *msg;
-	} bad[] = {
+	static const struct bt_usage bad[] = {
 		{ { "--block-ack", "0" }, "bad --block-ack '0'" },
 		{ { "--block-ack", "1001" }, "bad --block-ack '1001'" },
 		{ { "--block-ack", "4", "--block-ack-max", "0" }, "bad --block-ack-max '0'" },
 		{ { "--block-ack-max", "8" }, "--block-ack-max needs --block-ack" },
 	};
+	const char *pre[] = { bt_prog("impair"), "relay", "--a", "lo", "--b", "lo", NULL };
 	const char *help[] = { bt_prog("impair"), "relay", "--help", NULL };
 	struct bt_proc *p;
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		const char *argv[BT_MAX_ARGS] = { bt_prog("impair"), "relay", "--a", "lo", "--b", "lo" };
-		int n = 6;
-
-		for (int k = 0; k < 4 && bad[i].args[k]; k++)
-			argv[n++] = bad[i].args[k];
-		p = bt_spawn(argv);
-		cr_assert_eq(bt_wait(p, 10), 2, "case %zu: exit %d: %s", i, p->status, bt_read(p->err));
-		cr_assert(strstr(bt_read(p->err), bad[i].msg), "case %zu: %s", i, bt_read(p->err));
-	}
+	bt_expect_usages(pre, bad, sizeof(bad) / sizeof(bad[0]));
 	p = bt_spawn(help);
 	cr_assert_eq(bt_wait(p, 10), 0);
 	cr_assert(strstr(bt_read(p->out), "--block-ack MS"), "%s", bt_read(p->out));

@@ -13,10 +13,7 @@
 /* Nonsense is a usage error (exit 2) with a message, before anything is opened. */
 Test(sender_txop, usage_errors, .fini = bt_fini, .timeout = 30)
 {
-	static const struct {
-		const char *args[4];
-		const char *msg;
-	} bad[] = {
+	static const struct bt_usage bad[] = {
 		{ { "--txop", "0" }, "bad --txop '0'" },
 		{ { "--txop", "2000000" }, "bad --txop" },
 		{ { "--txop-frames", "16" }, "need --txop" },
@@ -24,20 +21,11 @@ Test(sender_txop, usage_errors, .fini = bt_fini, .timeout = 30)
 		{ { "--txop", "4000", "--txop-frames", "0" }, "bad --txop-frames" },
 		{ { "--txop", "4000" }, "needs --mode offload-e1000" }, /* the default mode is software */
 	};
+	const char *pre[] = { bt_prog("sender"), "--dev", "lo", "--dst", "127.0.0.1", NULL };
 	const char *help[] = { bt_prog("sender"), "--help", NULL };
 	struct bt_proc *p;
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		const char *argv[BT_MAX_ARGS] = { bt_prog("sender"), "--dev", "lo", "--dst", "127.0.0.1" };
-		int n = 5;
-
-		for (int k = 0; k < 4 && bad[i].args[k]; k++)
-			argv[n++] = bad[i].args[k];
-		p = bt_spawn(argv);
-		cr_assert_eq(bt_wait(p, 10), 2, "case %zu: exit %d: %s", i, p->status, bt_read(p->err));
-		cr_assert(strstr(bt_read(p->err), bad[i].msg), "case %zu: %s", i, bt_read(p->err));
-		cr_assert_eq(bt_read(p->out)[0], 0, "a usage error printed a result: %s", bt_read(p->out));
-	}
+	bt_expect_usages(pre, bad, sizeof(bad) / sizeof(bad[0]));
 	p = bt_spawn(help);
 	cr_assert_eq(bt_wait(p, 10), 0);
 	cr_assert(strstr(bt_read(p->out), "--txop US"), "%s", bt_read(p->out));
