@@ -139,8 +139,9 @@ struct gso_e1000_opts {
  *
  * Returns 0 and *dev, or -EINVAL (NULL, bad option, unknown flag, ifindex
  * 0 without wire_fn, a txop_* field or link_rate set without
- * GSO_E1000_F_TXOP, GSO_E1000_F_TXOP_NO_JITTER without it, opts->mtu outside GSO_E1000_MIN_MTU..GSO_E1000_MAX_MTU
- * or set with an interface), -EMSGSIZE (the interface's MTU too large for
+ * GSO_E1000_F_TXOP, GSO_E1000_F_TXOP_NO_JITTER without it, a txop_* field
+ * out of its range, txop_jitter_us not below txop_us, opts->mtu outside
+ * GSO_E1000_MIN_MTU..GSO_E1000_MAX_MTU or set with an interface), -EMSGSIZE (the interface's MTU too large for
  * the chunk size),
  * -ENODEV, -ENOMEM, -EPERM, -EBUSY, or an errno of the AF_XDP socket or
  * of pthread_create.
