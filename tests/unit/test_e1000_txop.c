@@ -309,4 +309,15 @@ Test(e1000_txop, thread_sends_aggregates_at_opportunities, .init = init, .fini =
 	/* Completions in batches of whole aggregates, an airtime after the aggregate began. */
 	cr_assert_geq(median(step, nc), AGG / PKT_FRAMES * PKT_DESCS);
 	cr_assert_geq(median(since, nc), air_ns * 9 / 10, "median %lu ns", (unsigned long)median(since, nc));
+
+	/* Idle, the device sleeps between opportunities: a spinning thread would take most of 100 ms. */
+	{
+		struct gso_e1000_stats e2 = { .sz = sizeof(e2) };
+
+		sleep_ns(100000000);
+		cr_assert_eq(gso_e1000__stats(dev, &e2), 0);
+		cr_assert_lt(e2.dev_cpu_ns - es.dev_cpu_ns, 20000000, "device thread CPU %.1f ms in 100 ms idle",
+			     (double)(e2.dev_cpu_ns - es.dev_cpu_ns) * 1e-6);
+		cr_assert_geq(e2.txop_empty, es.txop_empty + 5, "no empty opportunities while idle");
+	}
 }
