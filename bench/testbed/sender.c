@@ -67,6 +67,7 @@ struct opts {
 	uint32_t queue, pacing_shift, min_segs, win_divisor, cc, queues, streams;
 	uint32_t txop_us, txop_frames;
 	double txop_mbit;
+	bool txop_split;
 	bool json, raw, no_sack, no_ts, check, quiet, progress;
 };
 
@@ -114,6 +115,8 @@ static void usage(FILE *f)
 		"                          a larger TSO packet still goes whole, alone)\n"
 		"      --txop-rate MBIT    with --txop: link rate on the air in Mbit/s (an aggregate\n"
 		"                          completes its bytes / rate after the opportunity; default none)\n"
+		"      --txop-split        with --txop: the limit counts frames, not packets (A-MPDU): a TSO\n"
+		"                          packet's frames may span aggregates\n"
 		"      --queue Q           AF_XDP queue (default 0)\n"
 		"      --queues N          N > 1: a multi-queue port (<gso/port.h>), one engine and worker\n"
 		"                          per queue, streams placed by their RSS hash (AF_XDP modes;\n"
@@ -138,7 +141,7 @@ static void usage(FILE *f)
 
 enum { O_DEV = 256, O_SRC, O_DSTMAC, O_SPORT, O_RAW, O_RATE, O_SHIFT, O_MINSEGS, O_DIV, O_CC, O_MSS,
        O_NOSACK, O_NOTS, O_QUEUE, O_IDLE, O_CHECK, O_LIST, O_QUEUES, O_STREAMS, O_PROGRESS, O_TXOP,
-       O_TXOP_FRAMES, O_TXOP_RATE };
+       O_TXOP_FRAMES, O_TXOP_RATE, O_TXOP_SPLIT };
 
 static uint32_t parse_u32(const char *name, const char *v, uint64_t lo, uint64_t hi)
 {
@@ -186,6 +189,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "txop", required_argument, 0, O_TXOP },
 		{ "txop-frames", required_argument, 0, O_TXOP_FRAMES },
 		{ "txop-rate", required_argument, 0, O_TXOP_RATE },
+		{ "txop-split", no_argument, 0, O_TXOP_SPLIT },
 		{ 0, 0, 0, 0 },
 	};
 	bool have_bytes = false;
@@ -256,6 +260,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_STREAMS: o->streams = parse_u32("streams", optarg, 1, 1024); break;
 		case O_TXOP: o->txop_us = parse_u32("txop", optarg, 1, 1000000); break;
 		case O_TXOP_FRAMES: o->txop_frames = parse_u32("txop-frames", optarg, 1, 65535); break;
+		case O_TXOP_SPLIT: o->txop_split = true; break;
 		case O_TXOP_RATE:
 			/* At least 1 Mbit/s: below, one aggregate of 64 full frames is on the air for a second. */
 			if (bench_parse_double(optarg, &o->txop_mbit) || !(o->txop_mbit >= 1 && o->txop_mbit <= 1e6))
@@ -280,8 +285,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		o->streams = o->queues;
 	if (o->streams > 1 && o->queues == 1)
 		bench_die(BENCH_EXIT_USAGE, 0, "--streams needs --queues > 1");
-	if ((o->txop_frames || o->txop_mbit > 0) && !o->txop_us)
-		bench_die(BENCH_EXIT_USAGE, 0, "--txop-frames and --txop-rate need --txop");
+	if ((o->txop_frames || o->txop_mbit > 0 || o->txop_split) && !o->txop_us)
+		bench_die(BENCH_EXIT_USAGE, 0, "--txop-frames, --txop-rate and --txop-split need --txop");
 	if (o->txop_us && (o->mode != SND_MODE_E1000 || o->queues > 1))
 		bench_die(BENCH_EXIT_USAGE, 0, "--txop is a mode of the e1000 model: it needs --mode offload-e1000 "
 			  "(and one queue)");
@@ -570,6 +575,7 @@ static void report_e1000(struct bench_json *j, const struct opts *o, const struc
 	bench_json_u64(j, "txop_us", o->txop_us);
 	bench_json_u64(j, "txop_frames_limit", o->txop_frames ? o->txop_frames : 64); /* <gso/e1000.h>'s default */
 	bench_json_dbl(j, "txop_rate_mbit", o->txop_mbit);
+	bench_json_bool(j, "txop_split", o->txop_split);
 	bench_json_u64(j, "txops", e->txops);
 	bench_json_u64(j, "txop_empty", e->txop_empty);
 	bench_json_u64(j, "txop_full", e->txop_full);
@@ -828,6 +834,7 @@ int main(int argc, char **argv)
 		d.txop_us = o.txop_us;
 		d.txop_frames = o.txop_frames;
 		d.txop_rate = (uint64_t)(o.txop_mbit * 1e6 / 8);
+		d.txop_split = o.txop_split;
 	}
 	signal_engine = r.e;
 	signal(SIGINT, on_signal);

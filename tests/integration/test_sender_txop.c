@@ -20,6 +20,7 @@ Test(sender_txop, usage_errors, .fini = bt_fini, .timeout = 30)
 		{ { "--txop", "4000", "--txop-rate", "0" }, "bad --txop-rate '0'" },
 		{ { "--txop", "4000", "--txop-frames", "0" }, "bad --txop-frames" },
 		{ { "--txop", "4000" }, "needs --mode offload-e1000" }, /* the default mode is software */
+		{ { "--txop-split" }, "need --txop" },
 	};
 	const char *pre[] = { bt_prog("sender"), "--dev", "lo", "--dst", "127.0.0.1", NULL };
 	const char *help[] = { bt_prog("sender"), "--help", NULL };
@@ -31,6 +32,7 @@ Test(sender_txop, usage_errors, .fini = bt_fini, .timeout = 30)
 	cr_assert(strstr(bt_read(p->out), "--txop US"), "%s", bt_read(p->out));
 	cr_assert(strstr(bt_read(p->out), "--txop-frames N"), "%s", bt_read(p->out));
 	cr_assert(strstr(bt_read(p->out), "--txop-rate MBIT"), "%s", bt_read(p->out));
+	cr_assert(strstr(bt_read(p->out), "--txop-split"), "%s", bt_read(p->out));
 }
 
 /* 8 MB through a model that sends every 4 ms at most 32 frames at 400 Mbit/s. */
@@ -60,4 +62,24 @@ Test(sender_txop, stream_over_aggregating_model, .fini = fini, .timeout = 120)
 	cr_assert_gt(fmax, 0, "%s", r.sj);
 	if (fmax > 32)
 		cr_assert_geq(bt_num(r.sj, "burst_max_segs"), fmax, "%s", r.sj);
+}
+
+/* --txop-split: aggregates of frames (A-MPDU), so none is larger than the limit. */
+Test(sender_txop, stream_over_splitting_model, .fini = fini, .timeout = 120)
+{
+	struct run r = { .mode = "offload-e1000", .bytes = "8M", .port = 7470,
+			 .extra = { "--txop", "4000", "--txop-frames", "32", "--txop-split" },
+			 .sender_timeout = 90 };
+
+	bed();
+	transfer(&r, NULL);
+	if (r.sender_exit == 77)
+		cr_skip_test("offload-e1000 not available here: %s", r.sj);
+	expect_verified(&r, 8u << 20);
+	cr_log_info("txop split: %s", r.sj);
+	cr_assert(strstr(r.sj, "\"txop_split\": true"), "%s", r.sj);
+	cr_assert_gt(bt_num(r.sj, "txops"), 10, "%s", r.sj);
+	cr_assert_leq(bt_num(r.sj, "txop_frames_max"), 32, "%s", r.sj);
+	cr_assert_gt(bt_num(r.sj, "txop_full"), 0, "%s", r.sj);
+	cr_assert_geq(bt_num(r.sj, "txop_interval_mean_us"), 3000, "%s", r.sj);
 }

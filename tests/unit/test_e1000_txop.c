@@ -125,6 +125,7 @@ Test(e1000_txop, options_that_would_be_ignored_or_make_no_sense_are_refused, .in
 		{ .sz = sizeof(bad[0]), .flags = GSO_E1000_F_TXOP | GSO_E1000_F_TXOP_NO_JITTER, .txop_jitter_us = 10 },
 		{ .sz = sizeof(bad[0]), .flags = GSO_E1000_F_TXOP, .txop_us = 1000001 },
 		{ .sz = sizeof(bad[0]), .flags = GSO_E1000_F_TXOP, .txop_frames = 65536 },
+		{ .sz = sizeof(bad[0]), .flags = GSO_E1000_F_TXOP_SPLIT },
 	};
 
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -225,6 +226,63 @@ Test(e1000_txop, polled_byte_limit_closes_the_aggregate, .init = init, .fini = f
 	cr_assert_eq(es.txop_full, 2);
 	cr_assert_eq(es.txop_bytes, 5 * PKT_FRAMES * FRAME_BYTES);
 	cr_assert_eq(es.txop_airtime_ns, 0, "no link rate: no airtime");
+}
+
+/*
+ * GSO_E1000_F_TXOP_SPLIT: aggregates of frames, not packets.  With 4 (or
+ * 3 by the byte limit) frames per aggregate, an 8-frame packet spans
+ * aggregates, and its descriptors (its context descriptor too) complete
+ * only with the aggregate that carries its last frame.
+ */
+struct split_case {
+	uint32_t frames, bytes; /* limits */
+	uint32_t per;           /* frames per aggregate that follow */
+};
+
+static void split_run(const struct split_case *c)
+{
+	GSO_OPTS(gso_e1000_opts, o,
+		 .flags = GSO_E1000_F_NO_THREAD | GSO_E1000_F_TXOP | GSO_E1000_F_TXOP_NO_JITTER | GSO_E1000_F_TXOP_SPLIT,
+		 .txop_us = 1000, .txop_frames = c->frames, .txop_bytes = c->bytes, .nchunks = 1024, .wire_fn = wire,
+		 .wire_ctx = rec);
+	struct gso_e1000_stats es = { .sz = sizeof(es) };
+	const uint32_t total = 3 * PKT_FRAMES;
+	int inflight0, polls = 0;
+
+	make(&o);
+	post(3);
+	inflight0 = gso_dev__inflight(dev);
+	gso_e1000__poll(dev);
+	while (atomic_load(&rec->n) < total && polls++ < 200) {
+		uint32_t sent, done;
+
+		sleep_ns(1500000);
+		gso_e1000__poll(dev);
+		gso_dev__reap(dev, 0);
+		sent = atomic_load(&rec->n);
+		done = (uint32_t)(inflight0 - gso_dev__inflight(dev));
+		/* Whole packets, context descriptor included, and only those whose every frame is out. */
+		cr_assert_eq(done % PKT_DESCS, 0, "%u descriptors completed", done);
+		cr_assert_eq(done / PKT_DESCS, sent / PKT_FRAMES, "%u frames out, %u descriptors completed", sent, done);
+	}
+	cr_assert_eq(atomic_load(&rec->n), total);
+	cr_assert_eq(gso_dev__inflight(dev), 0);
+	cr_assert_eq(gso_e1000__stats(dev, &es), 0);
+	cr_assert_eq(es.txops, (total + c->per - 1) / c->per);
+	cr_assert_eq(es.txop_frames_max, c->per);
+	cr_assert_eq(es.txop_full, es.txops - 1);
+	cr_assert_eq(es.txop_bytes, total * FRAME_BYTES);
+	cr_assert_eq(es.packets, 3);
+}
+
+Test(e1000_txop, split_frames_limit, .init = init, .fini = fini)
+{
+	split_run(&(struct split_case){ .frames = 4, .per = 4 });
+}
+
+Test(e1000_txop, split_bytes_limit, .init = init, .fini = fini)
+{
+	split_run(&(struct split_case){ .frames = 64, .bytes = 3 * FRAME_BYTES + 10, .per = 3 });
 }
 
 /*

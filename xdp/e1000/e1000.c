@@ -633,7 +633,8 @@ static int read_txop(const struct gso_e1000_opts *o, struct ecfg *c)
 	uint64_t rate = GSO_OPTS_GET(o, link_rate, 0);
 
 	if (!(c->flags & GSO_E1000_F_TXOP))
-		return us || jit || frames || bytes || rate || (c->flags & GSO_E1000_F_TXOP_NO_JITTER) ? -EINVAL : 0;
+		return us || jit || frames || bytes || rate ||
+		       (c->flags & (GSO_E1000_F_TXOP_NO_JITTER | GSO_E1000_F_TXOP_SPLIT)) ? -EINVAL : 0;
 	us = us ?: DEF_TXOP_US;
 	if (us > MAX_TXOP_US || frames > 65535 || (jit && (c->flags & GSO_E1000_F_TXOP_NO_JITTER)) || jit >= us)
 		return -EINVAL;
@@ -645,6 +646,7 @@ static int read_txop(const struct gso_e1000_opts *o, struct ecfg *c)
 		.max_frames = frames ?: DEF_TXOP_FRAMES,
 		.max_bytes = bytes ?: UINT64_MAX,
 		.rate = rate,
+		.split = c->flags & GSO_E1000_F_TXOP_SPLIT,
 	};
 	return 0;
 }

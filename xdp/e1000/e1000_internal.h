@@ -79,19 +79,25 @@ struct e1000_pkt {
 	uint32_t frames;      /* frames it makes */
 	uint32_t done;        /* frames emitted */
 	uint32_t cur, cur_off; /* payload cursor: piece, offset in it */
+	uint32_t ctx;         /* context descriptors right before it */
+	bool ctx_held;        /* with a budget: those are not in the head while it is half out */
 };
 
 /*
  * What an aggregate may still take (transmit-opportunity mode): the engine
  * starts a packet only if its frames and frame bytes fit, except the
- * aggregate's first packet, which it always takes.
+ * aggregate's first packet, which it always takes.  With `split`, frames
+ * count one by one instead: a packet's frames may span aggregates, and
+ * the aggregate takes at least one frame.
  */
 struct e1000_budget {
 	uint32_t frames;      /* frames left */
 	uint64_t bytes;       /* frame bytes left */
 	uint32_t took_frames; /* taken so far */
 	uint64_t took_bytes;
-	bool full;            /* a packet was left for the next aggregate */
+	bool split;
+	bool full;            /* something posted was left for the next aggregate */
+	bool stopped;         /* the engine stopped for the budget (not for a full wire) */
 };
 
 struct e1000_engine {
@@ -165,6 +171,7 @@ struct e1000_txop_cfg {
 	uint32_t max_frames;
 	uint64_t max_bytes;   /* UINT64_MAX: no limit */
 	uint64_t rate;        /* bytes/s; 0: no airtime */
+	bool split;           /* GSO_E1000_F_TXOP_SPLIT */
 };
 
 /* Counters: written by whoever runs the device, read by anyone. */

@@ -84,6 +84,16 @@ static uint32_t emit(struct e1000_dev *x)
 	return n;
 }
 
+/*
+ * Every frame of the aggregate is out: no packet is half sent, or one is
+ * but only because the aggregate is full (split mode), not because the
+ * wire is.
+ */
+static bool on_wire(const struct e1000_dev *x)
+{
+	return !x->eng.pkt.active || x->txop.budget.stopped;
+}
+
 /* Every frame of the aggregate is out: it is on the air until start + airtime. */
 static void sent(struct e1000_dev *x, uint64_t now)
 {
@@ -127,11 +137,11 @@ static uint32_t opportunity(struct e1000_dev *x, uint64_t now)
 	t->next_op = (late > t->c.period_ns / 2 ? now : t->next_op) + interval(t);
 	/* Acquire pairs with the driver's release store of TDT: descriptors before the tail. */
 	t->tail = atomic_load_explicit(&x->tdt, memory_order_acquire);
-	if (t->tail == x->dev_head) {
+	if (t->tail == x->dev_head && !x->eng.pkt.active) {
 		e1000_cnt_add(&c->empty, 1);
 		return 0;
 	}
-	t->budget = (struct e1000_budget){ .frames = t->c.max_frames, .bytes = t->c.max_bytes };
+	t->budget = (struct e1000_budget){ .frames = t->c.max_frames, .bytes = t->c.max_bytes, .split = t->c.split };
 	t->start = now;
 	n = emit(x);
 	if (!t->budget.took_frames) {
@@ -143,10 +153,10 @@ static uint32_t opportunity(struct e1000_dev *x, uint64_t now)
 	}
 	if (!atomic_load_explicit(&c->txops, memory_order_relaxed))
 		t->first_start = now;
-	if (x->eng.pkt.active)
-		t->sending = true;
-	else
+	if (on_wire(x))
 		sent(x, now);
+	else
+		t->sending = true;
 	return n;
 }
 
@@ -162,7 +172,7 @@ uint64_t gsoi_e1000_txop_step(struct e1000_dev *x, uint64_t now, uint32_t *consu
 	land(x, now);
 	if (t->sending) {
 		n = emit(x);
-		if (!x->eng.pkt.active)
+		if (on_wire(x))
 			sent(x, now);
 	} else if (!t->in_air && now >= t->next_op) {
 		n = opportunity(x, now);

@@ -314,7 +314,7 @@ int snd_dev_wire(struct snd_dev *d, struct gso_engine *e, unsigned ack_queue, ch
 	gso_dev__destroy(d->rx[w]);
 	d->rx[w] = NULL;
 	GSO_OPTS(gso_e1000_opts, eo, .mode = GSO_TSO_OFFLOAD, .queue_id = (uint32_t)w, .xsk_mode = GSO_XSK_MODE_AUTO,
-		 .flags = d->txop_us ? GSO_E1000_F_TXOP : 0, .txop_us = d->txop_us, .txop_frames = d->txop_frames,
+		 .flags = (d->txop_us ? GSO_E1000_F_TXOP : 0) | (d->txop_split ? GSO_E1000_F_TXOP_SPLIT : 0), .txop_us = d->txop_us, .txop_frames = d->txop_frames,
 		 .link_rate = d->txop_rate);
 	r = gso_e1000__create(&x, d->ifindex, &eo);
 	if (r)

@@ -74,6 +74,7 @@ struct snd_dev {
 	uint32_t txop_us;      /* interval between opportunities; 0: the plain model */
 	uint32_t txop_frames;  /* frames per aggregate at most; 0: the model's default */
 	uint64_t txop_rate;    /* bytes/s on the air; 0: no airtime */
+	bool txop_split;       /* GSO_E1000_F_TXOP_SPLIT: aggregates of frames, not packets */
 	char desc[128];        /* what runs, for people */
 };
 

@@ -37,7 +37,8 @@ typedef void (*gso_e1000_wire_fn)(void *ctx, const void *frame, uint32_t len);
 #define GSO_E1000_F_NO_THREAD (1u << 0) /* no device thread: gso_e1000__poll() runs the device (tests) */
 #define GSO_E1000_F_TXOP      (1u << 1) /* transmit-opportunity mode: send in aggregates (below) */
 #define GSO_E1000_F_TXOP_NO_JITTER (1u << 2) /* with F_TXOP: opportunities exactly txop_us apart */
-#define GSO_E1000_F_KNOWN     0x7u
+#define GSO_E1000_F_TXOP_SPLIT (1u << 3) /* with F_TXOP: aggregates of frames, a TSO packet may span them */
+#define GSO_E1000_F_KNOWN     0xfu
 
 /*
  * Transmit-opportunity mode (GSO_E1000_F_TXOP): a device that sends in
@@ -56,6 +57,13 @@ typedef void (*gso_e1000_wire_fn)(void *ctx, const void *frame, uint32_t len);
  *    while the aggregate stays within txop_frames frames (0 = 64) and
  *    txop_bytes frame bytes (0 = no limit), but always at least one
  *    packet, however large.  Their frames go on the wire at once.
+ *    With GSO_E1000_F_TXOP_SPLIT the limits count frames, not packets, as
+ *    A-MPDU does (mac80211 segments a GSO packet before it aggregates):
+ *    the aggregate takes frames up to txop_frames and txop_bytes (at
+ *    least one), and a TSO packet's other frames go in the aggregates
+ *    that follow; the packet completes with the one that carries its
+ *    last frame.  Without it, a TSO packet larger than txop_frames goes
+ *    whole, alone, which lets large packets beat the limit.
  *  - The aggregate is on the air for its frame bytes / link_rate (bytes/s;
  *    0 = no airtime).  Its descriptors complete (the head register moves,
  *    gso_dev__reap() and gso_dev__inflight() see them) only when it has
@@ -139,9 +147,10 @@ struct gso_e1000_opts {
  *
  * Returns 0 and *dev, or -EINVAL (NULL, bad option, unknown flag, ifindex
  * 0 without wire_fn, a txop_* field or link_rate set without
- * GSO_E1000_F_TXOP, GSO_E1000_F_TXOP_NO_JITTER without it, a txop_* field
- * out of its range, txop_jitter_us not below txop_us, opts->mtu outside
- * GSO_E1000_MIN_MTU..GSO_E1000_MAX_MTU or set with an interface), -EMSGSIZE (the interface's MTU too large for
+ * GSO_E1000_F_TXOP, GSO_E1000_F_TXOP_NO_JITTER or _SPLIT without it, a
+ * txop_* field out of its range, txop_jitter_us not below txop_us,
+ * opts->mtu outside GSO_E1000_MIN_MTU..GSO_E1000_MAX_MTU or set with an
+ * interface), -EMSGSIZE (the interface's MTU too large for
  * the chunk size),
  * -ENODEV, -ENOMEM, -EPERM, -EBUSY, or an errno of the AF_XDP socket or
  * of pthread_create.
