@@ -56,6 +56,17 @@
  *            mtu_icmp_sent, mtu_icmp_ratelimited, mtu_icmp_suppressed (not
  *            allowed, or the return queue was full).  The errors sent count
  *            in the other direction's tx.
+ *   block-ack  --block-ack MS, on the reverse path (b -> a, the ACKs) whatever
+ *            --dir says: every frame is held and all that are held leave
+ *            together at the next multiple of MS since the start, as a
+ *            Wi-Fi receiver's ACKs come back in its aggregates (the 2015
+ *            ath10k thread).  Never reordered, never dropped: at most
+ *            --block-ack-max frames (default 64, a block-ACK window) are
+ *            held, and the one that fills the hold releases them all early
+ *            (counted).  Released frames then take the direction's queue
+ *            (its delay, rate and limits when --dir impairs it); the
+ *            relay's own ICMP errors (--mtu) are not held.  JSON: rev_
+ *            block_ack_frames, _releases, _early, _max_burst.
  * Non-IP frames (ARP) are only delayed, never lost, duplicated or reordered.
  * Decisions come from one seeded PRNG (--seed), drawn in arrival order.
  * Memory is bounded by the limits (plus a fixed receive batch).
@@ -81,6 +92,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "blockack.h"
 #include "cpu.h"
 #include "json.h"
 #include "mtu_icmp.h"
@@ -95,6 +107,8 @@
 #define DIR_FWD 1
 #define O_MTU_SRC 256
 #define O_MTU_SRC6 257
+#define O_BLOCK_ACK 258
+#define O_BLOCK_ACK_MAX 259
 #define DIR_REV 2
 /* ICMP errors of --mtu: a token bucket per direction (RFC 1812 4.3.2.8 asks for a limit). */
 #define ICMP_BURST 10u
@@ -119,6 +133,8 @@ struct relay_cfg {
 	int dirs;
 	uint32_t mtu; /* 0: no --mtu */
 	struct bench_mtu_src mtu_src;
+	double ba_ms;    /* --block-ack on the reverse path; 0: none */
+	uint32_t ba_max; /* frames held at most */
 };
 
 struct pkt {
@@ -151,6 +167,8 @@ struct dir {
 	uint32_t icmp_tokens;
 	uint64_t icmp_refill; /* when the bucket last gained a token */
 	struct dir *back;     /* the other direction: where this one's ICMP errors queue */
+	bool ba_on;           /* --block-ack holds this direction's frames */
+	struct bench_blockack ba;
 	struct dir_stats st;
 };
 
@@ -170,7 +188,7 @@ static double rnd01(struct relay *r)
 
 static void settings_str(const struct relay_cfg *c, char *out, size_t n)
 {
-	char rate[32], mtu[128] = "";
+	char rate[32], mtu[128] = "", ba[64] = "";
 
 	if (c->rate_bps >= 1e9)
 		snprintf(rate, sizeof(rate), "%.6gGbit/s", c->rate_bps / 1e9);
@@ -189,12 +207,14 @@ static void settings_str(const struct relay_cfg *c, char *out, size_t n)
 			inet_ntop(AF_INET6, c->mtu_src.addr6, a6, sizeof(a6));
 		snprintf(mtu, sizeof(mtu), " mtu=%u mtu-src=%s mtu-src6=%s", c->mtu, a4, a6);
 	}
+	if (c->ba_ms > 0)
+		snprintf(ba, sizeof(ba), " block-ack=%.6gms/%u", c->ba_ms, c->ba_max);
 	snprintf(out, n,
 		 "relay %s<->%s dir=%s loss=%.6g%% delay=%.6gms jitter=%.6gms reorder=%.6g%% gap=%u "
-		 "dup=%.6g%% rate=%s limit=%upkts/%" PRIu64 "B seed=%" PRIu64 "%s",
+		 "dup=%.6g%% rate=%s limit=%upkts/%" PRIu64 "B seed=%" PRIu64 "%s%s",
 		 c->if_a, c->if_b, c->dirs == DIR_FWD ? "fwd" : c->dirs == DIR_REV ? "rev" : "both",
 		 c->loss * 100, c->delay_ms, c->jitter_ms, c->reorder * 100, c->gap, c->dup * 100, rate,
-		 c->limit_pkts, c->limit_bytes, c->seed, mtu);
+		 c->limit_pkts, c->limit_bytes, c->seed, mtu, ba);
 }
 
 static int open_port(const char *ifname)
@@ -282,12 +302,50 @@ static void enqueue_or_free(struct relay *r, struct dir *d, struct pkt *p, uint6
 		free(p->data);
 }
 
+struct ba_ctx {
+	struct relay *r;
+	struct dir *d;
+	uint64_t now;
+};
+
+static void ba_out(void *ctx, const struct bench_ba_frame *f)
+{
+	struct ba_ctx *c = ctx;
+	struct pkt p = { .data = f->data, .len = f->len };
+
+	enqueue_or_free(c->r, c->d, &p, c->now);
+}
+
+/* --block-ack: what d holds into its queue, when due (or at once: `early`, the hold is full). */
+static void ba_release(struct relay *r, struct dir *d, uint64_t now, bool early)
+{
+	struct ba_ctx c = { r, d, now };
+
+	bench_ba_release(&d->ba, now, early, ba_out, &c);
+}
+
+/* A frame of d past the faults: into d's queue, through the block-ACK hold if d has one. */
+static bool admit(struct relay *r, struct dir *d, struct pkt *p, uint64_t now)
+{
+	if (!d->ba_on)
+		return enqueue(r, d, p, now);
+	if (bench_ba_hold(&d->ba, p->data, p->len, now))
+		ba_release(r, d, now, true);
+	return true;
+}
+
+static void admit_or_free(struct relay *r, struct dir *d, struct pkt *p, uint64_t now)
+{
+	if (!admit(r, d, p, now))
+		free(p->data);
+}
+
 static void release_held(struct relay *r, struct dir *d, uint64_t now)
 {
 	if (!d->has_held)
 		return;
 	d->has_held = false;
-	enqueue_or_free(r, d, &d->held, now);
+	admit_or_free(r, d, &d->held, now);
 }
 
 /* Take a token of d's ICMP error bucket, if there is one. */
@@ -390,18 +448,18 @@ static void on_frame(struct relay *r, struct dir *d, const uint8_t *buf, uint32_
 
 		if (q.data) {
 			memcpy(q.data, buf, len);
-			if (enqueue(r, d, &p, now)) {
+			if (admit(r, d, &p, now)) {
 				d->st.dup++;
-				enqueue_or_free(r, d, &q, now);
+				admit_or_free(r, d, &q, now);
 			} else {
 				free(p.data);
 				free(q.data);
 			}
 		} else {
-			enqueue_or_free(r, d, &p, now);
+			admit_or_free(r, d, &p, now);
 		}
 	} else {
-		enqueue_or_free(r, d, &p, now);
+		admit_or_free(r, d, &p, now);
 	}
 	if (d->has_held && --d->held_wait == 0)
 		release_held(r, d, now);
@@ -524,6 +582,10 @@ static void relay_report(struct relay *r, bool json, double secs)
 			       " socket-drops %" PRIu64 " gso %" PRIu64 " max-queue %" PRIu64 " pkts\n",
 			       r->d[s].name, t->rx, t->tx, t->lost, t->dup, t->reordered, t->qdrop,
 			       t->tx_err, t->sock_drops, t->gso, t->max_q_pkts);
+			if (r->d[s].ba_on)
+				printf("  %s block-ack: frames %" PRIu64 " releases %" PRIu64 " early %" PRIu64
+				       " max-burst %" PRIu64 "\n", r->d[s].name, r->d[s].ba.frames, r->d[s].ba.releases,
+				       r->d[s].ba.early, r->d[s].ba.max_burst);
 			if (r->c.mtu)
 				printf("  %s mtu: drops %" PRIu64 " no-df-drops %" PRIu64 " (gso units %" PRIu64
 				       ") icmp-sent %" PRIu64 " icmp-ratelimited %" PRIu64 " icmp-suppressed %" PRIu64
@@ -552,6 +614,8 @@ static void relay_report(struct relay *r, bool json, double secs)
 	bench_json_u64(&j, "seed", r->c.seed);
 	bench_json_dbl(&j, "seconds", secs);
 	bench_json_u64(&j, "mtu", r->c.mtu);
+	bench_json_dbl(&j, "block_ack_ms", r->c.ba_ms);
+	bench_json_u64(&j, "block_ack_max", r->c.ba_ms > 0 ? r->c.ba_max : 0);
 	/* Both directions together; fwd_ and rev_ below say which. */
 	bench_json_u64(&j, "mtu_drops", r->d[0].st.mtu_drops + r->d[1].st.mtu_drops);
 	bench_json_u64(&j, "mtu_drops_no_df", r->d[0].st.mtu_no_df + r->d[1].st.mtu_no_df);
@@ -582,6 +646,10 @@ static void relay_report(struct relay *r, bool json, double secs)
 		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "mtu_icmp_ratelimited"), t->icmp_ratelimited);
 		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "mtu_icmp_suppressed"), t->icmp_suppressed);
 		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "mtu_drops_gso"), t->mtu_gso);
+		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "block_ack_frames"), r->d[s].ba.frames);
+		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "block_ack_releases"), r->d[s].ba.releases);
+		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "block_ack_early"), r->d[s].ba.early);
+		bench_json_u64(&j, dkey(k, sizeof(k), r->d[s].name, "block_ack_max_burst"), r->d[s].ba.max_burst);
 	}
 	bench_json_end(&j);
 }
@@ -614,6 +682,12 @@ static void relay_usage(FILE *f)
 		"      --mtu-src ADDR4     source address of the IPv4 errors (default: the dropped\n"
 		"                          packet's destination address)\n"
 		"      --mtu-src6 ADDR6    source address of the IPv6 errors (default: likewise)\n"
+		"      --block-ack MS      the reverse path (IF_B -> IF_A, the ACKs), whatever --dir says:\n"
+		"                          hold every frame and release all held together every MS ms\n"
+		"                          (0 < MS <= 1000), as a Wi-Fi receiver's ACKs come back; never\n"
+		"                          reordered or dropped; counted in rev_block_ack_* (JSON)\n"
+		"      --block-ack-max N   frames held at most (default 64); the frame that fills the\n"
+		"                          hold releases it early (rev_block_ack_early)\n"
 		"  -s, --seed S            PRNG seed (default 1)\n"
 		"  -T, --time S            exit after S seconds (default: at SIGINT/SIGTERM)\n"
 		"  -j, --json              final report as one JSON line\n"
@@ -641,6 +715,8 @@ static int run_relay(int argc, char **argv)
 		{ "mtu", required_argument, 0, 'm' },
 		{ "mtu-src", required_argument, 0, O_MTU_SRC },
 		{ "mtu-src6", required_argument, 0, O_MTU_SRC6 },
+		{ "block-ack", required_argument, 0, O_BLOCK_ACK },
+		{ "block-ack-max", required_argument, 0, O_BLOCK_ACK_MAX },
 		{ "time", required_argument, 0, 'T' },
 		{ "json", no_argument, 0, 'j' },
 		{ "netns", required_argument, 0, 'n' },
@@ -651,7 +727,7 @@ static int run_relay(int argc, char **argv)
 	struct relay *r = calloc(1, sizeof(*r));
 	const char *netns = NULL, *ready = NULL;
 	double time_s = 0, pct;
-	bool json = false;
+	bool json = false, ba_max_set = false;
 	uint64_t v;
 	int c, err;
 	char set[512];
@@ -659,7 +735,7 @@ static int run_relay(int argc, char **argv)
 	if (!r)
 		bench_die(BENCH_EXIT_USAGE, ENOMEM, "relay");
 	r->c = (struct relay_cfg){ .gap = 1, .limit_pkts = 10000, .limit_bytes = 32u << 20,
-				   .dirs = DIR_FWD, .seed = 1 };
+				   .dirs = DIR_FWD, .seed = 1, .ba_max = 64 };
 	while ((c = getopt_long(argc, argv, "a:b:L:D:J:O:G:U:r:q:Q:d:s:m:T:jn:R:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'a': r->c.if_a = optarg; break;
@@ -721,6 +797,16 @@ static int run_relay(int argc, char **argv)
 				bench_die(BENCH_EXIT_USAGE, 0, "bad --mtu-src6 '%s' (an IPv6 address)", optarg);
 			r->c.mtu_src.has6 = true;
 			break;
+		case O_BLOCK_ACK:
+			if (bench_parse_double(optarg, &r->c.ba_ms) || !(r->c.ba_ms > 0 && r->c.ba_ms <= 1000))
+				bench_die(BENCH_EXIT_USAGE, 0, "bad --block-ack '%s' (milliseconds, 0 < MS <= 1000)", optarg);
+			break;
+		case O_BLOCK_ACK_MAX:
+			if (bench_parse_u64(optarg, &v) || !v || v > 65536)
+				bench_die(BENCH_EXIT_USAGE, 0, "bad --block-ack-max '%s' (1..65536 frames)", optarg);
+			r->c.ba_max = (uint32_t)v;
+			ba_max_set = true;
+			break;
 		case 'T':
 			if (bench_parse_double(optarg, &time_s))
 				bench_die(BENCH_EXIT_USAGE, 0, "bad --time '%s'", optarg);
@@ -738,6 +824,8 @@ static int run_relay(int argc, char **argv)
 	}
 	if ((r->c.mtu_src.has4 || r->c.mtu_src.has6) && !r->c.mtu)
 		bench_die(BENCH_EXIT_USAGE, 0, "--mtu-src and --mtu-src6 need --mtu");
+	if (ba_max_set && !(r->c.ba_ms > 0))
+		bench_die(BENCH_EXIT_USAGE, 0, "--block-ack-max needs --block-ack");
 	if (netns && (err = bench_netns_enter(netns)))
 		bench_die(BENCH_EXIT_USAGE, err, "netns %s", netns);
 	r->rng = r->c.seed;
@@ -756,6 +844,10 @@ static int run_relay(int argc, char **argv)
 		d->ring = calloc(r->c.limit_pkts, sizeof(*d->ring));
 		if (!d->ring || !r->rxbuf)
 			bench_die(BENCH_EXIT_USAGE, ENOMEM, "queues");
+		/* The ACKs come back from the receiver's side: b -> a. */
+		d->ba_on = s == 1 && r->c.ba_ms > 0;
+		if (d->ba_on && bench_ba_init(&d->ba, (uint64_t)(r->c.ba_ms * 1e6), r->c.ba_max, bench_now_ns()))
+			bench_die(BENCH_EXIT_USAGE, ENOMEM, "block-ack hold");
 	}
 	settings_str(&r->c, set, sizeof(set));
 	fprintf(stderr, "impair: %s\n", set);
@@ -783,11 +875,15 @@ static int run_relay(int argc, char **argv)
 
 			if (d->has_held && now >= d->held_deadline)
 				release_held(r, d, now);
+			if (d->ba_on)
+				ba_release(r, d, now, false);
 			pushed_back |= transmit(r, d, now);
 			if (d->count && d->ring[d->head].t_depart < next)
 				next = d->ring[d->head].t_depart;
 			if (d->has_held && d->held_deadline < next)
 				next = d->held_deadline;
+			if (d->ba_on && bench_ba_deadline(&d->ba) < next)
+				next = bench_ba_deadline(&d->ba);
 		}
 		if (pushed_back && next > now + 100000)
 			next = now + 100000;
@@ -807,6 +903,8 @@ static int run_relay(int argc, char **argv)
 	}
 	sock_drops(r);
 	relay_report(r, json, (double)(bench_now_ns() - t0) * 1e-9);
+	if (r->d[1].ba_on)
+		bench_ba_fini(&r->d[1].ba);
 	return 0;
 }
 

@@ -44,6 +44,7 @@
 #include <gso/route.h>
 #include <gso/dev.h>
 #include <gso/steer.h>
+#include <gso/e1000.h>
 
 #include "cpu.h"
 #include "json.h"
@@ -64,6 +65,9 @@ struct opts {
 	uint64_t bytes, seed, mss;
 	double time_s, rate_bps, idle_s;
 	uint32_t queue, pacing_shift, min_segs, win_divisor, cc, queues, streams;
+	uint32_t txop_us, txop_frames;
+	double txop_mbit;
+	bool txop_split;
 	bool json, raw, no_sack, no_ts, check, quiet, progress;
 };
 
@@ -104,6 +108,15 @@ static void usage(FILE *f)
 		"      --mss N             cap the segment size\n"
 		"      --no-sack           do not offer SACK (NewReno recovery)\n"
 		"      --no-ts             do not offer timestamps\n"
+		"      --txop US           offload-e1000: the model sends in aggregates, as Wi-Fi does: at\n"
+		"                          transmit opportunities every US microseconds (1..1000000, +-1/8\n"
+		"                          jitter), completing an aggregate's descriptors once it has left\n"
+		"      --txop-frames N     with --txop: frames per aggregate at most (1..65535, default 64;\n"
+		"                          a larger TSO packet still goes whole, alone)\n"
+		"      --txop-rate MBIT    with --txop: link rate on the air in Mbit/s (an aggregate\n"
+		"                          completes its bytes / rate after the opportunity; default none)\n"
+		"      --txop-split        with --txop: the limit counts frames, not packets (A-MPDU): a TSO\n"
+		"                          packet's frames may span aggregates\n"
 		"      --queue Q           AF_XDP queue (default 0)\n"
 		"      --queues N          N > 1: a multi-queue port (<gso/port.h>), one engine and worker\n"
 		"                          per queue, streams placed by their RSS hash (AF_XDP modes;\n"
@@ -127,7 +140,8 @@ static void usage(FILE *f)
 }
 
 enum { O_DEV = 256, O_SRC, O_DSTMAC, O_SPORT, O_RAW, O_RATE, O_SHIFT, O_MINSEGS, O_DIV, O_CC, O_MSS,
-       O_NOSACK, O_NOTS, O_QUEUE, O_IDLE, O_CHECK, O_LIST, O_QUEUES, O_STREAMS, O_PROGRESS };
+       O_NOSACK, O_NOTS, O_QUEUE, O_IDLE, O_CHECK, O_LIST, O_QUEUES, O_STREAMS, O_PROGRESS, O_TXOP,
+       O_TXOP_FRAMES, O_TXOP_RATE, O_TXOP_SPLIT };
 
 static uint32_t parse_u32(const char *name, const char *v, uint64_t lo, uint64_t hi)
 {
@@ -172,6 +186,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "list-modes", no_argument, 0, O_LIST },
 		{ "queues", required_argument, 0, O_QUEUES },
 		{ "streams", required_argument, 0, O_STREAMS },
+		{ "txop", required_argument, 0, O_TXOP },
+		{ "txop-frames", required_argument, 0, O_TXOP_FRAMES },
+		{ "txop-rate", required_argument, 0, O_TXOP_RATE },
+		{ "txop-split", no_argument, 0, O_TXOP_SPLIT },
 		{ 0, 0, 0, 0 },
 	};
 	bool have_bytes = false;
@@ -240,6 +258,14 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_PROGRESS: o->progress = true; break;
 		case O_QUEUES: o->queues = parse_u32("queues", optarg, 1, GSO_PORT_MAX_QUEUES); break;
 		case O_STREAMS: o->streams = parse_u32("streams", optarg, 1, 1024); break;
+		case O_TXOP: o->txop_us = parse_u32("txop", optarg, 1, 1000000); break;
+		case O_TXOP_FRAMES: o->txop_frames = parse_u32("txop-frames", optarg, 1, 65535); break;
+		case O_TXOP_SPLIT: o->txop_split = true; break;
+		case O_TXOP_RATE:
+			/* At least 1 Mbit/s: below, one aggregate of 64 full frames is on the air for a second. */
+			if (bench_parse_double(optarg, &o->txop_mbit) || !(o->txop_mbit >= 1 && o->txop_mbit <= 1e6))
+				bench_die(BENCH_EXIT_USAGE, 0, "bad --txop-rate '%s' (Mbit/s, 1..1000000)", optarg);
+			break;
 		case O_LIST:
 			for (unsigned m = 0; m < SND_MODE_COUNT; m++)
 				printf("%s\n", snd_mode_name(m));
@@ -259,6 +285,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		o->streams = o->queues;
 	if (o->streams > 1 && o->queues == 1)
 		bench_die(BENCH_EXIT_USAGE, 0, "--streams needs --queues > 1");
+	if ((o->txop_frames || o->txop_mbit > 0 || o->txop_split) && !o->txop_us)
+		bench_die(BENCH_EXIT_USAGE, 0, "--txop-frames, --txop-rate and --txop-split need --txop");
+	if (o->txop_us && (o->mode != SND_MODE_E1000 || o->queues > 1))
+		bench_die(BENCH_EXIT_USAGE, 0, "--txop is a mode of the e1000 model: it needs --mode offload-e1000 "
+			  "(and one queue)");
 }
 
 /* ---- addressing --------------------------------------------------------- */
@@ -524,11 +555,45 @@ struct report_in {
 	const struct gso_evloop_stats *ls;
 	const struct gso_dev_stats *ds;
 	const struct gso_steer_stats *ss; /* NULL: no steering program */
+	const struct gso_e1000_stats *e1000; /* NULL: the e1000 model did not run */
 	const struct gso_route *rt;
 	const struct bench_cpu *cpu;
 	bool umem_ok;
 	const char *status;
 };
+
+/*
+ * The e1000 model's counters, flat (the README's rule for the sender's
+ * line): with --txop, its aggregates (mean size, mean interval between them).
+ */
+static void report_e1000(struct bench_json *j, const struct opts *o, const struct gso_e1000_stats *e)
+{
+	bench_json_u64(j, "e1000_packets", e->packets);
+	bench_json_u64(j, "e1000_tso_packets", e->tso_packets);
+	bench_json_u64(j, "e1000_frames", e->frames);
+	bench_json_u64(j, "e1000_wire_full", e->wire_full);
+	bench_json_dbl(j, "e1000_dev_cpu_s", (double)e->dev_cpu_ns * 1e-9);
+	bench_json_bool(j, "txop", o->txop_us != 0);
+	if (!o->txop_us)
+		return;
+	bench_json_u64(j, "txop_us", o->txop_us);
+	bench_json_u64(j, "txop_frames_limit", o->txop_frames ? o->txop_frames : 64); /* <gso/e1000.h>'s default */
+	bench_json_dbl(j, "txop_rate_mbit", o->txop_mbit);
+	bench_json_bool(j, "txop_split", o->txop_split);
+	bench_json_u64(j, "txops", e->txops);
+	bench_json_u64(j, "txop_empty", e->txop_empty);
+	bench_json_u64(j, "txop_full", e->txop_full);
+	bench_json_dbl(j, "txop_frames_mean", e->txops ? (double)e->frames / (double)e->txops : 0);
+	bench_json_dbl(j, "txop_bytes_mean", e->txops ? (double)e->txop_bytes / (double)e->txops : 0);
+	bench_json_u64(j, "txop_frames_max", e->txop_frames_max);
+	bench_json_u64(j, "txop_bytes_max", e->txop_bytes_max);
+	bench_json_dbl(j, "txop_interval_mean_us",
+		       e->txops > 1 ? (double)e->txop_span_ns * 1e-3 / (double)(e->txops - 1) : 0);
+	bench_json_dbl(j, "txop_airtime_s", (double)e->txop_airtime_ns * 1e-9);
+	bench_json_dbl(j, "txop_late_mean_us", e->txops + e->txop_empty ?
+		       (double)e->txop_late_ns * 1e-3 / (double)(e->txops + e->txop_empty) : 0);
+	bench_json_dbl(j, "txop_late_max_us", (double)e->txop_late_max_ns * 1e-3);
+}
 
 static void report(const struct report_in *in)
 {
@@ -690,6 +755,8 @@ static void report(const struct report_in *in)
 		bench_json_dbl(&j, "rate_cap_gbps", o->rate_bps * 1e-9);
 		bench_json_dbl(&j, "wire_gbps", wire * 1e-9);
 	}
+	if (in->e1000)
+		report_e1000(&j, o, in->e1000);
 	bench_json_u64(&j, "umem_chunks", in->ds->chunks_total);
 	bench_json_u64(&j, "umem_free_at_end", in->ds->chunks_free);
 	bench_json_bool(&j, "umem_balanced", in->umem_ok);
@@ -710,7 +777,8 @@ int main(int argc, char **argv)
 	uint8_t dst[16], src[16];
 	int e, l3, ifindex;
 	uint64_t now, t0, last_print, last_bytes = 0;
-	bool tty, ok, umem_ok, have_sts;
+	bool tty, ok, umem_ok, have_sts, have_e1000;
+	struct gso_e1000_stats e1s = { .sz = sizeof(e1s) };
 	const char *status;
 
 	parse_args(argc, argv, &o);
@@ -772,6 +840,11 @@ int main(int argc, char **argv)
 			bench_die(BENCH_EXIT_SKIP, 0, "mode %s not available here: %s", snd_mode_name((unsigned)o.mode), err);
 		if (e)
 			bench_die(BENCH_EXIT_USAGE, 0, "mode %s: %s", snd_mode_name((unsigned)o.mode), err);
+		/* Taken when the model opens its wire, after the SYN-ACK. */
+		d.txop_us = o.txop_us;
+		d.txop_frames = o.txop_frames;
+		d.txop_rate = (uint64_t)(o.txop_mbit * 1e6 / 8);
+		d.txop_split = o.txop_split;
 	}
 	signal_engine = r.e;
 	signal(SIGINT, on_signal);
@@ -835,6 +908,7 @@ int main(int argc, char **argv)
 	gso_stream__close(r.s);
 	gso_engine__close(r.e);
 	umem_ok = snd_dev_umem_balanced(&d, r.e, &ds);
+	have_e1000 = !snd_dev_e1000_stats(&d, &e1s);
 	if (r.setup_failed)
 		fprintf(stderr, "sender: %s\n", r.err);
 	else if (!ok)
@@ -843,7 +917,7 @@ int main(int argc, char **argv)
 			si.err ? strerror(-si.err) : "signal", si.path_mtu, si.mss, es.link_mtu);
 	if (o.json) {
 		struct report_in in = { .o = &o, .r = &r, .st = &si, .es = &es, .ls = &ls, .ds = &ds,
-					.ss = have_sts ? &sts : NULL, .rt = &rt,
+					.ss = have_sts ? &sts : NULL, .e1000 = have_e1000 ? &e1s : NULL, .rt = &rt,
 					.cpu = &cpu, .umem_ok = umem_ok, .status = status };
 		report(&in);
 	} else if (!o.quiet) {

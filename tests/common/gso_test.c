@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gso/tmpl.h>
+
 const char *gso_test_build_path(const char *rel)
 {
 	static __thread char path[4096];
@@ -111,4 +113,16 @@ int gso_test_count_dir(const char *path)
 		n++;
 	closedir(d);
 	return n;
+}
+
+void gso_test_tmpl_tcp4(struct gso_tmpl *t)
+{
+	GSO_OPTS(gso_tmpl_fields, f, .l3 = GSO_L3_IPV4, .l4 = GSO_L4_TCP, .sport = 7, .dport = 8, .df = true,
+		 .seq = 1, .ack = 1, .window = 100, .tcp_flags = GSO_TCP_ACK);
+
+	memset(f.eth_dst, 2, 6);
+	memset(f.eth_src, 4, 6);
+	memset(f.saddr, 10, 4);
+	memset(f.daddr, 11, 4);
+	cr_assert_eq(gso_tmpl__build(t, &f), 0);
 }

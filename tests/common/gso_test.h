@@ -44,6 +44,10 @@ int gso_test_count_dir(const char *path);
  */
 void gso_test_count_wire(void *ctx, const void *frame, uint32_t len);
 
+struct gso_tmpl;
+/* A TCP/IPv4 template (ports 7 -> 8, seq 1, ACK, DF, addresses 10.10.10.10 -> 11.11.11.11); asserts it builds. */
+void gso_test_tmpl_tcp4(struct gso_tmpl *t);
+
 /*
  * The tests' namespace test-bed: tests/nsbed's (nsbed.h: unique names
  * "gsot<run>-<pid>-<n>a/b", a watchdog that removes them however the test

@@ -192,3 +192,51 @@ ParameterizedTest(struct mtu_case *c, bench_impair, kernel_tcp_takes_mtu, .fini 
 		cr_assert_gt(bt_num(ij, "mtu_drops_gso"), 0, "%s: no GSO unit was judged: %s", c->name, ij);
 	cr_assert_eq(bt_num(ij, "fwd_queue_drops"), 0, "%s", ij);
 }
+
+/*
+ * --block-ack 4: the ACKs (b -> a) held and released together every 4 ms,
+ * as a Wi-Fi receiver sends them.  Kernel TCP still delivers every byte;
+ * every reverse frame went through the hold, none was dropped, and they
+ * left in bursts (more than one frame per release on average).
+ */
+Test(bench_impair, kernel_tcp_through_block_ack, .fini = bt_relay_fini, .timeout = 120)
+{
+	static const char args[12][12] = { "--block-ack", "4" };
+	const char *ij, *sj;
+	double frames, releases;
+
+	gso_test_require_root();
+	relay_topology(false);
+	relay_transfer("block_ack", args, "10.77.0.2", "8M", &ij, &sj);
+	frames = bt_num(ij, "rev_block_ack_frames");
+	releases = bt_num(ij, "rev_block_ack_releases");
+	cr_log_info("block-ack: %g ACK frames in %g releases (max %g at once, %g early)", frames, releases,
+		    bt_num(ij, "rev_block_ack_max_burst"), bt_num(ij, "rev_block_ack_early"));
+	cr_assert_eq(bt_num(ij, "block_ack_ms"), 4, "%s", ij);
+	cr_assert_gt(releases, 0, "%s", ij);
+	cr_assert_eq(frames, bt_num(ij, "rev_rx"), "a reverse frame bypassed the hold: %s", ij);
+	cr_assert_gt(frames / releases, 1.5, "ACKs were not held in bursts: %s", ij);
+	cr_assert_geq(bt_num(ij, "rev_block_ack_max_burst"), 2, "%s", ij);
+	cr_assert_eq(bt_num(ij, "fwd_block_ack_frames"), 0, "the data path was held: %s", ij);
+	cr_assert_eq(bt_num(ij, "rev_queue_drops") + bt_num(ij, "fwd_queue_drops"), 0, "%s", ij);
+	cr_assert_eq(bt_num(ij, "rev_lost") + bt_num(ij, "rev_reordered"), 0, "%s", ij);
+}
+
+/* --block-ack nonsense is a usage error (exit 2) with a message; --help documents it. */
+Test(bench_impair, block_ack_usage, .fini = bt_fini, .timeout = 30)
+{
+	static const struct bt_usage bad[] = {
+		{ { "--block-ack", "0" }, "bad --block-ack '0'" },
+		{ { "--block-ack", "1001" }, "bad --block-ack '1001'" },
+		{ { "--block-ack", "4", "--block-ack-max", "0" }, "bad --block-ack-max '0'" },
+		{ { "--block-ack-max", "8" }, "--block-ack-max needs --block-ack" },
+	};
+	const char *pre[] = { bt_prog("impair"), "relay", "--a", "lo", "--b", "lo", NULL };
+	const char *help[] = { bt_prog("impair"), "relay", "--help", NULL };
+	struct bt_proc *p;
+
+	bt_expect_usages(pre, bad, sizeof(bad) / sizeof(bad[0]));
+	p = bt_spawn(help);
+	cr_assert_eq(bt_wait(p, 10), 0);
+	cr_assert(strstr(bt_read(p->out), "--block-ack MS"), "%s", bt_read(p->out));
+}

@@ -236,6 +236,40 @@ static inline void bt_dump(const struct bt_proc *p, const char *what)
 		bt_read(p->out), what, bt_read(p->err), what);
 }
 
+/* A usage error: arguments (up to 4, NULL-ended) and what the message must say. */
+struct bt_usage {
+	const char *args[5];
+	const char *msg;
+};
+
+/*
+ * The command `pre` followed by `args` (both NULL-ended; args at most 8)
+ * must be a usage error: exit 2, `msg` in its stderr, no result on stdout.
+ */
+static inline void bt_expect_usage(const char *const *pre, const char *const *args, const char *msg)
+{
+	const char *argv[BT_MAX_ARGS] = { NULL };
+	struct bt_proc *p;
+	int n = 0;
+
+	for (int i = 0; pre[i] && n < BT_MAX_ARGS - 9; i++)
+		argv[n++] = pre[i];
+	for (int i = 0; i < 8 && args[i]; i++)
+		argv[n++] = args[i];
+	p = bt_spawn(argv);
+	cr_assert_eq(bt_wait(p, 10), 2, "%s %s: exit %d: %s", args[0], args[1] ? args[1] : "", p->status,
+		     bt_read(p->err));
+	cr_assert(strstr(bt_read(p->err), msg), "wanted '%s': %s", msg, bt_read(p->err));
+	cr_assert_eq(bt_read(p->out)[0], 0, "a usage error printed a result: %s", bt_read(p->out));
+}
+
+/* bt_expect_usage() for each of n cases. */
+static inline void bt_expect_usages(const char *const *pre, const struct bt_usage *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		bt_expect_usage(pre, c[i].args, c[i].msg);
+}
+
 /* Kill and reap every child still running, remove the scratch files. */
 static inline void bt_fini(void)
 {

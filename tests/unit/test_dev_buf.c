@@ -53,18 +53,6 @@ static struct gso_dev_stats stats(void)
 	return st;
 }
 
-static void tcp4(struct gso_tmpl *t)
-{
-	GSO_OPTS(gso_tmpl_fields, f, .l3 = GSO_L3_IPV4, .l4 = GSO_L4_TCP, .sport = 7, .dport = 8, .df = true,
-		 .seq = 1, .ack = 1, .window = 100, .tcp_flags = GSO_TCP_ACK);
-
-	memset(f.eth_dst, 2, 6);
-	memset(f.eth_src, 4, 6);
-	memset(f.saddr, 10, 4);
-	memset(f.daddr, 11, 4);
-	cr_assert_eq(gso_tmpl__build(t, &f), 0);
-}
-
 /*
  * The whole buffer region in one buffer, freed, and handed out again: the
  * new buffer has the same chunks, the same data and cap as the stale copy.
@@ -93,7 +81,7 @@ Test(dev_buf, stale_copy_after_free_is_refused, .fini = fini)
 	cr_assert_eq(gso_dev__buf_release(dev, &stale, 0), -EINVAL, "even a release of nothing");
 	st = stats();
 	cr_assert_eq(st.chunks_queued, used, "the live buffer still holds all its chunks");
-	tcp4(&t);
+	gso_test_tmpl_tcp4(&t);
 	tx = (struct gso_tx){ .tmpl = &t, .buf = &stale, .len = 1000, .mss = 1000 };
 	cr_assert_eq(gso_dev__submit(dev, &tx, 1), -EINVAL, "sent from a stale copy");
 	gso_dev__buf_free(dev, &stale);

@@ -36,6 +36,9 @@
 #define MAX_PER_DESC GSO_E1000_MAX_PER_DESC
 #define CLOSE_DRAIN_MS 500u
 #define BIND_WAIT_MS 2000u
+#define DEF_TXOP_US 4000u      /* a Wi-Fi aggregate's duration at most, about (A-MPDU, 802.11n/ac) */
+#define DEF_TXOP_FRAMES 64u    /* a block-ACK window */
+#define MAX_TXOP_US 1000000u
 
 static const struct gso_dev_ops e1000_ops;
 
@@ -556,6 +559,20 @@ int gso_e1000__poll(struct gso_dev *d)
 	return (int)gsoi_e1000_dev_poll(x);
 }
 
+static void txop_stats(const struct e1000_txop_counters *c, struct gso_e1000_stats *f)
+{
+	f->txops = atomic_load_explicit(&c->txops, memory_order_relaxed);
+	f->txop_empty = atomic_load_explicit(&c->empty, memory_order_relaxed);
+	f->txop_full = atomic_load_explicit(&c->full, memory_order_relaxed);
+	f->txop_bytes = atomic_load_explicit(&c->bytes, memory_order_relaxed);
+	f->txop_frames_max = atomic_load_explicit(&c->frames_max, memory_order_relaxed);
+	f->txop_bytes_max = atomic_load_explicit(&c->bytes_max, memory_order_relaxed);
+	f->txop_airtime_ns = atomic_load_explicit(&c->airtime_ns, memory_order_relaxed);
+	f->txop_span_ns = atomic_load_explicit(&c->span_ns, memory_order_relaxed);
+	f->txop_late_ns = atomic_load_explicit(&c->late_ns, memory_order_relaxed);
+	f->txop_late_max_ns = atomic_load_explicit(&c->late_max_ns, memory_order_relaxed);
+}
+
 int gso_e1000__stats(struct gso_dev *d, struct gso_e1000_stats *st)
 {
 	struct e1000_dev *x;
@@ -594,6 +611,7 @@ int gso_e1000__stats(struct gso_dev *d, struct gso_e1000_stats *st)
 	}
 	f.dev_busy_ns = atomic_load_explicit(&x->busy_ns, memory_order_relaxed);
 	f.inflight_descs = x->next - x->clean;
+	txop_stats(&x->txop.cnt, &f);
 	GSO_OUT_PUT(st, f);
 	return 0;
 }
@@ -605,11 +623,38 @@ struct ecfg {
 		queue_id, xsk_mode;
 	gso_e1000_wire_fn fn;
 	void *ctx;
+	struct e1000_txop_cfg txop;
 };
 
 static bool pow2(uint32_t v)
 {
 	return v && !(v & (v - 1));
+}
+
+/* GSO_E1000_F_TXOP's fields: each set without the flag would be ignored, so it is -EINVAL. */
+static int read_txop(const struct gso_e1000_opts *o, struct ecfg *c)
+{
+	uint32_t us = GSO_OPTS_GET(o, txop_us, 0), jit = GSO_OPTS_GET(o, txop_jitter_us, 0);
+	uint32_t frames = GSO_OPTS_GET(o, txop_frames, 0), bytes = GSO_OPTS_GET(o, txop_bytes, 0);
+	uint64_t rate = GSO_OPTS_GET(o, link_rate, 0);
+
+	if (!(c->flags & GSO_E1000_F_TXOP))
+		return us || jit || frames || bytes || rate ||
+		       (c->flags & (GSO_E1000_F_TXOP_NO_JITTER | GSO_E1000_F_TXOP_SPLIT)) ? -EINVAL : 0;
+	us = us ?: DEF_TXOP_US;
+	if (us > MAX_TXOP_US || frames > 65535 || (jit && (c->flags & GSO_E1000_F_TXOP_NO_JITTER)) || jit >= us)
+		return -EINVAL;
+	if (!jit && !(c->flags & GSO_E1000_F_TXOP_NO_JITTER))
+		jit = us / 8;
+	c->txop = (struct e1000_txop_cfg){
+		.period_ns = (uint64_t)us * 1000u,
+		.jitter_ns = (uint64_t)jit * 1000u,
+		.max_frames = frames ?: DEF_TXOP_FRAMES,
+		.max_bytes = bytes ?: UINT64_MAX,
+		.rate = rate,
+		.split = c->flags & GSO_E1000_F_TXOP_SPLIT,
+	};
+	return 0;
 }
 
 static int read_opts(const struct gso_e1000_opts *o, int ifindex, struct ecfg *c)
@@ -650,7 +695,7 @@ static int read_opts(const struct gso_e1000_opts *o, int ifindex, struct ecfg *c
 		return -EINVAL;
 	if (c->mtu && (ifindex || c->mtu < GSO_E1000_MIN_MTU || c->mtu > GSO_E1000_MAX_MTU))
 		return -EINVAL;
-	return 0;
+	return read_txop(o, c);
 }
 
 static void set_limits(struct e1000_dev *x, const struct ecfg *c)
@@ -693,6 +738,8 @@ int gso_e1000__create(struct gso_dev **out, int ifindex, const struct gso_e1000_
 	x->cpu = c.cpu;
 	x->spin_us = c.spin_us;
 	x->threaded = !(c.flags & GSO_E1000_F_NO_THREAD);
+	if (c.flags & GSO_E1000_F_TXOP)
+		gsoi_e1000_txop_init(&x->txop, &c.txop);
 	x->t.dev.ifindex = ifindex;
 	x->mtu = c.mtu ?: DEF_MTU;
 	if (ifindex) {

@@ -12,6 +12,12 @@
  *            futex_wait(bell, b)
  * Either the device's TDT load sees the new tail, or the driver's load of
  * `sleeping` sees 1 and its bell++ makes the futex_wait return at once.
+ *
+ * In transmit-opportunity mode (e1000_txop.c) the device does not poll and
+ * takes no doorbell (it never sets `sleeping`): new descriptors wait for
+ * the next opportunity anyway.  It sleeps on the bell until the absolute
+ * time of its next opportunity or completion; only the stop request bumps
+ * the bell then.
  */
 #include "e1000_internal.h"
 
@@ -38,6 +44,15 @@ static void futex_wait(_Atomic uint32_t *addr, uint32_t val, long ns)
 	struct timespec ts = { .tv_sec = 0, .tv_nsec = ns };
 
 	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+/* Sleep until CLOCK_MONOTONIC `deadline` (ns), or until the bell moves on from val. */
+static void futex_wait_until(_Atomic uint32_t *addr, uint32_t val, uint64_t deadline)
+{
+	struct timespec ts = { .tv_sec = (time_t)(deadline / 1000000000u), .tv_nsec = (long)(deadline % 1000000000u) };
+
+	/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time: no drift from a relative one. */
+	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_BITSET_PRIVATE, val, &ts, NULL, FUTEX_BITSET_MATCH_ANY);
 }
 
 static void futex_wake(_Atomic uint32_t *addr)
@@ -81,6 +96,12 @@ uint32_t gsoi_e1000_dev_poll(struct e1000_dev *x)
 {
 	uint32_t total = 0, n;
 
+	if (x->txop.on) {
+		/* What is due now; the wire taking only part of an aggregate ends the call too. */
+		gsoi_e1000_txop_step(x, now_ns(CLOCK_MONOTONIC), &total);
+		gsoi_e1000_wire_inflight(x->wire);
+		return total;
+	}
 	while ((n = work(x)))
 		total += n;
 	/* Completions of the wire, so that its frames are reused. */
@@ -88,18 +109,36 @@ uint32_t gsoi_e1000_dev_poll(struct e1000_dev *x)
 	return total;
 }
 
-static void *dev_main(void *arg)
+/* Transmit-opportunity mode: run what is due, sleep to the next deadline. */
+static void txop_main(struct e1000_dev *x)
 {
-	struct e1000_dev *x = arg;
+	for (;;) {
+		uint64_t t0 = now_ns(CLOCK_THREAD_CPUTIME_ID), now = now_ns(CLOCK_MONOTONIC), next, t1;
+		uint32_t n = 0, b;
+
+		next = gsoi_e1000_txop_step(x, now, &n);
+		t1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		if (n)
+			e1000_cnt_add(&x->busy_ns, t1 - t0);
+		atomic_store_explicit(&x->cpu_ns, t1, memory_order_relaxed);
+		b = atomic_load(&x->bell);
+		if (atomic_load(&x->stop))
+			break;
+		if (next <= now) {
+			cpu_relax(); /* the wire is full: its completions come soon */
+			continue;
+		}
+		gsoi_e1000_wire_inflight(x->wire);
+		futex_wait_until(&x->bell, b, next);
+	}
+	gsoi_e1000_txop_flush(x);
+}
+
+/* The plain device: poll for spin_us after work, then sleep until the doorbell. */
+static void plain_main(struct e1000_dev *x)
+{
 	uint64_t idle_since = now_ns(CLOCK_MONOTONIC), spin_ns = (uint64_t)x->spin_us * 1000u;
 
-	if (x->cpu) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(x->cpu - 1, &set);
-		sched_setaffinity(0, sizeof(set), &set);
-	}
 	for (;;) {
 		uint64_t t0 = now_ns(CLOCK_THREAD_CPUTIME_ID), t1;
 		uint32_t n = work(x);
@@ -131,6 +170,23 @@ static void *dev_main(void *arg)
 		atomic_store(&x->sleeping, 0);
 		idle_since = now_ns(CLOCK_MONOTONIC);
 	}
+}
+
+static void *dev_main(void *arg)
+{
+	struct e1000_dev *x = arg;
+
+	if (x->cpu) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(x->cpu - 1, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+	if (x->txop.on)
+		txop_main(x);
+	else
+		plain_main(x);
 	/* Let the wire finish what it holds before the socket goes. */
 	for (int i = 0; i < 200 && gsoi_e1000_wire_inflight(x->wire); i++) {
 		struct timespec ts = { 0, 1000000 };

@@ -274,24 +274,77 @@ static void build_plain_frame(struct e1000_engine *e, uint8_t *f)
 	e1000_cnt_add(&e->cnt.bytes, n);
 }
 
-/* Emit what the wire takes of the active packet; true when it is all out. */
+/* Length of the active packet's frame k. */
+static uint32_t frame_len(const struct e1000_engine *e, uint32_t k)
+{
+	const struct e1000_pkt *p = &e->pkt;
+	uint32_t plen;
+
+	if (!p->tse)
+		return p->total;
+	plen = e->tso.paylen - k * e->tso.mss;
+	return e->tso.hdr_len + (plen < e->tso.mss ? plen : e->tso.mss);
+}
+
+/*
+ * A budget that splits packets (e1000_budget.split): how many of the
+ * active packet's next `left` frames still fit the aggregate (at least one
+ * if it has none yet).  Fewer than left: the rest waits for the next
+ * aggregate.
+ */
+static uint32_t budget_fit(struct e1000_engine *e, uint32_t left)
+{
+	struct e1000_budget *b = e->budget;
+	uint64_t bytes = 0;
+	uint32_t n = 0;
+
+	if (!b || !b->split)
+		return left;
+	while (n < left && n < b->frames) {
+		bytes += frame_len(e, e->pkt.done + n);
+		if (bytes > b->bytes)
+			break;
+		n++;
+	}
+	return n || b->took_frames ? n : 1;
+}
+
+/* Charge the n frames before the active packet's cursor to a splitting budget. */
+static void budget_charge(struct e1000_engine *e, uint32_t n)
+{
+	struct e1000_budget *b = e->budget;
+
+	if (!b || !b->split)
+		return;
+	for (uint32_t k = e->pkt.done - n; k != e->pkt.done; k++) {
+		uint32_t len = frame_len(e, k);
+
+		b->bytes = len < b->bytes ? b->bytes - len : 0;
+		b->took_bytes += len;
+	}
+	b->frames = n < b->frames ? b->frames - n : 0;
+	b->took_frames += n;
+}
+
+/* Emit what the wire (and a splitting budget) takes of the active packet; true when it is all out. */
 static bool emit(struct e1000_engine *e, struct e1000_wire *w)
 {
 	struct e1000_pkt *p = &e->pkt;
-	uint32_t left = p->frames - p->done, max_len, room;
+	uint32_t left = p->frames - p->done, max_len, room, want;
 
 	if (!left)
 		return true;
+	want = budget_fit(e, left);
+	if (!want)
+		return false;
 	max_len = p->tse ? e->tso.hdr_len + (uint32_t)e->tso.mss : p->total;
-	room = w->room(w, left, max_len);
+	room = w->room(w, want, max_len);
 	for (uint32_t i = 0; i < room; i++) {
 		uint8_t *f = w->buf(w);
 
 		if (p->tse) {
-			uint32_t k = p->done, plen = e->tso.paylen - k * e->tso.mss;
-
-			build_tso_frame(e, f, k);
-			w->put(w, e->tso.hdr_len + (plen < e->tso.mss ? plen : e->tso.mss));
+			build_tso_frame(e, f, p->done);
+			w->put(w, frame_len(e, p->done));
 		} else {
 			build_plain_frame(e, f);
 			w->put(w, p->total);
@@ -299,8 +352,14 @@ static bool emit(struct e1000_engine *e, struct e1000_wire *w)
 		p->done++;
 	}
 	e1000_cnt_add(&e->cnt.frames, room);
-	if (room < left) {
+	budget_charge(e, room);
+	if (room < want) {
 		e1000_cnt_add(&e->cnt.wire_full, 1);
+		return false;
+	}
+	if (want < left) {
+		/* The aggregate is full: the packet's other frames go in the next. */
+		e->budget->full = e->budget->stopped = true;
 		return false;
 	}
 	return true;
@@ -318,6 +377,33 @@ static void start(struct e1000_engine *e)
 		gather(e, e->hdr, e->tso.hdr_len, 0, 0, 0, &unused);
 }
 
+/* Charge the checked packet to the aggregate's budget; false: it waits for the next aggregate. */
+static bool budget_take(struct e1000_engine *e)
+{
+	struct e1000_budget *b = e->budget;
+	const struct e1000_pkt *p = &e->pkt;
+	uint64_t bytes = p->tse ? (uint64_t)p->frames * e->tso.hdr_len + e->tso.paylen : p->total;
+
+	if (!b)
+		return true;
+	if (b->split) {
+		/* Frames are charged as they go out; the packet starts if its first frame fits. */
+		if (!b->took_frames || (b->frames && frame_len(e, 0) <= b->bytes))
+			return true;
+		b->full = b->stopped = true;
+		return false;
+	}
+	if (b->took_frames && (p->frames > b->frames || bytes > b->bytes)) {
+		b->full = b->stopped = true;
+		return false;
+	}
+	b->frames = p->frames < b->frames ? b->frames - p->frames : 0;
+	b->bytes = bytes < b->bytes ? b->bytes - bytes : 0;
+	b->took_frames += p->frames;
+	b->took_bytes += bytes;
+	return true;
+}
+
 static void drop(struct e1000_engine *e, enum scan_result r, uint32_t first)
 {
 	_Atomic uint64_t *c = r == SCAN_EOP_MISSING ? &e->cnt.eop_missing :
@@ -328,10 +414,16 @@ static void drop(struct e1000_engine *e, enum scan_result r, uint32_t first)
 	atomic_store_explicit(&e->cnt.last_err_desc, first & (e->ring_size - 1), memory_order_relaxed);
 }
 
+/* With a budget (transmit opportunities), a packet is left half out. */
+static bool half_out(const struct e1000_engine *e)
+{
+	return e->budget && e->pkt.active;
+}
+
 uint32_t gsoi_e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *head, uint32_t tail,
 			       struct e1000_wire *w)
 {
-	uint32_t consumed = 0, h = *head, end = 0;
+	uint32_t consumed = 0, h = *head, end = 0, nctx = 0;
 
 	/* A tail more than a ring ahead is the driver's bug; never read a slot twice in one pass. */
 	if (tail - h > e->ring_size)
@@ -346,7 +438,7 @@ uint32_t gsoi_e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *
 			if (!emit(e, w))
 				break;
 			writeback(e, ring, p->first, p->end);
-			consumed += p->end - p->first;
+			consumed += p->end - p->first + (p->ctx_held ? p->ctx : 0);
 			h = p->end;
 			p->active = false;
 			e1000_cnt_add(&e->cnt.packets, 1);
@@ -371,6 +463,7 @@ uint32_t gsoi_e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *
 			e1000_cnt_add(&e->cnt.ctx_descs, 1);
 			h++;
 			consumed++;
+			nctx++;
 			continue;
 		case GSO_E1000_DATA:
 			break;
@@ -380,6 +473,7 @@ uint32_t gsoi_e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *
 			writeback(e, ring, h, h + 1);
 			h++;
 			consumed++;
+			nctx = 0;
 			continue;
 		}
 		r = scan(e, ring, h, tail, &end);
@@ -398,11 +492,35 @@ uint32_t gsoi_e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *
 			writeback(e, ring, h, end);
 			consumed += end - h;
 			h = end;
+			nctx = 0;
 			continue;
 		}
+		if (!budget_take(e)) {
+			/*
+			 * The packet's context descriptors wait with it, so that
+			 * an aggregate completes whole packets only; taken again
+			 * next time, they set the same context.
+			 */
+			h -= nctx;
+			consumed -= nctx;
+			e1000_cnt_add(&e->cnt.ctx_descs, (uint64_t)0 - nctx);
+			break;
+		}
+		p->ctx = nctx;
+		nctx = 0;
 		p->first = h;
 		p->end = end;
 		start(e);
+	}
+	if (half_out(e) && !e->pkt.ctx_held) {
+		/*
+		 * Transmit opportunities: the head register covers whole
+		 * packets only, so a packet the wire or the aggregate took in
+		 * part keeps its context descriptors until it is all out.
+		 */
+		h -= e->pkt.ctx;
+		consumed -= e->pkt.ctx;
+		e->pkt.ctx_held = true;
 	}
 	w->flush(w);
 	e1000_cnt_add(&e->cnt.descs, consumed);

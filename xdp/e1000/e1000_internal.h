@@ -5,6 +5,8 @@
  *                   Pure: no threads, no syscalls; the unit tests drive it.
  *   e1000_wire.c    where frames go: an AF_XDP socket, or a callback.
  *   e1000_dev.c     the device thread (own core, doorbell, CPU accounting).
+ *   e1000_txop.c    transmit-opportunity mode: when aggregates leave and
+ *                   complete.  Time is an argument: no clock, no syscalls.
  *   e1000.c         the driver side: struct gso_dev backend, descriptors
  *                   for each super-segment, completions.
  *
@@ -77,6 +79,25 @@ struct e1000_pkt {
 	uint32_t frames;      /* frames it makes */
 	uint32_t done;        /* frames emitted */
 	uint32_t cur, cur_off; /* payload cursor: piece, offset in it */
+	uint32_t ctx;         /* context descriptors right before it */
+	bool ctx_held;        /* with a budget: those are not in the head while it is half out */
+};
+
+/*
+ * What an aggregate may still take (transmit-opportunity mode): the engine
+ * starts a packet only if its frames and frame bytes fit, except the
+ * aggregate's first packet, which it always takes.  With `split`, frames
+ * count one by one instead: a packet's frames may span aggregates, and
+ * the aggregate takes at least one frame.
+ */
+struct e1000_budget {
+	uint32_t frames;      /* frames left */
+	uint64_t bytes;       /* frame bytes left */
+	uint32_t took_frames; /* taken so far */
+	uint64_t took_bytes;
+	bool split;
+	bool full;            /* something posted was left for the next aggregate */
+	bool stopped;         /* the engine stopped for the budget (not for a full wire) */
 };
 
 struct e1000_engine {
@@ -91,6 +112,7 @@ struct e1000_engine {
 	uint32_t stall_at;    /* head index at which the tail was last found inside a packet */
 	bool stalled;
 	uint8_t hdr[GSO_MAX_HDR_LEN + 1]; /* the TSO packet's header as the driver wrote it */
+	struct e1000_budget *budget; /* NULL: no limit (the plain device) */
 	struct e1000_counters cnt;
 };
 
@@ -108,7 +130,8 @@ void gsoi_e1000_engine_fini(struct e1000_engine *e);
  * frames to `w`.  A packet's descriptors are consumed only once all its
  * frames are out: a full wire stops the run in the middle of a packet,
  * and the next run resumes it.  Writes STA.DD into every consumed
- * descriptor that has RS.  Returns the number of descriptors consumed;
+ * descriptor that has RS.  With e->budget set, stops before a packet
+ * the budget cannot take.  Returns the number of descriptors consumed;
  * *head is advanced by as many.
  */
 uint32_t gsoi_e1000_engine_run(struct e1000_engine *e, uint8_t *ring, uint32_t *head, uint32_t tail,
@@ -138,6 +161,55 @@ uint32_t gsoi_e1000_wire_inflight(struct e1000_wire *w);
 uint64_t gsoi_e1000_wire_errors(const struct e1000_wire *w);
 /* Close the socket (if any) and free. */
 void gsoi_e1000_wire_free(struct e1000_wire *w);
+
+/* ---- the device (e1000.c: driver side; e1000_dev.c: device thread) ---- */
+
+/* ---- transmit-opportunity mode (e1000_txop.c) ---- */
+
+struct e1000_txop_cfg {
+	uint64_t period_ns, jitter_ns;
+	uint32_t max_frames;
+	uint64_t max_bytes;   /* UINT64_MAX: no limit */
+	uint64_t rate;        /* bytes/s; 0: no airtime */
+	bool split;           /* GSO_E1000_F_TXOP_SPLIT */
+};
+
+/* Counters: written by whoever runs the device, read by anyone. */
+struct e1000_txop_counters {
+	_Atomic uint64_t txops, empty, full, bytes, frames_max, bytes_max, airtime_ns, span_ns, late_ns,
+		late_max_ns;
+};
+
+struct e1000_txop {
+	bool on;
+	struct e1000_txop_cfg c;
+	uint64_t rng;
+	bool started;         /* next_op is set */
+	uint64_t next_op;     /* when the next opportunity is due */
+	bool sending;         /* the wire took only part of the aggregate: its frames still go out */
+	uint32_t tail;        /* the tail the aggregate was taken from */
+	uint64_t start;       /* the aggregate's opportunity */
+	uint64_t first_start; /* the first aggregate's (span_ns) */
+	bool in_air;          /* the aggregate is on the air until done_at */
+	uint64_t done_at;
+	uint32_t done_head;   /* the head register to publish at done_at */
+	struct e1000_budget budget;
+	struct e1000_txop_counters cnt;
+};
+
+struct e1000_dev;
+
+/* Set up from the options (GSO_E1000_F_TXOP); t->on stays false without it. */
+void gsoi_e1000_txop_init(struct e1000_txop *t, const struct e1000_txop_cfg *c);
+/*
+ * Do what is due at `now` (CLOCK_MONOTONIC ns): publish the head of an
+ * aggregate whose airtime is over, send at an opportunity that is due.
+ * *consumed (may be NULL) gets the descriptors taken.  Returns when the
+ * next thing is due (<= now: the wire was full, try again soon).
+ */
+uint64_t gsoi_e1000_txop_step(struct e1000_dev *x, uint64_t now, uint32_t *consumed);
+/* The device stops: complete what went on the wire (the head register covers it). */
+void gsoi_e1000_txop_flush(struct e1000_dev *x);
 
 /* ---- the device (e1000.c: driver side; e1000_dev.c: device thread) ---- */
 
@@ -172,6 +244,7 @@ struct e1000_dev {
 	_Atomic uint64_t cpu_ns, busy_ns, wakeups;
 	alignas(64) uint32_t dev_head; /* device thread only */
 	struct e1000_engine eng;
+	struct e1000_txop txop;  /* device side (thread, or gso_e1000__poll) only */
 	struct e1000_wire *wire;
 	pthread_t thr;
 	bool threaded, thread_started;

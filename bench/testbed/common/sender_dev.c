@@ -113,11 +113,15 @@ static int probe(int ifindex, struct gso_ifcaps *ic, char *name)
 static void describe(struct snd_dev *d)
 {
 	unsigned n = 0;
+	char txop[32] = "";
 
 	for (unsigned q = 0; q < d->nrxq; q++)
 		n += d->rx[q] && d->rx[q] != d->tx && (int)q != d->wire_queue;
-	snprintf(d->desc, sizeof(d->desc), "%s%s + %u rx queue%s", d->tx ? gso_dev__name(d->tx) : "?",
-		 d->wire_queue >= 0 ? " (wire on its own queue)" : "", n, n == 1 ? "" : "s");
+	if (d->wire_queue >= 0 && d->txop_us)
+		snprintf(txop, sizeof(txop), ", txop every %u us", d->txop_us);
+	snprintf(d->desc, sizeof(d->desc), "%s%s%s%s + %u rx queue%s", d->tx ? gso_dev__name(d->tx) : "?",
+		 d->wire_queue >= 0 ? " (wire on its own queue" : "", txop, d->wire_queue >= 0 ? ")" : "", n,
+		 n == 1 ? "" : "s");
 }
 
 static int give(struct snd_dev *d, struct gso_engine *e);
@@ -309,7 +313,9 @@ int snd_dev_wire(struct snd_dev *d, struct gso_engine *e, unsigned ack_queue, ch
 	d->wire_rx_balanced = balanced(d->rx[w], NULL);
 	gso_dev__destroy(d->rx[w]);
 	d->rx[w] = NULL;
-	GSO_OPTS(gso_e1000_opts, eo, .mode = GSO_TSO_OFFLOAD, .queue_id = (uint32_t)w, .xsk_mode = GSO_XSK_MODE_AUTO);
+	GSO_OPTS(gso_e1000_opts, eo, .mode = GSO_TSO_OFFLOAD, .queue_id = (uint32_t)w, .xsk_mode = GSO_XSK_MODE_AUTO,
+		 .flags = (d->txop_us ? GSO_E1000_F_TXOP : 0) | (d->txop_split ? GSO_E1000_F_TXOP_SPLIT : 0), .txop_us = d->txop_us, .txop_frames = d->txop_frames,
+		 .link_rate = d->txop_rate);
 	r = gso_e1000__create(&x, d->ifindex, &eo);
 	if (r)
 		return fail(err, errlen, r, "e1000 device model on queue %d", w);
@@ -322,6 +328,13 @@ int snd_dev_wire(struct snd_dev *d, struct gso_engine *e, unsigned ack_queue, ch
 	d->wire_queue = w;
 	describe(d);
 	return 0;
+}
+
+int snd_dev_e1000_stats(const struct snd_dev *d, struct gso_e1000_stats *st)
+{
+	if (d->kind != SND_MODE_E1000 || d->wire_queue < 0)
+		return -ENOENT;
+	return gso_e1000__stats(d->tx, st);
 }
 
 bool snd_dev_umem_balanced(struct snd_dev *d, struct gso_engine *e, struct gso_dev_stats *tx_st)

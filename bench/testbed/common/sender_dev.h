@@ -38,6 +38,7 @@
 #include <gso/engine.h>
 #include <gso/dev.h>
 #include <gso/steer.h>
+#include <gso/e1000.h>
 
 enum snd_mode {
 	SND_MODE_SOFTWARE,
@@ -69,6 +70,11 @@ struct snd_dev {
 	uint8_t tx_flags;      /* GSO_TX_F_* for every request */
 	int wire_queue;        /* offload-e1000: the model's queue, -1 before snd_dev_wire() */
 	bool wire_rx_balanced; /* the receive socket the wire replaced gave every chunk back */
+	/* offload-e1000's transmit-opportunity mode (GSO_E1000_F_TXOP), set before snd_dev_wire() */
+	uint32_t txop_us;      /* interval between opportunities; 0: the plain model */
+	uint32_t txop_frames;  /* frames per aggregate at most; 0: the model's default */
+	uint64_t txop_rate;    /* bytes/s on the air; 0: no airtime */
+	bool txop_split;       /* GSO_E1000_F_TXOP_SPLIT: aggregates of frames, not packets */
 	char desc[128];        /* what runs, for people */
 };
 
@@ -93,6 +99,9 @@ int snd_dev_queue_of(const struct snd_dev *d, const struct gso_dev *rx);
  * nothing to do), -EOPNOTSUPP (no other queue), or -errno with `err` set.
  */
 int snd_dev_wire(struct snd_dev *d, struct gso_engine *e, unsigned ack_queue, char *err, size_t errlen);
+
+/* offload-e1000 once the model runs: its counters (also after gso_engine__close()); else -ENOENT. */
+int snd_dev_e1000_stats(const struct snd_dev *d, struct gso_e1000_stats *st);
 
 /*
  * Every chunk of every device back to free (after gso_engine__close());
