@@ -294,7 +294,13 @@ $(BENCHC_A) $(TESTBEDC_A) $(NSBED_A):
 $(BENCHES): $(B)/bench/%: $(B)/obj/bench/%.o $(BENCHC_A) $(NSBED_A) $(PROG_A)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BENCHC_A) $(NSBED_A) $(PROG_LIBS) $(BENCH_EXTRA_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BENCH_SIM_LINK) $(BENCHC_A) $(NSBED_A) $(PROG_LIBS) $(BENCH_EXTRA_LIBS)
+
+# bench_aggregation runs the unit tests' virtual-time flow simulator (no Criterion in these files).
+BENCH_SIM_OBJS := $(addprefix $(B)/obj/tests/unit/,flowsim.o flowsim_dev.o simheap.o)
+$(B)/bench/bench_aggregation: $(BENCH_SIM_OBJS)
+$(B)/bench/bench_aggregation: BENCH_SIM_LINK = $(BENCH_SIM_OBJS)
+$(B)/obj/bench/bench_aggregation.o: CPPFLAGS += -Itests/unit
 
 $(TESTBEDS): $(B)/bench/%: $(B)/obj/bench/testbed/%.o $(TESTBEDC_A) $(BENCHC_A) $(PROG_A)
 	$(call msg,LINK,$@)

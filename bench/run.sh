@@ -1,6 +1,7 @@
 #!/bin/sh
 # `make bench`: run every micro-benchmark once, each printing its own
-# side-by-side table, then bench/bench_relay.sh (libgso vs kernel TCP, BBR
+# side-by-side table (bench_aggregation among them: issue 28's policies
+# against an aggregating sender device, in virtual time), then bench/bench_relay.sh (libgso vs kernel TCP, BBR
 # and CUBIC, through the impairment relay), bench/bench_frame_cost.sh
 # (what one frame costs each sender: CPU, syscalls, context switches,
 # instructions) and bench/bench_httpd.sh (HTTP file serving, nginx vs

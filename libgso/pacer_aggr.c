@@ -140,6 +140,24 @@ int gso_aggr__info(const struct gso_aggr *a, struct gso_aggr_info *out)
 	return 0;
 }
 
+/* The device's own rate, work per second: the fastest held batch of the window over the interval before it. */
+static uint64_t device_rate(const struct gso_aggr *a)
+{
+	uint64_t best = 0;
+	uint32_t i;
+
+	for (i = 0; i < a->n_; i++) {
+		uint64_t r;
+
+		if (!a->iv_[i])
+			continue;
+		r = (uint64_t)((unsigned __int128)a->work_[i] * 1000000000u / a->iv_[i]);
+		if (r > best)
+			best = r;
+	}
+	return best;
+}
+
 /* round(log2(1 s / t)), at least 1: the shift whose rate >> shift is about t of data. */
 static uint32_t shift_for(uint64_t t_ns)
 {
@@ -172,6 +190,13 @@ int gso_aggr__policy(const struct gso_aggr *a, uint64_t rate, uint32_t shift, ui
 
 		if (s < r.pacing_shift)
 			r.pacing_shift = s;
+	}
+	if (t && rate != GSO_RATE_UNPACED) {
+		/* Size from what the device delivers (with headroom to grow), not from a pacing rate far above it. */
+		unsigned __int128 dev = (unsigned __int128)device_rate(a) * GSO_AGGR_RATE_PCT / 100;
+
+		if (dev && dev < rate)
+			rate = (uint64_t)dev;
 	}
 	q = rate == GSO_RATE_UNPACED ? 0 : rate >> r.pacing_shift;
 	if (max_queue && q > max_queue)

@@ -2,77 +2,12 @@
  * Multi-flow bottleneck simulator on the library's transmit path; see
  * flowsim.h.  Integer virtual time (ns), one event heap, no wall clock.
  */
-#include "flowsim.h"
-#include "simheap.h"
+#include "flowsim_internal.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define ISN 1000u
-#define FQ_ENTRIES 16384u
-#define MAX_RANGES 65536u  /* out-of-order ranges a receiver holds */
-#define UNSENT_TARGET (4u << 20) /* a bulk sender keeps this much queued */
-#define APP_TICK_NS 1000000ull
-#define HANDLE_BYTES (1ull << 30) /* a new buffer handle every GiB: offsets stay in 32 bits */
-#define MAX_BACKOFF 6u
-
-enum { EV_SEG, EV_ACK, EV_DELACK, EV_TX, EV_RTO, EV_APP };
-
-
-struct ack_msg {
-	uint32_t ack, n_sack, next_free;
-	struct gso_flowq_sack sack[3];
-};
-
-struct range {
-	uint64_t lo, hi; /* segments [lo, hi) held out of order */
-};
-
-struct fs_flow {
-	unsigned id;
-	const struct fs_flow_params *fp;
-	struct gso_flowq *q;
-	struct gso_cc *cc;
-	struct gso_pacer pacer;
-	struct gso_flowq_rel *rel;
-	/* application */
-	uint64_t written, avail;   /* bytes appended to the queue / made available by the app */
-	uint64_t handle, handle_off;
-	bool app_tick_armed;
-	/* timers */
-	uint64_t tx_at, tx_gen, rto_at, rto_gen;
-	uint32_t backoff;
-	/* receiver */
-	uint64_t rcv_nxt;          /* next in-order segment */
-	struct range *rng;
-	uint32_t nrng;
-	uint64_t last_ooo;
-	uint32_t unacked;
-	bool delack_armed;
-	uint64_t delack_gen;
-	struct fs_flow_result *res;
-};
-
-struct fs_sim {
-	const struct fs_params *p;
-	struct fs_result *r;
-	struct sim_heap heap;
-	uint64_t now;
-	int err;
-	uint32_t rng;
-	/* bottleneck */
-	uint64_t *qdep;            /* departure times of queued frames (ring) */
-	uint32_t *qlen_bytes;      /* their sizes */
-	uint32_t qhead, qn, qcap;
-	uint64_t q_bytes, link_free, last_arrival;
-	uint64_t q_area, q_area_from; /* integral of queue bytes over time (mean) */
-	/* ACK messages */
-	struct ack_msg *acks;
-	uint32_t nacks, ack_free;
-	struct fs_flow flow[FS_MAX_FLOWS];
-};
 
 double fs_payload_rate(const struct fs_params *p)
 {
@@ -81,7 +16,7 @@ double fs_payload_rate(const struct fs_params *p)
 
 /* ---- events ----------------------------------------------------------- */
 
-static void push(struct fs_sim *s, uint64_t t, uint32_t type, uint32_t flow, uint64_t arg)
+void fs_push(struct fs_sim *s, uint64_t t, uint32_t type, uint32_t flow, uint64_t arg)
 {
 	int err = sim_heap_push(&s->heap, t, type, flow, arg);
 
@@ -89,7 +24,7 @@ static void push(struct fs_sim *s, uint64_t t, uint32_t type, uint32_t flow, uin
 		s->err = err;
 }
 
-static uint32_t rand32(struct fs_sim *s)
+uint32_t fs_rand32(struct fs_sim *s)
 {
 	uint32_t x = s->rng;
 
@@ -102,7 +37,7 @@ static uint32_t rand32(struct fs_sim *s)
 
 /* ---- the path ----------------------------------------------------------- */
 
-static void queue_account(struct fs_sim *s, uint64_t until)
+void fs_queue_account(struct fs_sim *s, uint64_t until)
 {
 	uint64_t from = s->q_area_from > s->p->measure_from_ns ? s->q_area_from : s->p->measure_from_ns;
 
@@ -112,24 +47,25 @@ static void queue_account(struct fs_sim *s, uint64_t until)
 }
 
 /* Frames that left the bottleneck by `t` leave its queue. */
-static void queue_drain(struct fs_sim *s, uint64_t t)
+void fs_queue_drain(struct fs_sim *s, uint64_t t)
 {
 	while (s->qn && s->qdep[s->qhead] <= t) {
-		queue_account(s, s->qdep[s->qhead]);
+		fs_queue_account(s, s->qdep[s->qhead]);
 		s->q_bytes -= s->qlen_bytes[s->qhead];
+		s->dev.done += s->qlen_bytes[s->qhead]; /* a sender device's completions */
 		s->qhead = (s->qhead + 1) % s->qcap;
 		s->qn--;
 	}
-	queue_account(s, t);
+	fs_queue_account(s, t);
 }
 
 /* When a frame that left the bottleneck at `dep` reaches the receivers. */
-static uint64_t arrival(struct fs_sim *s, uint64_t dep)
+uint64_t fs_arrival(struct fs_sim *s, uint64_t dep)
 {
 	uint64_t t = dep + s->p->rtt_ns / 2;
 
 	if (s->p->jitter_ns) {
-		t = t - s->p->jitter_ns + rand32(s) % (2 * s->p->jitter_ns + 1);
+		t = t - s->p->jitter_ns + fs_rand32(s) % (2 * s->p->jitter_ns + 1);
 		if (t < s->last_arrival)
 			t = s->last_arrival; /* never reorders */
 		s->last_arrival = t;
@@ -144,12 +80,17 @@ static void transmit(struct fs_sim *s, struct fs_flow *f, uint64_t seg)
 	uint64_t dep;
 
 	f->res->segs_sent++;
-	if (p->loss_ppm && rand32(s) % 1000000u < p->loss_ppm) {
+	if (p->loss_ppm && fs_rand32(s) % 1000000u < p->loss_ppm) {
 		f->res->losses_random++;
 		return;
 	}
-	queue_drain(s, s->now);
-	if (s->q_bytes + wire > p->queue_bytes || s->qn == s->qcap) {
+	if (p->dev.on && p->dev.interval_ns) {
+		fs_dev_post(s, f, seg, wire);
+		return;
+	}
+	fs_queue_drain(s, s->now);
+	/* A sender device has no buffer limit of its own: TSQ bounds it. */
+	if ((!p->dev.on && s->q_bytes + wire > p->queue_bytes) || s->qn == s->qcap) {
 		f->res->losses_queue++;
 		return;
 	}
@@ -161,7 +102,7 @@ static void transmit(struct fs_sim *s, struct fs_flow *f, uint64_t seg)
 	s->q_bytes += wire;
 	if (s->now >= p->measure_from_ns && s->q_bytes > s->r->max_queue_bytes)
 		s->r->max_queue_bytes = s->q_bytes;
-	push(s, arrival(s, dep), EV_SEG, f->id, seg);
+	fs_push(s, fs_arrival(s, dep), EV_SEG, f->id, seg);
 }
 
 /* ---- receiver ----------------------------------------------------------- */
@@ -208,7 +149,7 @@ static void send_ack(struct fs_sim *s, struct fs_flow *f)
 		if (i != first)
 			m->sack[k++] = (struct gso_flowq_sack){ seq_of(s, f->rng[i].lo), seq_of(s, f->rng[i].hi) };
 	m->n_sack = k;
-	push(s, s->now + s->p->rtt_ns / 2, EV_ACK, f->id, idx);
+	fs_push(s, s->now + s->p->rtt_ns / 2, EV_ACK, f->id, idx);
 }
 
 /* Hold an out-of-order segment: extend, merge or insert a range (kept sorted). */
@@ -280,7 +221,7 @@ static void rx_seg(struct fs_sim *s, struct fs_flow *f, uint64_t seg)
 		send_ack(s, f);
 	} else if (!f->delack_armed) {
 		f->delack_armed = true;
-		push(s, s->now + (s->p->delack_ns ? s->p->delack_ns : 5000000u), EV_DELACK, f->id, f->delack_gen);
+		fs_push(s, s->now + (s->p->delack_ns ? s->p->delack_ns : 5000000u), EV_DELACK, f->id, f->delack_gen);
 	}
 }
 
@@ -336,7 +277,20 @@ static void arm_rto(struct fs_sim *s, struct fs_flow *f)
 	gso_cc__state(f->cc, &cs);
 	rto = cs.rto_ns << f->backoff;
 	f->rto_at = s->now + rto;
-	push(s, f->rto_at, EV_RTO, f->id, ++f->rto_gen);
+	fs_push(s, f->rto_at, EV_RTO, f->id, ++f->rto_gen);
+}
+
+/*
+ * The flow's full burst at its rate, in wire bytes: the rate-based size
+ * within the device's super-segment, before cwnd or data cut it (what a
+ * queue limit of "two bursts" counts).
+ */
+static uint64_t full_burst(const struct fs_params *p, const struct gso_burst *b)
+{
+	uint32_t max = (GSO_BURST_DEF_DEV_MAX_BYTES - p->hdr_len) / p->mss;
+	uint32_t segs = b->goal_segs < max ? b->goal_segs : max;
+
+	return (uint64_t)(p->dev.floor_max_burst ? max : segs) * (p->mss + p->hdr_len);
 }
 
 static void try_send(struct fs_sim *s, struct fs_flow *f)
@@ -360,7 +314,7 @@ static void try_send(struct fs_sim *s, struct fs_flow *f)
 		if (next > s->now) {
 			if (f->tx_at != next) {
 				f->tx_at = next;
-				push(s, next, EV_TX, f->id, ++f->tx_gen);
+				fs_push(s, next, EV_TX, f->id, ++f->tx_gen);
 			}
 			return;
 		}
@@ -373,9 +327,23 @@ static void try_send(struct fs_sim *s, struct fs_flow *f)
 			 .peer_wnd = UINT32_MAX, .min_rtt_ns = cs.min_rtt_ns,
 			 .flags = fi.in_recovery ? GSO_BURST_IN_RECOVERY : 0);
 		GSO_OPTS(gso_burst_opts, bo, .min_segs = gso_cc__min_burst_segs(f->cc));
+		if (p->dev.on)
+			bo.pacing_shift = fs_dev_shift(s, f, cs.pacing_rate);
 		segs = gso_burst_size(&in, &bo, &b);
 		if (segs < 0) {
 			s->err = segs;
+			return;
+		}
+		if (p->dev.on) {
+			/* As the engine's s_arm: cwnd growth only while cwnd limits us. */
+			if (b.limit == GSO_BURST_LIM_QUOTA || b.limit == GSO_BURST_LIM_CWND_DIV)
+				f->cwnd_limited = true;
+			else if (fi.in_flight * 2 < cwnd)
+				f->cwnd_limited = false;
+		}
+		if (segs && p->dev.on && fs_dev_tsq_full(s, f, cs.pacing_rate, full_burst(p, &b))) {
+			f->tx_at = s->now + FS_TSQ_RETRY_NS;
+			fs_push(s, f->tx_at, EV_TX, f->id, ++f->tx_gen);
 			return;
 		}
 		if (!segs) {
@@ -424,11 +392,14 @@ static void rx_ack(struct fs_sim *s, struct fs_flow *f, const struct ack_msg *m)
 		return;
 	gso_flowq__info(f->q, &after);
 	gso_flowq__rate_sample(f->q, &rs);
+	if (s->p->dev.on && res.rtt_ns && s->now >= s->p->measure_from_ns)
+		fs_dev_rtt(s, res.rtt_ns);
 	/* As the engine: every ACK to BBR, delivering ones to Reno and CUBIC. */
 	if (res.delivered_segs || res.rtt_ns || f->fp->cc_algo == GSO_CC_BBR) {
 		GSO_OPTS(gso_cc_ack, ca, .now_ns = s->now, .rtt_ns = res.rtt_ns, .acked_segs = res.delivered_segs,
 			 .packets_out = after.in_flight, .rs = &rs,
-			 .flags = after.in_recovery ? GSO_CC_ACK_RECOVERY : 0);
+			 .flags = (after.in_recovery ? GSO_CC_ACK_RECOVERY : 0) |
+				  (s->p->dev.on && !f->cwnd_limited ? GSO_CC_ACK_NOT_CWND_LIMITED : 0));
 		gso_cc__on_ack(f->cc, &ca);
 	}
 	if (res.lost_segs)
@@ -458,9 +429,9 @@ static void app_tick(struct fs_sim *s, struct fs_flow *f)
 {
 	if (app_limited_now(s, f)) {
 		f->avail += f->fp->app_rate * APP_TICK_NS / 1000000000u;
-		push(s, s->now + APP_TICK_NS, EV_APP, f->id, 0);
+		fs_push(s, s->now + APP_TICK_NS, EV_APP, f->id, 0);
 	} else if (s->now < f->fp->app_from_ns) {
-		push(s, f->fp->app_from_ns, EV_APP, f->id, 0);
+		fs_push(s, f->fp->app_from_ns, EV_APP, f->id, 0);
 		return;
 	}
 	try_send(s, f);
@@ -486,9 +457,11 @@ static int flow_init(struct fs_sim *s, struct fs_flow *f, unsigned i)
 		return -EINVAL;
 	f->pacer.sz = sizeof(f->pacer);
 	gso_pacer__init(&f->pacer, NULL);
-	push(s, f->fp->start_ns, EV_TX, i, ++f->tx_gen);
+	f->aggr.sz = sizeof(f->aggr);
+	gso_aggr__init(&f->aggr);
+	fs_push(s, f->fp->start_ns, EV_TX, i, ++f->tx_gen);
 	if (f->fp->app_rate)
-		push(s, f->fp->app_from_ns, EV_APP, i, 0);
+		fs_push(s, f->fp->app_from_ns, EV_APP, i, 0);
 	return 0;
 }
 
@@ -499,17 +472,19 @@ int fs_run(const struct fs_params *p, struct fs_result *r)
 
 	memset(r, 0, sizeof(*r));
 	memset(&s, 0, sizeof(s));
-	if (!p->nflows || p->nflows > FS_MAX_FLOWS || !p->link_rate || !p->mss || !p->queue_bytes)
+	if (!p->nflows || p->nflows > FS_MAX_FLOWS || !p->link_rate || !p->mss || (!p->queue_bytes && !p->dev.on))
 		return -EINVAL;
 	s.p = p;
 	s.r = r;
 	s.rng = p->seed ? p->seed : 1;
 	s.ack_free = UINT32_MAX;
-	s.qcap = (uint32_t)(p->queue_bytes / (p->mss + p->hdr_len)) + 2;
+	s.qcap = p->dev.on ? FS_DEV_MAX_FRAMES : (uint32_t)(p->queue_bytes / (p->mss + p->hdr_len)) + 2;
 	s.qdep = calloc(s.qcap, sizeof(*s.qdep));
 	s.qlen_bytes = calloc(s.qcap, sizeof(*s.qlen_bytes));
 	if (!s.qdep || !s.qlen_bytes)
 		rc = -ENOMEM;
+	if (!rc && p->dev.on)
+		rc = fs_dev_init(&s);
 	for (unsigned i = 0; !rc && i < p->nflows; i++)
 		rc = flow_init(&s, &s.flow[i], i);
 
@@ -550,6 +525,10 @@ int fs_run(const struct fs_params *p, struct fs_result *r)
 		case EV_APP:
 			app_tick(&s, f);
 			break;
+		case EV_OPP:
+		case EV_DONE:
+			fs_dev_event(&s, &e);
+			break;
 		}
 		/* Sequence numbers are 32 bits: keep every run below 4 GiB per flow. */
 		if (f->written > 0xf0000000ull)
@@ -561,7 +540,7 @@ int fs_run(const struct fs_params *p, struct fs_result *r)
 		double cap = fs_payload_rate(p), sum = 0;
 		uint64_t span = p->duration_ns - p->measure_from_ns;
 
-		queue_drain(&s, p->duration_ns);
+		fs_queue_drain(&s, p->duration_ns);
 		r->mean_queue_bytes = span ? (double)s.q_area / (double)span : 0;
 		for (unsigned i = 0; i < p->nflows; i++) {
 			uint64_t from = p->measure_from_ns > p->flow[i].start_ns ? p->measure_from_ns
@@ -575,6 +554,8 @@ int fs_run(const struct fs_params *p, struct fs_result *r)
 			sum += (double)r->flow[i].measured;
 		}
 		r->utilization = span ? sum * 1e9 / (double)span / cap : 0;
+		if (p->dev.on)
+			fs_dev_results(&s);
 	}
 	for (unsigned i = 0; i < p->nflows; i++) {
 		gso_flowq__destroy(s.flow[i].q);
@@ -582,6 +563,7 @@ int fs_run(const struct fs_params *p, struct fs_result *r)
 		free(s.flow[i].rel);
 		free(s.flow[i].rng);
 	}
+	fs_dev_free(&s);
 	sim_heap_free(&s.heap);
 	free(s.acks);
 	free(s.qdep);

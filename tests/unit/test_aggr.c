@@ -34,7 +34,7 @@ static uint64_t fixed_limit(uint64_t rate, uint64_t burst, uint64_t cap)
  * keeps work posted.  Returns the held batches the estimator reported.
  */
 static unsigned run_aggregating(struct gso_aggr *a, uint64_t *now, uint64_t t_ns, uint64_t jitter_ns,
-				uint64_t look_ns, uint64_t until)
+				uint64_t look_ns, uint64_t until, uint64_t batch)
 {
 	uint64_t next_op = *now + t_ns, rnd = 12345;
 	unsigned held = 0;
@@ -43,7 +43,7 @@ static unsigned run_aggregating(struct gso_aggr *a, uint64_t *now, uint64_t t_ns
 		uint64_t done = 0;
 
 		while (next_op <= *now) {
-			done += 64;
+			done += batch;
 			rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
 			next_op += t_ns - jitter_ns + (jitter_ns ? (rnd >> 33) % (2 * jitter_ns + 1) : 0);
 		}
@@ -106,7 +106,10 @@ Test(aggr, learns_the_opportunity_interval)
 		uint64_t now = 1 * MS, rate = MBIT(600);
 
 		cr_assert_eq(gso_aggr__init(&a), 0);
-		run_aggregating(&a, &now, c[i].t, c[i].jitter, 200 * US, now + 20 * c[i].t);
+		/* The device carries the flow's rate: its aggregates are rate x T. */
+		uint64_t batch = rate * c[i].t / 1000000000u;
+
+		run_aggregating(&a, &now, c[i].t, c[i].jitter, 200 * US, now + 20 * c[i].t, batch);
 		struct gso_aggr_info in = info_of(&a);
 		struct gso_aggr_policy p = policy_of(&a, rate, 0, 65000, 256 << 10);
 
@@ -118,7 +121,7 @@ Test(aggr, learns_the_opportunity_interval)
 			      in.interval_ns);
 		cr_expect_geq(in.interval_ns + c[i].jitter + 200 * US, c[i].t, "T %" PRIu64 ": %" PRIu64, c[i].t,
 			      in.interval_ns);
-		cr_expect_eq(in.batch_work, 64);
+		cr_expect_eq(in.batch_work, batch);
 		cr_expect_eq(p.adapted, 1);
 		cr_expect_eq(p.pacing_shift, c[i].shift, "T %" PRIu64 ": shift %u", c[i].t, p.pacing_shift);
 		/* Two intervals of data at the rate, past the 256 KiB cap of the fixed policy. */
@@ -131,6 +134,29 @@ Test(aggr, learns_the_opportunity_interval)
 	}
 }
 
+/*
+ * A pacing rate far above what the device delivers (a loss-free CUBIC
+ * paces at four times it) does not size the queue: the learned limit is
+ * two intervals at GSO_AGGR_RATE_PCT % of the device's own rate, room
+ * for each aggregate to grow to 1.2 times the one before.
+ */
+Test(aggr, learned_limit_follows_the_device_rate)
+{
+	struct gso_aggr a = { 0 };
+	uint64_t now = 1 * MS, rate = MBIT(600), t = 4 * MS;
+
+	cr_assert_eq(gso_aggr__init(&a), 0);
+	/* A quarter of the rate per interval: 18.75 MB/s, 20.625 MB/s with the headroom. */
+	run_aggregating(&a, &now, t, 0, 200 * US, now + 20 * t, rate * t / 1000000000u / 4);
+	struct gso_aggr_policy p = policy_of(&a, rate, 0, 65000, 256 << 10);
+
+	cr_expect_eq(p.adapted, 1);
+	cr_expect_eq(p.interval_ns, t);
+	cr_expect_eq(p.queue_limit, 165000, "%" PRIu64, p.queue_limit);
+	/* A rate below the device's own is taken as it is. */
+	cr_expect_eq(policy_of(&a, MBIT(100), 0, 1000, 0).queue_limit, MBIT(100) * 2 * t / 1000000000u);
+}
+
 Test(aggr, short_intervals_keep_the_default)
 {
 	struct gso_aggr a = { 0 };
@@ -138,7 +164,7 @@ Test(aggr, short_intervals_keep_the_default)
 
 	cr_assert_eq(gso_aggr__init(&a), 0);
 	/* Batches every 700 us, looked at every 100 us: held, but within what 1 ms covers. */
-	run_aggregating(&a, &now, 700 * US, 0, 100 * US, 50 * MS);
+	run_aggregating(&a, &now, 700 * US, 0, 100 * US, 50 * MS, 64);
 	struct gso_aggr_info in = info_of(&a);
 
 	cr_expect_gt(in.batches, 10);
@@ -190,7 +216,7 @@ Test(aggr, forgets_when_completions_turn_steady)
 	int n = 0;
 
 	cr_assert_eq(gso_aggr__init(&a), 0);
-	run_aggregating(&a, &now, 4 * MS, 0, 200 * US, 100 * MS);
+	run_aggregating(&a, &now, 4 * MS, 0, 200 * US, 100 * MS, 64);
 	cr_assert_eq(info_of(&a).aggregating, 1);
 	/* The same device now completes at every look (its aggregation turned off). */
 	while (info_of(&a).aggregating && n < 1000) {
@@ -204,7 +230,7 @@ Test(aggr, forgets_when_completions_turn_steady)
 	cr_expect_leq(n, 2 * GSO_AGGR_WINDOW + 1, "forgot after %d steady looks", n);
 	cr_expect_eq(policy_of(&a, MBIT(600), 0, 65000, 256 << 10).adapted, 0);
 	/* And learns again. */
-	run_aggregating(&a, &now, 4 * MS, 0, 200 * US, now + 100 * MS);
+	run_aggregating(&a, &now, 4 * MS, 0, 200 * US, now + 100 * MS, 64);
 	cr_expect_eq(info_of(&a).aggregating, 1);
 }
 
@@ -242,7 +268,7 @@ Test(aggr, bad_calls_change_nothing)
 	cr_expect_eq(gso_aggr__policy(&(struct gso_aggr){ .sz = sizeof(a) }, 1000, 0, 1, 0, &p), -EINVAL);
 	cr_expect_eq(gso_aggr__init(&(struct gso_aggr){ .sz = 8 }), -EINVAL, "sz too small");
 	/* A huge rate and interval: the ceiling, not an overflow. */
-	run_aggregating(&a, &now, 150 * MS, 0, 1 * MS, now + 2000 * MS);
+	run_aggregating(&a, &now, 150 * MS, 0, 1 * MS, now + 2000 * MS, 1ull << 40);
 	p = policy_of(&a, UINT64_MAX / 2, 0, 65000, 0);
 	cr_expect_eq(p.adapted, 1);
 	cr_expect_geq(p.queue_limit, GSO_AGGR_MAX_QUEUE);

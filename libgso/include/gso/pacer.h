@@ -329,10 +329,19 @@ GSO_API void gso_pacer__reset(struct gso_pacer *p);
  * as given: 10 is the 2015 policy, 8 mac80211's static fix):
  *  - bursts: pacing_shift = round(log2(1 s / T)), at most the default 10
  *    (about one interval of data: T = 4 ms gives 8, mac80211's value);
- *  - the device-queue limit: max(rate >> pacing_shift, 2 bursts,
- *    rate * 2 * T), at most GSO_AGGR_MAX_QUEUE: two aggregates at the
- *    pacing rate, the one on the air and the next, so that the device
- *    finds a full aggregate at each opportunity.
+ *  - the device-queue limit: max(rate' >> pacing_shift, 2 bursts,
+ *    rate' * 2 * T), at most GSO_AGGR_MAX_QUEUE: two aggregates, the one
+ *    on the air and the next, so that the device finds a full aggregate
+ *    at each opportunity.  rate' is the pacing rate, but at most
+ *    GSO_AGGR_RATE_PCT % of the device's own rate (the fastest held
+ *    batch of the window: its work over the interval before it).  The
+ *    headroom lets a starved device grow (each aggregate up to 1.2 times
+ *    the one before); the bound keeps a pacing rate far above what the
+ *    device delivers from sizing the queue: a loss-free CUBIC paces at
+ *    twice cwnd / srtt with cwnd twice what is in flight, and a limit of
+ *    two intervals at that rate let queue, srtt and cwnd grow together
+ *    to about eight intervals of data (8 MB, 83 ms RTT p99 at 1 Gbit/s
+ *    every 8 ms in bench/bench_aggregation; 2 MB, 26 ms with the bound).
  * On a device that does not aggregate (completions inside the submit
  * call, or steady ones) nothing is learned and the policy is the fixed
  * one: shift 10 and max(rate >> 10, 2 bursts) capped at the caller's
@@ -341,7 +350,8 @@ GSO_API void gso_pacer__reset(struct gso_pacer *p);
  * control's concern (BBR's extra_acked), not this estimator's.
  *
  * Units of "work" are the caller's (bytes, or descriptors when that is
- * what its device counts); they only need to be the same in every call.
+ * what its device counts); they only need to be the same in every call,
+ * and to be bytes when a rate is given, as the rate terms count bytes.
  */
 #define GSO_AGGR_WINDOW 8u                   /* interval samples the estimate is taken over */
 #define GSO_AGGR_MIN_SAMPLES 4u              /* samples before the device counts as aggregating */
@@ -349,6 +359,7 @@ GSO_API void gso_pacer__reset(struct gso_pacer *p);
 #define GSO_AGGR_MIN_INTERVAL_NS 1000000ull  /* shorter intervals: the default policy covers them */
 #define GSO_AGGR_MAX_INTERVAL_NS 200000000ull /* a longer hold is a stall, not an aggregate */
 #define GSO_AGGR_MAX_QUEUE (32ull << 20)     /* the learned device-queue limit's ceiling, bytes */
+#define GSO_AGGR_RATE_PCT 110u               /* the learned limit's rate: at most this % of the device's */
 
 /*
  * One device's batching, as its sender sees it.  Exposed so that it can
