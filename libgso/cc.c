@@ -238,6 +238,14 @@ int gso_cc__set_mss(struct gso_cc *cc, uint32_t mss)
 	return 0;
 }
 
+int gso_cc__set_dev_quantum(struct gso_cc *cc, uint32_t bytes)
+{
+	if (!cc)
+		return -EINVAL;
+	cc->dev_quantum = bytes;
+	return 0;
+}
+
 uint32_t gso_cc__min_burst_segs(const struct gso_cc *cc)
 {
 	return cc && cc->algo == GSO_CC_BBR ? gsoi_cc_bbr_min_tso_segs(cc) : 0;

@@ -178,12 +178,16 @@ static uint32_t bdp(const struct gso_cc *cc, uint64_t bw, uint32_t gain)
 	return w > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)w;
 }
 
-/* Room for full bursts in the sender, the device and the receiver's GRO (bbr_quantization_budget). */
+/*
+ * Room for full bursts in the sender, the device and the receiver's GRO
+ * (bbr_quantization_budget), and for two of the device's aggregates when
+ * it sends in them (gso_cc__set_dev_quantum).
+ */
 static uint32_t quantization_budget(const struct gso_cc *cc, uint32_t cwnd)
 {
 	const struct cc_bbr *b = &cc->bbr;
 
-	cwnd += 3 * tso_segs_goal(cc);
+	cwnd += 3 * tso_segs_goal(cc) + 2 * (cc->dev_quantum / cc->mss);
 	cwnd = (cwnd + 1) & ~1u; /* even: fewer delayed ACKs */
 	if (b->mode == GSO_BBR_PROBE_BW && b->cycle_idx == 0)
 		cwnd += 2; /* lets the probe phase get above the BDP even when it is tiny */

@@ -53,6 +53,7 @@ struct gso_cc {
 	uint32_t algo, mss, hdr_len, max_cwnd, ss_ratio, ca_ratio;
 	uint64_t max_rate;
 	uint32_t cwnd, ssthresh, cwnd_cnt, packets_out;
+	uint32_t dev_quantum;  /* bytes of the device's aggregates (gso_cc__set_dev_quantum), 0: none */
 	uint64_t pacing_rate;
 	uint64_t recovery_start_ns;
 	uint64_t freeze_until_ns; /* no growth before: ACKs of data sent before a cut */

@@ -64,7 +64,7 @@ static uint64_t interval(const struct gso_aggr *a)
 
 int gso_aggr__look(struct gso_aggr *a, uint64_t now_ns, uint64_t done, uint64_t held)
 {
-	uint64_t prev_look, iv;
+	uint64_t prev_look, iv, mid, unc;
 	bool held_batch;
 
 	if (!ready(a) || now_ns < a->last_look_ns_)
@@ -105,16 +105,23 @@ int gso_aggr__look(struct gso_aggr *a, uint64_t now_ns, uint64_t done, uint64_t 
 	}
 	a->batches_++;
 	a->steady_ = 0;
-	if (a->last_batch_ns_ && a->last_done_ns_ == a->last_batch_ns_ &&
-	    now_ns - a->last_batch_ns_ <= GSO_AGGR_MAX_INTERVAL_NS) {
-		a->iv_[a->pos_] = now_ns - a->last_batch_ns_;
-		a->work_[a->pos_] = done;
-		a->pos_ = (a->pos_ + 1) % GSO_AGGR_WINDOW;
-		if (a->n_ < GSO_AGGR_WINDOW)
-			a->n_++;
+	/* It completed after the hold's last look and by this one. */
+	unc = now_ns - a->hold_last_ns_;
+	mid = a->hold_last_ns_ + unc / 2;
+	if (a->last_batch_ns_ && a->last_done_ns_ == a->last_batch_ns_ && mid > a->last_mid_ns_) {
+		iv = mid - a->last_mid_ns_;
+		if (iv <= GSO_AGGR_MAX_INTERVAL_NS && (unc + a->last_unc_ns_) * 4 <= iv) {
+			a->iv_[a->pos_] = iv;
+			a->work_[a->pos_] = done;
+			a->pos_ = (a->pos_ + 1) % GSO_AGGR_WINDOW;
+			if (a->n_ < GSO_AGGR_WINDOW)
+				a->n_++;
+		}
 	}
 	a->last_done_ns_ = now_ns;
 	a->last_batch_ns_ = now_ns;
+	a->last_mid_ns_ = mid;
+	a->last_unc_ns_ = unc;
 	return 1;
 }
 
@@ -171,8 +178,8 @@ static uint32_t shift_for(uint64_t t_ns)
 	return s ? s : 1;
 }
 
-int gso_aggr__policy(const struct gso_aggr *a, uint64_t rate, uint32_t shift, uint64_t burst, uint64_t max_queue,
-		     struct gso_aggr_policy *out)
+int gso_aggr__policy(const struct gso_aggr *a, uint64_t rate, uint32_t shift, uint64_t burst, uint64_t burst_work,
+		     uint64_t max_queue, struct gso_aggr_policy *out)
 {
 	struct gso_aggr_policy r = { 0 };
 	uint64_t t = 0, q, two = burst > UINT64_MAX / 2 ? UINT64_MAX : 2 * burst;
@@ -195,6 +202,8 @@ int gso_aggr__policy(const struct gso_aggr *a, uint64_t rate, uint32_t shift, ui
 		/* Size from what the device delivers (with headroom to grow), not from a pacing rate far above it. */
 		unsigned __int128 dev = (unsigned __int128)device_rate(a) * GSO_AGGR_RATE_PCT / 100;
 
+		if (burst_work)
+			dev = dev * burst / burst_work;
 		if (dev && dev < rate)
 			rate = (uint64_t)dev;
 	}

@@ -1,7 +1,8 @@
 /*
  * bench/sender over a device that sends in aggregates (issue 28, the 2015
  * seed): the e1000 model in transmit-opportunity mode sends only every
- * 4 ms (with jitter), at most 64 frames at a time at a 200 Mbit/s link
+ * 4 ms (with jitter), at most 64 frames at a time (a TSO packet's frames
+ * may span aggregates, as A-MPDU aggregates frames) at a 200 Mbit/s link
  * rate, and completes an aggregate's descriptors when it has left, as a
  * Wi-Fi device does.  Once with the default sizing (the engine learns the
  * interval and adapts) and once with the 2015 policy forced
@@ -17,7 +18,8 @@
 static void aggregating_run(const char *name, int port, const char *shift)
 {
 	struct run r = { .mode = "offload-e1000", .bytes = "12M", .port = port, .sender_timeout = 90,
-			 .extra = { "--txop", "4000", "--txop-rate", "200", shift ? "--pacing-shift" : NULL, shift } };
+			 .extra = { "--txop", "4000", "--txop-rate", "200", "--txop-split",
+				    shift ? "--pacing-shift" : NULL, shift } };
 	double iv;
 
 	bed();

@@ -71,7 +71,7 @@ struct run {
 	const char *mode;        /* "kernel": bench/kernel_sender, the reference (--check is ours only) */
 	const char *bytes, *time, *rcvbuf;
 	const char *dst;         /* NULL: ADDR_B */
-	const char *extra[6];
+	const char *extra[8];
 	int port;
 	/* Called once both run (e.g. to fault the link), the sender's process given. */
 	void (*during)(struct bt_proc *sender);
@@ -114,7 +114,7 @@ static inline void transfer(struct run *r, const char *mac)
 		sargv[sn++] = "--dst-mac";
 		sargv[sn++] = mac;
 	}
-	for (int i = 0; i < 6 && r->extra[i]; i++)
+	for (int i = 0; i < 8 && r->extra[i]; i++)
 		sargv[sn++] = r->extra[i];
 	rp = bt_spawn(rargv);
 	bt_wait_file(ready, rp, 10);

@@ -127,7 +127,7 @@ static const struct gso_aggr *estimator(const struct fs_sim *s, const struct fs_
 uint32_t fs_dev_shift(struct fs_sim *s, struct fs_flow *f, uint64_t rate)
 {
 	struct gso_aggr_policy pol = { .sz = sizeof(pol) };
-	int err = gso_aggr__policy(estimator(s, f), rate, s->p->dev.shift, 0, TSQ_MAX_BYTES, &pol);
+	int err = gso_aggr__policy(estimator(s, f), rate, s->p->dev.shift, 0, 0, TSQ_MAX_BYTES, &pol);
 
 	if (err)
 		s->err = err;
@@ -146,9 +146,11 @@ bool fs_dev_tsq_full(struct fs_sim *s, struct fs_flow *f, uint64_t rate, uint64_
 	if (s->p->dev.learn && gso_aggr__look(&f->aggr, s->now, done, s->q_bytes) < 0)
 		s->err = -EINVAL;
 	f->pol.sz = sizeof(f->pol);
-	err = gso_aggr__policy(estimator(s, f), rate, s->p->dev.shift, full_burst, TSQ_MAX_BYTES, &f->pol);
+	err = gso_aggr__policy(estimator(s, f), rate, s->p->dev.shift, full_burst, 0, TSQ_MAX_BYTES, &f->pol);
 	if (err)
 		s->err = err;
+	/* As the engine: BBR's budget holds the two aggregates the limit is sized for. */
+	gso_cc__set_dev_quantum(f->cc, f->pol.adapted ? (uint32_t)(f->pol.queue_limit / 2) : 0);
 	if (s->q_bytes && s->q_bytes >= f->pol.queue_limit) {
 		f->res->tsq_waits++;
 		return true;

@@ -68,7 +68,7 @@ static struct gso_aggr_policy policy_of(const struct gso_aggr *a, uint64_t rate,
 {
 	struct gso_aggr_policy p = { .sz = sizeof(p) };
 
-	cr_assert_eq(gso_aggr__policy(a, rate, shift, burst, cap, &p), 0);
+	cr_assert_eq(gso_aggr__policy(a, rate, shift, burst, 0, cap, &p), 0);
 	return p;
 }
 
@@ -155,6 +155,21 @@ Test(aggr, learned_limit_follows_the_device_rate)
 	cr_expect_eq(p.queue_limit, 165000, "%" PRIu64, p.queue_limit);
 	/* A rate below the device's own is taken as it is. */
 	cr_expect_eq(policy_of(&a, MBIT(100), 0, 1000, 0).queue_limit, MBIT(100) * 2 * t / 1000000000u);
+
+	/*
+	 * The same device counted in descriptors, as the engine counts it (a
+	 * 65000-byte super-segment in 25 descriptors): the device's rate is
+	 * converted at 2600 bytes a descriptor and the limit comes out the same.
+	 */
+	struct gso_aggr d = { 0 };
+	struct gso_aggr_policy pd = { .sz = sizeof(pd) };
+
+	now = 1 * MS;
+	cr_assert_eq(gso_aggr__init(&d), 0);
+	run_aggregating(&d, &now, t, 0, 200 * US, now + 20 * t, 75000 / 4 * 4 / 2600);
+	cr_assert_eq(gso_aggr__policy(&d, rate, 0, 65000, 25, 256 << 10, &pd), 0);
+	/* 28 descriptors of 2600 bytes every 4 ms: 18.2 MB/s, 20.02 with the headroom, two intervals. */
+	cr_expect_eq(pd.queue_limit, 160160, "%" PRIu64, pd.queue_limit);
 }
 
 Test(aggr, short_intervals_keep_the_default)
@@ -264,8 +279,8 @@ Test(aggr, bad_calls_change_nothing)
 	b = a;
 	cr_expect_eq(gso_aggr__look(&a, now - 1, 5, 1), -EINVAL, "time went backwards");
 	cr_expect_eq(memcmp(&a, &b, sizeof(a)), 0);
-	cr_expect_eq(gso_aggr__policy(&a, 1000, 32, 1, 0, &p), -EINVAL);
-	cr_expect_eq(gso_aggr__policy(&(struct gso_aggr){ .sz = sizeof(a) }, 1000, 0, 1, 0, &p), -EINVAL);
+	cr_expect_eq(gso_aggr__policy(&a, 1000, 32, 1, 0, 0, &p), -EINVAL);
+	cr_expect_eq(gso_aggr__policy(&(struct gso_aggr){ .sz = sizeof(a) }, 1000, 0, 1, 0, 0, &p), -EINVAL);
 	cr_expect_eq(gso_aggr__init(&(struct gso_aggr){ .sz = 8 }), -EINVAL, "sz too small");
 	/* A huge rate and interval: the ceiling, not an overflow. */
 	run_aggregating(&a, &now, 150 * MS, 0, 1 * MS, now + 2000 * MS, 1ull << 40);

@@ -296,9 +296,9 @@ static int flowq_create_defaults(void)
 	R(gso_aggr__look, uninit, gso_aggr__look(&(struct gso_aggr){ 0 }, 1, 1, 1), -EINVAL)          \
 	R(gso_aggr__info, a, gso_aggr__info(NULL, &aggr_info), -EINVAL)                               \
 	R(gso_aggr__info, out, gso_aggr__info(aggr(), NULL), -EINVAL)                                 \
-	R(gso_aggr__policy, a, gso_aggr__policy(NULL, 1000000, 0, 1000, 0, &aggr_pol), 0)             \
-	R(gso_aggr__policy, out, gso_aggr__policy(aggr(), 1000000, 0, 1000, 0, NULL), -EINVAL)        \
-	R(gso_aggr__policy, zeros, gso_aggr__policy(aggr(), 0, 0, 0, 0, &aggr_pol), 0)
+	R(gso_aggr__policy, a, gso_aggr__policy(NULL, 1000000, 0, 1000, 0, 0, &aggr_pol), 0)          \
+	R(gso_aggr__policy, out, gso_aggr__policy(aggr(), 1000000, 0, 1000, 0, 0, NULL), -EINVAL)        \
+	R(gso_aggr__policy, zeros, gso_aggr__policy(aggr(), 0, 0, 0, 0, 0, &aggr_pol), 0)
 
 #define SCHED_ROWS(R, C, N)                                                                         \
 	R(gso_sched__mem_size, o, gso_sched__mem_size(NULL), 0)                                       \
@@ -352,6 +352,7 @@ static int flowq_create_defaults(void)
 	R(gso_cc__on_rto, cc, gso_cc__on_rto(NULL, 0), -EINVAL)                                       \
 	R(gso_cc__on_tx_start, cc, gso_cc__on_tx_start(NULL, 0, false), -EINVAL)                      \
 	R(gso_cc__set_mss, cc, gso_cc__set_mss(NULL, 1448), -EINVAL)                                  \
+	R(gso_cc__set_dev_quantum, cc, gso_cc__set_dev_quantum(NULL, 1448), -EINVAL)                  \
 	R(gso_cc__state, cc, gso_cc__state(NULL, &cc_st), -EINVAL)                                    \
 	R(gso_cc__state, st, gso_cc__state(cc(), NULL), -EINVAL)                                      \
 	R(gso_cc__min_burst_segs, cc, gso_cc__min_burst_segs(NULL), 0)                                \

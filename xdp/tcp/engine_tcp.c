@@ -566,7 +566,8 @@ static void check_fq(struct stream *s, uint64_t now)
 static void dev_policy(const struct stream *s, uint64_t rate, struct gso_aggr_policy *p)
 {
 	*p = (struct gso_aggr_policy){ .sz = sizeof(*p) };
-	if (gso_aggr__policy(&s->f.e->aggr, rate, s->bo.pacing_shift, s->st.seg_limit, TSQ_MAX_BYTES, p)) {
+	if (gso_aggr__policy(&s->f.e->aggr, rate, s->bo.pacing_shift, s->st.seg_limit, s->st.burst_descs,
+			     TSQ_MAX_BYTES, p)) {
 		/* Not reachable with the engine's own estimator; the fixed floor if it were. */
 		p->pacing_shift = s->bo.pacing_shift ? s->bo.pacing_shift : GSO_BURST_DEF_PACING_SHIFT;
 		p->queue_limit = 2ull * s->st.seg_limit;
@@ -683,6 +684,8 @@ static void s_arm(struct stream *s, uint64_t now)
 			in.min_rtt_ns = cs.min_rtt_ns;
 	}
 	dev_policy(s, rate, &pol);
+	/* BBR's window holds the two aggregates the limit is sized for (a no-op for the others). */
+	gso_cc__set_dev_quantum(s->cc, pol.adapted ? (uint32_t)(pol.queue_limit / 2) : 0);
 	bo = s->bo;
 	bo.pacing_shift = pol.pacing_shift;
 	segs = gso_burst_size(&in, &bo, &b);

@@ -283,6 +283,19 @@ GSO_API int gso_cc__on_tx_start(struct gso_cc *cc, uint64_t now_ns, bool app_lim
  */
 GSO_API int gso_cc__set_mss(struct gso_cc *cc, uint32_t mss);
 
+/*
+ * The flow's device sends in aggregates of about `bytes` (learned by
+ * struct gso_aggr, <gso/pacer.h> section 3; 0: it does not).  BBR's
+ * quantization budget (room for full bursts in the sender, the device and
+ * the receiver's GRO, Linux's bbr_quantization_budget) then also holds
+ * two of them, the one on the air and the next: a window of twice
+ * bw x min_rtt, with a min RTT that the smallest aggregates keep short,
+ * does not cover a device that holds data for an interval before sending
+ * it.  Applies from the next ACK on.  Reno and CUBIC ignore it (their
+ * windows grow to what the path holds).  Returns 0, -EINVAL on NULL.
+ */
+GSO_API int gso_cc__set_dev_quantum(struct gso_cc *cc, uint32_t bytes);
+
 /* Current state, filled up to st->sz.  Returns 0, -EINVAL (NULL, sz too small). */
 GSO_API int gso_cc__state(const struct gso_cc *cc, struct gso_cc_state *st);
 

@@ -313,8 +313,12 @@ GSO_API void gso_pacer__reset(struct gso_pacer *p);
  * *hold*: the device was seen sitting on data and then released a batch,
  * as an aggregating device does at its transmit opportunity.  (A device
  * that finished long before the sender looked again shows no such span,
- * however long the sender slept.)  The time between two consecutive
- * held batches (no completion between them) is an interval sample; the
+ * however long the sender slept.)  A held batch completed between the
+ * last look of its hold and the look that found it; the time between the
+ * middles of two consecutive held batches' brackets (no completion
+ * between them) is an interval sample, kept when the two brackets
+ * together are at most a quarter of it (a sender that looked late at one
+ * of them would bias it); the
  * estimate is the median of the last GSO_AGGR_WINDOW samples, once there
  * are GSO_AGGR_MIN_SAMPLES of them.  The device *aggregates* when that
  * median is at least GSO_AGGR_MIN_INTERVAL_NS (below it, the default 1 ms
@@ -350,8 +354,9 @@ GSO_API void gso_pacer__reset(struct gso_pacer *p);
  * control's concern (BBR's extra_acked), not this estimator's.
  *
  * Units of "work" are the caller's (bytes, or descriptors when that is
- * what its device counts); they only need to be the same in every call,
- * and to be bytes when a rate is given, as the rate terms count bytes.
+ * what its device counts); they only need to be the same in every call.
+ * gso_aggr__policy() converts the device's rate to bytes with the size of
+ * a full burst in both units.
  */
 #define GSO_AGGR_WINDOW 8u                   /* interval samples the estimate is taken over */
 #define GSO_AGGR_MIN_SAMPLES 4u              /* samples before the device counts as aggregating */
@@ -375,6 +380,7 @@ struct gso_aggr {
 	uint64_t hold_last_ns_;   /* its latest look */
 	uint64_t last_done_ns_;   /* last look that found completions */
 	uint64_t last_batch_ns_;  /* last held batch; 0 when a completion followed it */
+	uint64_t last_mid_ns_, last_unc_ns_; /* when it completed: the middle of its bracket, and the bracket */
 	uint64_t iv_[GSO_AGGR_WINDOW], work_[GSO_AGGR_WINDOW];
 	uint64_t batches_, forgotten_;
 	uint32_t holding_, steady_, n_, pos_;
@@ -415,7 +421,7 @@ struct gso_aggr_policy {
 	size_t sz;
 	uint32_t pacing_shift; /* for gso_burst_opts.pacing_shift */
 	uint32_t adapted;      /* 1: sized from a learned interval; 0: the fixed policy */
-	uint64_t queue_limit;  /* work the flow may keep posted and not completed */
+	uint64_t queue_limit;  /* bytes the flow may keep posted and not completed */
 	uint64_t interval_ns;  /* the interval it was sized from (0: none) */
 	size_t :0;
 };
@@ -425,13 +431,16 @@ struct gso_aggr_policy {
  * The burst shift and device-queue limit for a flow paced at `rate`
  * (bytes/s, GSO_RATE_UNPACED: no rate term) whose pacing_shift setting is
  * `shift` (0: the default, which adapts; 1..31: fixed), whose full burst
- * is `burst` work, with the fixed policy's limit capped at `max_queue`
- * (0: no cap).  `a` may be NULL: a device that does not aggregate.  The
- * rule is at the top of this section.  Returns 0, or -EINVAL (out NULL,
- * bad sz, shift > 31, `a` given but uninitialised).
+ * is `burst` bytes and `burst_work` in the units of work given to
+ * gso_aggr__look() (0: those are bytes; the device's rate is converted
+ * at burst / burst_work bytes per unit), with the fixed policy's limit
+ * capped at `max_queue` bytes (0: no cap).  `a` may be NULL: a device
+ * that does not aggregate.  The rule is at the top of this section.
+ * Returns 0, or -EINVAL (out NULL, bad sz, shift > 31, `a` given but
+ * uninitialised).
  */
 GSO_API int gso_aggr__policy(const struct gso_aggr *a, uint64_t rate, uint32_t shift, uint64_t burst,
-			     uint64_t max_queue, struct gso_aggr_policy *out);
+			     uint64_t burst_work, uint64_t max_queue, struct gso_aggr_policy *out);
 
 #ifdef __cplusplus
 }
