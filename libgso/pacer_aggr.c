@@ -96,9 +96,14 @@ int gso_aggr__look(struct gso_aggr *a, uint64_t now_ns, uint64_t done, uint64_t 
 		 * device does not do between its opportunities.
 		 */
 		iv = interval(a);
-		if (iv && held && a->last_done_ns_ == prev_look && now_ns - prev_look < iv / 4 &&
-		    ++a->steady_ >= 2 * GSO_AGGR_WINDOW)
-			forget(a);
+		if (!iv)
+			iv = GSO_AGGR_MIN_INTERVAL_NS; /* samples not yet an estimate: stray ones go too */
+		if (held && a->last_done_ns_ == prev_look && now_ns - prev_look < iv / 4 &&
+		    ++a->steady_ >= 2 * GSO_AGGR_WINDOW) {
+			if (a->n_)
+				forget(a);
+			a->steady_ = 0;
+		}
 		a->last_done_ns_ = now_ns;
 		a->last_batch_ns_ = 0;
 		return 0;

@@ -43,6 +43,31 @@ static void aggregating_run(const char *name, int port, const char *shift)
 	fini();
 }
 
+/*
+ * A device that does not aggregate learns nothing and keeps the fixed
+ * policy: the e1000 model without the mode (its own thread, completions
+ * asynchronous, a device-queue limit in force) and the AF_XDP copy path.
+ */
+Test(sender_aggr, non_aggregating_devices_keep_the_fixed_policy, .fini = fini, .timeout = 200)
+{
+	static const char *const modes[] = { "offload-e1000", "software" };
+
+	for (int m = 0; m < 2; m++) {
+		struct run r = { .mode = modes[m], .bytes = "40M", .port = 7630 + m };
+
+		bed();
+		transfer(&r, NULL);
+		expect_verified(&r, 40u << 20);
+		cr_log_info("%s: %.2f Gbit/s, device-queue limit %.0f KB, burst shift %g, tsq waits %g", r.mode,
+			    bt_num(r.sj, "goodput_gbps"), bt_num(r.sj, "dev_queue_limit") * 1e-3,
+			    bt_num(r.sj, "burst_shift"), bt_num(r.sj, "tsq_waits"));
+		cr_assert_eq(bt_num(r.sj, "dev_aggr_interval_us"), 0, "%s: %s", r.mode, r.sj);
+		cr_assert(strstr(r.sj, "\"dev_aggr_adapted\": false"), "%s: %s", r.mode, r.sj);
+		cr_assert_eq(bt_num(r.sj, "burst_shift"), 10, "%s: %s", r.mode, r.sj);
+		fini();
+	}
+}
+
 Test(sender_aggr, adaptive_learns_the_opportunity_interval, .fini = fini, .timeout = 200)
 {
 	aggregating_run("adaptive", 7610, NULL);

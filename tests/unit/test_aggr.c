@@ -249,6 +249,29 @@ Test(aggr, forgets_when_completions_turn_steady)
 	cr_expect_eq(info_of(&a).aggregating, 1);
 }
 
+Test(aggr, stray_samples_do_not_pile_up)
+{
+	struct gso_aggr a = { 0 };
+	uint64_t now = 0;
+
+	cr_assert_eq(gso_aggr__init(&a), 0);
+	for (int round = 0; round < 5; round++) {
+		/* A steady device whose thread was held off twice in a row (2 ms each): one stray sample... */
+		for (int i = 0; i < 2; i++) {
+			cr_assert_eq(gso_aggr__look(&a, now, 0, 10), 0);
+			cr_assert_eq(gso_aggr__look(&a, now + 1 * MS, 0, 10), 0);
+			cr_assert_eq(gso_aggr__look(&a, now + 1 * MS + 100 * US, 10, 10), 1);
+			now += 2 * MS;
+		}
+		cr_assert_leq(info_of(&a).samples, 1);
+		/* ...then steady completions every 100 us clear it before the next such spell. */
+		for (int i = 0; i < 40; i++, now += 100 * US)
+			cr_assert_eq(gso_aggr__look(&a, now, 3, 10), 0);
+		cr_assert_eq(info_of(&a).samples, 0, "round %d", round);
+	}
+	cr_expect_eq(info_of(&a).aggregating, 0);
+}
+
 Test(aggr, idle_breaks_the_chain)
 {
 	struct gso_aggr a = { 0 };

@@ -323,9 +323,11 @@ GSO_API void gso_pacer__reset(struct gso_pacer *p);
  * are GSO_AGGR_MIN_SAMPLES of them.  The device *aggregates* when that
  * median is at least GSO_AGGR_MIN_INTERVAL_NS (below it, the default 1 ms
  * already covers a batch).  Completions that come steadily instead (two
- * looks with completions less than a quarter of the interval apart while
- * work stayed posted, 2 * GSO_AGGR_WINDOW times with no hold between)
- * make it forget what it learned: the device has stopped aggregating.
+ * looks with completions less than a quarter of the interval, or of
+ * GSO_AGGR_MIN_INTERVAL_NS before there is one, apart while work stayed
+ * posted, 2 * GSO_AGGR_WINDOW times with no hold between) make it forget
+ * what it learned: the device has stopped aggregating, or the samples
+ * were strays (a device thread descheduled now and then).
  *
  * What changes (gso_aggr__policy()), with T the learned interval and
  * `rate` the flow's pacing rate, and only while the flow's pacing_shift
