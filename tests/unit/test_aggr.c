@@ -242,7 +242,7 @@ Test(aggr, forgets_when_completions_turn_steady)
 	}
 	cr_expect_eq(info_of(&a).aggregating, 0);
 	cr_expect_eq(info_of(&a).forgotten, 1);
-	cr_expect_leq(n, 2 * GSO_AGGR_WINDOW + 1, "forgot after %d steady looks", n);
+	cr_expect_leq((unsigned)n, 2 * GSO_AGGR_WINDOW + 1, "forgot after %d steady looks", n);
 	cr_expect_eq(policy_of(&a, MBIT(600), 0, 65000, 256 << 10).adapted, 0);
 	/* And learns again. */
 	run_aggregating(&a, &now, 4 * MS, 0, 200 * US, now + 100 * MS, 64);
