@@ -35,7 +35,7 @@ struct simp_case {
 	char args[6][12];     /* relay fault options, "" ends */
 	char mode[16];
 	char port[8];
-	char counter[16];     /* relay JSON counter that must be > 0 */
+	char counter[24];     /* relay JSON counter that must be > 0 */
 	double frac_lo, frac_hi; /* counter / fwd_rx bounds (0,0: only > 0) */
 	double min_rtt_ms;    /* sender's min RTT at least this (delay cases) */
 	char cc[8];           /* sender --cc ("": its default) */
@@ -53,6 +53,16 @@ static struct simp_case simp_cases[] = {
 	{ "csum_loss_1pct", { "--loss", "1" }, "csum", "7506", "fwd_lost", 0.002, 0.04, 0, "", 0, "", false },
 	{ "bbr_loss_1pct_delay_20ms", { "--loss", "1", "--delay", "20" }, "software", "7507", "fwd_lost", 0.002, 0.04,
 	  0, "bbr", 24, "", false },
+	/*
+	 * ACKs that come back in bursts every 4 ms, as a Wi-Fi block-ACK
+	 * receiver sends them (issue 28): ACK aggregation, which BBR's
+	 * extra_acked answers; CUBIC, and BBR behind 20 ms.
+	 */
+	{ "block_ack_4ms", { "--block-ack", "4" }, "software", "7508", "rev_block_ack_frames", 0, 0, 0, "", 0, "", false },
+	{ "block_ack_4ms_vnet", { "--block-ack", "4" }, "offload-vnet", "7509", "rev_block_ack_frames", 0, 0, 0, "", 0, "",
+	  false },
+	{ "bbr_block_ack_4ms_delay_20ms", { "--block-ack", "4", "--delay", "20" }, "software", "7510",
+	  "rev_block_ack_frames", 0, 0, 0, "bbr", 8, "", false },
 	/* A path MTU of 1280 behind the relay, every sender mode (expect_pmtu). */
 #define PMTU(name, mode, port, dst) { name, { "--mtu", "1280" }, mode, port, "mtu_icmp_sent", 0, 0, 0, "", 8, dst, false }
 	PMTU("pmtu_software_v4", "software", "7521", ""),

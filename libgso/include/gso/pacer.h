@@ -346,8 +346,7 @@ GSO_API void gso_pacer__reset(struct gso_pacer *p);
  *    device delivers from sizing the queue: a loss-free CUBIC paces at
  *    twice cwnd / srtt with cwnd twice what is in flight, and a limit of
  *    two intervals at that rate let queue, srtt and cwnd grow together
- *    to about eight intervals of data (8 MB, 83 ms RTT p99 at 1 Gbit/s
- *    every 8 ms in bench/bench_aggregation; 2 MB, 26 ms with the bound).
+ *    to about eight intervals of data (a quarter of that with the bound).
  * On a device that does not aggregate (completions inside the submit
  * call, or steady ones) nothing is learned and the policy is the fixed
  * one: shift 10 and max(rate >> 10, 2 bursts) capped at the caller's
