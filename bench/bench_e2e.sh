@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/bench_e2e.sh [BUILD_DIR] [--quick] [--rounds N] [--seconds S] [--modes "..."] [--cc CC] -- run by `make bench`.
+# bench/bench_e2e.sh [BUILD_DIR] [--quick] [--rounds N] [--seconds S] [--modes "..."] [--cc CC] [--rx-bed "BED..."] -- run by `make bench`.
 #
 # End-to-end figures to quote: the demo's rows (`make demo` runs each once)
 # in interleaved rounds, medians with their min-max.  On the demo's direct
@@ -51,7 +51,8 @@ ROUNDS=5
 SECS=3
 MODES=""
 CC=cubic
-usage() { printf 'bench_e2e: %s (--quick, --rounds N, --seconds S, --modes "...", --cc CC, --help)\n' "$1" >&2; exit 2; }
+BEDS=direct
+usage() { printf 'bench_e2e: %s (--quick, --rounds N, --seconds S, --modes "...", --cc CC, --rx-bed "BED...", --help)\n' "$1" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) ROUNDS=2; SECS=1 ;;
@@ -59,6 +60,7 @@ while [ $# -gt 0 ]; do
 	--seconds) [ $# -ge 2 ] || usage "--seconds needs a number"; SECS=$2; shift ;;
 	--modes) [ $# -ge 2 ] || usage "--modes needs a list"; MODES=$2; shift ;;
 	--cc) [ $# -ge 2 ] || usage "--cc needs a name"; CC=$2; shift ;;
+	--rx-bed) [ $# -ge 2 ] || usage "--rx-bed needs a bed (direct, napi-thread, cpumap)"; BEDS=$2; shift ;;
 	-h | --help) sed -n '2,/^set -u/p' "$0" | sed -n 's/^# \{0,1\}//p'; exit 0 ;;
 	-*) usage "unknown option $1" ;;
 	*) B=$1 ;; # the build folder
@@ -68,6 +70,10 @@ done
 case $ROUNDS in '' | *[!0-9]* | 0) usage "--rounds: '$ROUNDS' is not a positive whole number" ;; esac
 case $SECS in '' | *[!0-9]* | 0) usage "--seconds: '$SECS' is not a positive whole number" ;; esac
 case $CC in cubic | bbr | reno) ;; *) usage "--cc: '$CC' is not one of cubic, bbr, reno" ;; esac
+[ -n "$BEDS" ] || usage "--rx-bed: no bed"
+for b in $BEDS; do
+	case $b in direct | napi-thread | cpumap) ;; *) usage "--rx-bed: '$b' is not one of direct, napi-thread, cpumap" ;; esac
+done
 
 OUT="$B/bench_e2e"
 # shellcheck disable=SC2034 # TAG and SEED are for demobed.sh
@@ -97,9 +103,18 @@ fi
 softirq_ticks() {
 	awk -v c="cpu$1" '$1 == c { print $8 }' /proc/stat
 }
+# busy_ticks CPU: the time CPU was not idle (user, nice, system, irq, softirq,
+# steal): a receiver bed's kthreads (threaded NAPI, cpumap) count as system.
+busy_ticks() {
+	awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
+}
 
+case $BEDS in direct) ;; *)
+	[ -n "$RCPU" ] || die "--rx-bed $BEDS puts the receiver's work on CPU 1: needs 2 CPUs and taskset (use --rx-bed direct)"
+	[ -x "$B/bench/rxbed" ] || die "$B/bench/rxbed is missing: run 'make' first" ;;
+esac
 bed_setup
-printf '# round\trx_gro\trow\tmode\tvs\toffload\tcc\tstatus\tgoodput_gbps\tbytes_verified\tcpu_s\tcpu_user_s\tcpu_sys_s\tsoftirq_s\tsoftirq_rx_cpu_s\trun\treceiver\n' >"$RAW"
+printf '# round\trx_gro\trow\tmode\tvs\toffload\tcc\tstatus\tgoodput_gbps\tbytes_verified\tcpu_s\tcpu_user_s\tcpu_sys_s\tsoftirq_s\tsoftirq_rx_cpu_s\trun\treceiver\trx_bed\tbusy_s\tbusy_rx_cpu_s\n' >"$RAW"
 
 # e2e_run ROUND KEY: one run of row KEY (kernel-tso, kernel-mtu or a libgso
 # mode) with the receiver as it is now; a line of $RAW.  Names start with
@@ -119,12 +134,12 @@ e2e_run() {
 	e_offl=$(offload_text dS)
 	e_rx=$(receiver_text dR)
 	e_gro=$(rx_gro dR)
-	e_s0=$(softirq_ticks $SCPU) e_r0=-
-	[ -n "$RCPU" ] && e_r0=$(softirq_ticks "$RCPU")
+	e_s0=$(softirq_ticks $SCPU) e_r0=- e_b0=$(busy_ticks "$SCPU") e_c0=-
+	[ -n "$RCPU" ] && e_r0=$(softirq_ticks "$RCPU") && e_c0=$(busy_ticks "$RCPU")
 	# shellcheck disable=SC2086 # PIN is a command and its options
 	run_one "$e_row" direct "$e_offl" "$CC" $PIN "$@"
-	e_s1=$(softirq_ticks $SCPU) e_r1=-
-	[ -n "$RCPU" ] && e_r1=$(softirq_ticks "$RCPU")
+	e_s1=$(softirq_ticks $SCPU) e_r1=- e_b1=$(busy_ticks "$SCPU") e_c1=-
+	[ -n "$RCPU" ] && e_r1=$(softirq_ticks "$RCPU") && e_c1=$(busy_ticks "$RCPU")
 	e_tsv=$(awk -F '\t' -v r="$RUN" '$1 == r' "$TSV")
 	e_sj="$OUT/run$RUN.sender.json" e_rj="$OUT/run$RUN.receiver.json"
 	case $e_tsv in
@@ -136,25 +151,30 @@ e2e_run() {
 		e_fail=1
 		say "  round $e_round, $e_row, rx gro $e_gro: not verified: $(printf '%s' "$e_tsv" | cut -f 10)"
 	fi
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$e_round" "$e_gro" "$e_row" \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$e_round" "$e_gro" "$e_row" \
 		"$e_mode" "$e_vs" "$e_offl" "$CC" "$e_st" "$(jget "$e_rj" goodput_gbps)" "$(jget "$e_rj" bytes_verified)" \
 		"$(jget "$e_sj" cpu_s)" "$(jget "$e_sj" cpu_user_s)" "$(jget "$e_sj" cpu_sys_s)" \
 		"$(awk -v a="$e_s0" -v b="$e_s1" -v hz="$HZ" 'BEGIN { printf "%.2f", (b - a) / hz }')" \
 		"$(awk -v a="$e_r0" -v b="$e_r1" -v hz="$HZ" 'BEGIN { if (a != "-") printf "%.2f", (b - a) / hz; else printf "-" }')" \
-		"$RUN" "$e_rx" >>"$RAW"
+		"$RUN" "$e_rx" "$RX_BED" \
+		"$(awk -v a="$e_b0" -v b="$e_b1" -v hz="$HZ" 'BEGIN { printf "%.2f", (b - a) / hz }')" \
+		"$(awk -v a="$e_c0" -v b="$e_c1" -v hz="$HZ" 'BEGIN { if (a != "-") printf "%.2f", (b - a) / hz; else printf "-" }')" >>"$RAW"
 }
 
 # shellcheck disable=SC2086 # MODES is a list
 set -- kernel-tso kernel-mtu $MODES
-say "bench_e2e: ${ROUNDS} round(s), ${SECS} s per run, $CC for every row, receiver GRO off and on; rows: $*"
+say "bench_e2e: ${ROUNDS} round(s), ${SECS} s per run, $CC for every row, receiver GRO off and on, receiver bed(s) $BEDS; rows: $*"
 say "  $([ -n "$PIN" ] && echo "sender pinned to CPU $SCPU, receiver to CPU $RCPU" || echo "not pinned (one CPU or no taskset): softirq of all CPUs")"
 t0=$(date +%s)
 for r in $(seq "$ROUNDS"); do
-	for g in off on; do
-		set_gro dR "$g" || die "could not turn the receiving veth's GRO $g (ethtool -K dR gro $g)"
-		# shellcheck disable=SC2034 # for run_one: the runs' JSON labels end in it
-		RX_TAG=", rx gro $g"
-		for k in "$@"; do e2e_run "$r" "$k"; done
+	for bed in $BEDS; do
+		for g in off on; do
+			set_gro dR "$g" || die "could not turn the receiving veth's GRO $g (ethtool -K dR gro $g)"
+			rx_bed_set "$bed" dR "$RCPU" || die "could not set up the receiver bed $bed on dR (CPU $RCPU)"
+			# shellcheck disable=SC2034 # for run_one: the runs' JSON labels end in it
+			RX_TAG=", rx gro $g, rx bed $bed"
+			for k in "$@"; do e2e_run "$r" "$k"; done
+		done
 	done
 	say "  round $r of $ROUNDS done ($(($(date +%s) - t0)) s)"
 done
@@ -180,62 +200,70 @@ awk -F '\t' -v jout="$JOUT" -v sumt="$SUMT" -v secs="$SECS" -v scpu="${SCPU:--}"
 	function mmm(v, n, fmt) { M = stats(v, n); return sprintf(fmt " [" fmt "-" fmt "]", M, LO, HI) }
 	/^#/ { next }
 	{
-		k = $3 SUBSEP $2
+		k = $3 SUBSEP $2 SUBSEP $18
 		if (!(k in seen)) { seen[k] = 1; keys[++nk] = k; row[k] = $3; gro[k] = $2; mode[k] = $4; vs[k] = $5
-			offl[k] = $6; cc[k] = $7; rx[k] = $17 }
+			offl[k] = $6; cc[k] = $7; rx[k] = $17; bed[k] = $18 }
 		st[k] = $8
 		if ($8 != "ok") { if ($8 == "failed") nfail[k]++; next }
 		gb = $10 / 1e9
 		n = ++cnt[k]
 		gp[k, n] = $9; pr[k, n] = $11 / gb; sq[k, n] = $14 / gb; rnd[k, n] = $1
 		sm[k, n] = pr[k, n] + sq[k, n]
+		rq[k, n] = ($15 == "-" ? "null" : sprintf("%.3f", $15 / gb))
+		rb[k, n] = ($20 == "-" ? "null" : sprintf("%.3f", $20 / gb))
 		byround[k, $1] = n
 		printf "{\"tool\": \"bench_e2e\", \"round\": %d, \"row\": %s, \"mode\": %s, \"cc\": %s, \"offload\": %s, " \
 		       "\"rx_gro\": %s, \"receiver\": %s, \"goodput_gbps\": %.3f, \"bytes_verified\": %d, " \
 		       "\"cpu_s\": %.3f, \"cpu_user_s\": %.3f, \"cpu_sys_s\": %.3f, \"softirq_s\": %.2f, \"softirq_rx_cpu_s\": %s, " \
 		       "\"cpu_process_s_per_gb\": %.3f, \"cpu_softirq_s_per_gb\": %.3f, \"cpu_s_per_gb\": %.3f, " \
-		       "\"sender_cpu\": %s, \"receiver_cpu\": %s}\n", $1, q($3), q($4), q($7), q($6), q($2), q($17), $9, $10,
+		       "\"sender_cpu\": %s, \"receiver_cpu\": %s, \"rx_bed\": %s, " \
+		       "\"busy_s\": %s, \"busy_rx_cpu_s\": %s, \"softirq_rx_cpu_s_per_gb\": %s, \"busy_rx_cpu_s_per_gb\": %s}\n", $1, q($3), q($4), q($7), q($6), q($2), q($17), $9, $10,
 		       $11, $12, $13, $14, ($15 == "-" ? "null" : $15), pr[k, n], sq[k, n], sm[k, n],
-		       (scpu == "-" ? "null" : scpu), (rcpu == "-" ? "null" : rcpu) >> jout
+		       (scpu == "-" ? "null" : scpu), (rcpu == "-" ? "null" : rcpu), q($18),
+		       $19, ($20 == "-" ? "null" : $20), rq[k, n], rb[k, n] >> jout
 	}
 	END {
-		hfmt = "%-22s %-20s %-21s %-21s %-21s %-21s\n"
+		hfmt = "%-22s %-20s %-21s %-21s %-21s %-21s %-21s %-21s\n"
 		rfmt = "%-22s %-16s %6s %-21s %-21s\n"
 		for (i = 1; i <= nk; i++) {
 			k = keys[i]; n = cnt[k]
-			if (gro[k] != lastgro) {
-				lastgro = gro[k]
+			if (gro[k] SUBSEP bed[k] != lastgro) {
+				lastgro = gro[k] SUBSEP bed[k]
 				printf "\nreceiver: %s\n", rx[k]
-				printf hfmt, "row (" cc[k] ")", "sending veth", "Gbit/s", "CPU-s/GB process", "softirq CPU" scpu, "sum"
+				printf hfmt, "row (" cc[k] ")", "sending veth", "Gbit/s", "CPU-s/GB process", "softirq CPU" scpu, "sum",
+				       "CPU" rcpu " softirq/GB", "CPU" rcpu " busy/GB"
 			}
 			if (!n) {
 				why = st[k] == "na" ? "not available here" : "failed every round"
 				printf "%-22s %-20s (%s)\n", row[k], offl[k], why
 				printf "{\"tool\": \"bench_e2e\", \"summary\": true, \"row\": %s, \"mode\": %s, \"cc\": %s, " \
-				       "\"offload\": %s, \"rx_gro\": %s, \"rounds\": 0, \"status\": %s}\n", q(row[k]), q(mode[k]),
-				       q(cc[k]), q(offl[k]), q(gro[k]), q(why) >> jout
+				       "\"offload\": %s, \"rx_gro\": %s, \"rx_bed\": %s, \"rounds\": 0, \"status\": %s}\n", q(row[k]),
+				       q(mode[k]), q(cc[k]), q(offl[k]), q(gro[k]), q(bed[k]), q(why) >> jout
 				continue
 			}
-			for (j = 1; j <= n; j++) { a[j] = gp[k, j]; b[j] = pr[k, j]; c[j] = sq[k, j]; d[j] = sm[k, j] }
+			for (j = 1; j <= n; j++) { a[j] = gp[k, j]; b[j] = pr[k, j]; c[j] = sq[k, j]; d[j] = sm[k, j]
+				e[j] = (rq[k, j] == "null" ? 0 : rq[k, j]); f[j] = (rb[k, j] == "null" ? 0 : rb[k, j]) }
 			gs = mmm(a, n, "%.2f"); gm = M; glo = LO; ghi = HI
 			ps = mmm(b, n, "%.3f"); pm = M; plo = LO; phi = HI
 			qs = mmm(c, n, "%.3f"); qm = M; qlo = LO; qhi = HI
 			ss = mmm(d, n, "%.3f"); sm_ = M; slo = LO; shi = HI
+			es = mmm(e, n, "%.3f"); fs = mmm(f, n, "%.3f")
 			o = offl[k]; sub(/^veth /, "", o)
-			printf hfmt, row[k], o, gs, ps, qs, ss
+			printf hfmt, row[k], o, gs, ps, qs, ss, es, fs
 			if (nfail[k]) printf "    ^ %d run(s) not verified\n", nfail[k]
 			line = sprintf("{\"tool\": \"bench_e2e\", \"summary\": true, \"row\": %s, \"mode\": %s, \"cc\": %s, " \
-				       "\"offload\": %s, \"rx_gro\": %s, \"receiver\": %s, \"rounds\": %d, \"seconds\": %d, " \
-				       "\"sender_cpu\": %s, \"receiver_cpu\": %s", q(row[k]), q(mode[k]), q(cc[k]), q(offl[k]),
-				       q(gro[k]), q(rx[k]), n, secs, (scpu == "-" ? "null" : scpu), (rcpu == "-" ? "null" : rcpu))
+				       "\"offload\": %s, \"rx_gro\": %s, \"rx_bed\": %s, \"receiver\": %s, \"rounds\": %d, " \
+				       "\"seconds\": %d, \"sender_cpu\": %s, \"receiver_cpu\": %s", q(row[k]), q(mode[k]), q(cc[k]),
+				       q(offl[k]), q(gro[k]), q(bed[k]), q(rx[k]), n, secs, (scpu == "-" ? "null" : scpu),
+				       (rcpu == "-" ? "null" : rcpu))
 			line = line put("goodput_gbps", gm, glo, ghi) put("cpu_process_s_per_gb", pm, plo, phi)
 			line = line put("cpu_softirq_s_per_gb", qm, qlo, qhi) put("cpu_s_per_gb", sm_, slo, shi)
 			# For the plot: index, label, goodput median/min/max, process and softirq medians, sum median/min/max.
-			printf "%d\t%s gro %s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\n", i, row[k], gro[k],
+			printf "%d\t%s gro %s%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\n", i, row[k], gro[k], (bed[k] == "direct" ? "" : " " bed[k]),
 			       gm, glo, ghi, pm, qm, sm_, slo, shi > sumt
 			# Ratios to the kernel row of its kind, round by round.
 			if (vs[k] != "-") {
-				kk = vs[k] SUBSEP gro[k]; nr = 0
+				kk = vs[k] SUBSEP gro[k] SUBSEP bed[k]; nr = 0
 				for (j = 1; j <= n; j++) {
 					if (!((kk, rnd[k, j]) in byround)) continue
 					x = byround[kk, rnd[k, j]]
@@ -256,9 +284,9 @@ awk -F '\t' -v jout="$JOUT" -v sumt="$SUMT" -v secs="$SECS" -v scpu="${SCPU:--}"
 		for (i = 1; i <= nk; i++) {
 			k = keys[i]
 			if (!(k in ratio)) continue
-			if (gro[k] != rgro) {
-				rgro = gro[k]
-				printf "\nratios to the kernel row, per round, then median [min-max]: receiver gro %s\n", rgro
+			if (gro[k] SUBSEP bed[k] != rgro) {
+				rgro = gro[k] SUBSEP bed[k]
+				printf "\nratios to the kernel row, per round, then median [min-max]: receiver gro %s, bed %s\n", gro[k], bed[k]
 				printf rfmt, "libgso mode", "vs", "rounds", "goodput x", "CPU-s/GB (sum) x"
 			}
 			printf "%s", ratio[k]

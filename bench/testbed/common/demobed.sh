@@ -154,8 +154,8 @@ set_offload() { # set_offload DEV tso gso
 # offload_text DEV: the sending veth's offloads as they are now.
 offload_text() {
 	ip netns exec "$NS_S" ethtool -k "$1" 2>/dev/null |
-		awk '/^tcp-segmentation-offload/{t=$2} /^generic-segmentation-offload/{g=$2}
-		     END{printf "veth tso %s, gso %s", t, g}'
+		awk '/^tcp-segmentation-offload/{t=$2} /^generic-segmentation-offload/{g=$2} /^tx-checksumming/{c=$2}
+		     END{printf "veth tso %s, gso %s", t, g; if (c == "off") printf ", csum off"}'
 }
 
 # set_gro DEV on|off: the receiving veth's GRO; 1 if it did not take.  On a
@@ -173,11 +173,75 @@ rx_gro() {
 	printf '%s' "${g:-?}"
 }
 
+# Receiver beds (bench_e2e --rx-bed): where the receiving veth's stack work
+# runs.  On a plain veth pair (direct) the peer's receive runs on the
+# sender's CPU: veth_xmit hands the frame to netif_rx (backlog) or to the
+# veth's NAPI, both raised on the CPU that sent, so the sender's CPU is
+# charged for the receiver.  The other beds put it on CPU RX_CPU, batched,
+# as a NIC's interrupt on another core would:
+#   napi-thread  bench/testbed/rxbed's XDP_PASS program on the receiving
+#                veth (with an XDP program, veth_xmit queues every frame to
+#                the veth's NAPI, whatever the sender's TSO: without one it
+#                has NAPI only with GRO on, and then only for frames from a
+#                device without TSO or with destructor sock_wfree, i.e. not
+#                kernel TCP's, AF_XDP's nor the TX ring's), NAPI threaded
+#                (/sys/class/net/DEV/threaded) and its kthreads
+#                (napi/DEV-ID) pinned to RX_CPU.  The sender's CPU enqueues
+#                to the veth's ring and wakes the kthread once per batch.
+#   cpumap       rxbed's program redirecting every frame to a cpumap entry
+#                for RX_CPU: the sender's CPU runs the veth's NAPI poll and
+#                the program, the cpumap kthread builds the skbs in batches
+#                and runs GRO and the stack on RX_CPU.  An xdp_frame keeps
+#                no checksum state: the skb the cpumap builds is
+#                CHECKSUM_NONE, so a frame sent checksum-partial (kernel
+#                TCP on a veth with tx-checksumming, AF_PACKET's vnet
+#                NEEDS_CSUM) arrives with only its pseudo-header sum and is
+#                dropped (TcpInCsumErrors; the SYN already).  This bed turns
+#                the sending veth's tx-checksumming off (and with it SG,
+#                GSO: `ethtool -K dS tx off`): every row then computes its
+#                checksums in software, as for a NIC without offloads.
+# With an XDP program on the receiving veth the kernel turns the sending
+# veth's TSO off (veth_xdp_set: peer->hw_features &= ~NETIF_F_GSO_SOFTWARE;
+# `ethtool -K dS tso on` no longer takes): "kernel tso+gso" is then kernel
+# GSO (the 64 KB skb is cut on the sender's CPU in dev_queue_xmit), and
+# offload_text says so in every row.
+RX_BED=direct
+RX_BED_CPU=""
+
+# rx_bed_set BED DEV CPU: make DEV (in the receiver's namespace) the
+# receiving veth of bed BED (direct, napi-thread, cpumap) with its work on
+# CPU; 1 if it did not take.  Call again after set_gro (a GRO change may
+# re-create the veth's NAPI and its kthreads).
+rx_bed_set() {
+	ip netns exec "$NS_R" "$B/bench/rxbed" --dev "$2" off 2>/dev/null
+	ip netns exec "$NS_R" sh -c "echo 0 > /sys/class/net/$2/threaded" 2>/dev/null
+	rb_tx=on
+	[ "$1" = cpumap ] && rb_tx=off
+	# The sending veth is the receiving one's peer in the sender's namespace.
+	case $2 in dR) rb_peer=dS ;; *) rb_peer="" ;; esac
+	[ -n "$rb_peer" ] && ip netns exec "$NS_S" ethtool -K "$rb_peer" tx "$rb_tx" sg "$rb_tx" >/dev/null 2>&1
+	case $1 in
+	direct) ;;
+	napi-thread)
+		ip netns exec "$NS_R" "$B/bench/rxbed" --dev "$2" pass || return 1
+		ip netns exec "$NS_R" sh -c "echo 1 > /sys/class/net/$2/threaded" || return 1
+		rb_pids=$(ps -e -o pid= -o comm= | awk -v d="napi/$2-" 'index($2, d) == 1 { print $1 }')
+		[ -n "$rb_pids" ] || return 1
+		for p in $rb_pids; do taskset -p -c "$3" "$p" >/dev/null || return 1; done ;;
+	cpumap)
+		ip netns exec "$NS_R" "$B/bench/rxbed" --dev "$2" cpumap --cpu "$3" || return 1 ;;
+	*) return 1 ;;
+	esac
+	RX_BED=$1 RX_BED_CPU=$3
+	return 0
+}
+
 # receiver_text DEV: what the receiving side runs with (its veth's GRO, its socket buffers).
 receiver_text() {
 	gro=$(rx_gro "$1")
 	rmem=$(ip netns exec "$NS_R" cat /proc/sys/net/ipv4/tcp_rmem 2>/dev/null | tr -s ' \t' ' ')
 	printf 'bench/receiver, %s gro %s, tcp_rmem %s' "$1" "${gro:-?}" "${rmem:-?}"
+	[ "$RX_BED" = direct ] || printf ', rx bed %s on CPU %s' "$RX_BED" "$RX_BED_CPU"
 }
 
 # run_one LABEL PATH(direct|relay) OFFLOAD_TEXT CC PROG ARGS...
