@@ -4,7 +4,9 @@
 # End-to-end figures to quote: the demo's rows (`make demo` runs each once)
 # in interleaved rounds, medians with their min-max.  On the demo's direct
 # veth path (bench/testbed/common/demobed.sh: its namespaces, run_one, the
-# receiver's GRO switch), one verified transfer per row and round from
+# receiver's GRO switch), for each receiver bed (--rx-bed, below: by default
+# napi-thread, the receiver's work on its own CPU, then direct), one
+# verified transfer per row and round from
 #   kernel tso+gso   bench/kernel_sender, the sending veth's TSO and GSO on
 #   kernel per-MTU   bench/kernel_sender, the sending veth's TSO and GSO off
 #   libgso MODE      bench/sender --mode MODE, for every mode it lists
@@ -14,8 +16,9 @@
 # that row's veth offloads, like with like: offload-e1000, offload-vnet
 # and auto (super-packets to a TSO device) with "kernel tso+gso",
 # software, csum and multibuf (MTU-sized frames) with "kernel per-MTU".
-# Every round runs each row with the receiving veth's GRO off, then each
-# with it on (rows interleaved: A B C ... A B C ...; GRO off and on too).
+# Every round runs, for each bed, each row with the receiving veth's GRO
+# off, then each with it on (rows interleaved: A B C ... A B C ...; GRO
+# off and on, and the beds, too).  Ratios compare rows of the same bed.
 #
 # The sender is pinned to CPU 0 and this script, and with it the receiver,
 # to CPU 1 (taskset).  Per run: goodput (the receiver's count of verified
@@ -23,7 +26,8 @@
 # cpu_user_s + cpu_sys_s) and the softirq time of the sender's CPU
 # (/proc/stat, read before and after the run: on a veth the receiver's
 # stack work for the sender's frames runs there), each per 10^9 verified
-# bytes, and their sum.  For each libgso mode, its goodput and CPU-s/GB
+# bytes, and their sum; and the softirq and busy time (all but idle: a
+# bed's kthreads count as system) of the receiver's CPU, per GB.  For each libgso mode, its goodput and CPU-s/GB
 # (the sum) over its kernel row's, per round (the same round and GRO
 # setting), then the median and min-max of those ratios.
 #
@@ -35,11 +39,54 @@
 # its png terminals; none without gnuplot).  Each run's own files are in
 # BUILD_DIR/bench_e2e/.  Speed is never asserted.
 #
-#   --quick       2 rounds of 1 s (for CI)
+#   --quick       2 rounds of 1 s, the direct bed only (for CI)
 #   --rounds N    rounds (default 5)
 #   --seconds S   seconds per run, a whole number (default 3)
 #   --modes "..." only these libgso modes (default: all `sender --list-modes` gives)
 #   --cc CC       congestion control of every row: cubic, bbr or reno (default cubic)
+#   --rx-bed "BED..."  receiver beds, each in every round (default "napi-thread
+#                 direct"; --quick: direct): direct, napi-thread, cpumap
+#
+# Receiver beds (demobed.sh's rx_bed_set; the JSON's rx_bed, the tables'
+# "rx bed"):
+#   direct       the plain veth pair: the receiver's stack work for the
+#                sender's frames runs on the sender's CPU (veth_xmit ->
+#                netif_rx or the veth's NAPI, raised where the frame was
+#                sent) and is charged to it: the "softirq CPU0" column.
+#   napi-thread  the default, the bed closest to a remote host's NIC: an
+#                XDP_PASS program on the receiving veth (bench/testbed/rxbed)
+#                gives it NAPI for every frame, NAPI threaded, its kthreads
+#                pinned to the receiver's CPU.  The sender's CPU only
+#                queues to the veth's ring and wakes the kthread once per
+#                batch; the receive, GRO and the stack run on CPU 1.  The
+#                kernel turns the sending veth's TSO off while its peer has
+#                an XDP program, so "kernel tso+gso" is kernel GSO there
+#                (the sending veth column says so): the TSO comparison of
+#                offload-vnet and auto is the direct bed's.
+#   cpumap       an XDP program redirecting every frame to a cpumap entry
+#                for CPU 1 (its kthread builds skbs in batches).  An
+#                xdp_frame carries no checksum state: frames sent
+#                checksum-partial (kernel TCP, AF_PACKET vnet) arrive with a
+#                bad checksum (TcpInCsumErrors), so this bed turns the
+#                sending veth's tx-checksumming (and SG, GSO) off.
+# Measured (3 interleaved rounds of 2 s, cubic, 2026-12-07, medians
+# [min-max]; Gbit/s, sender CPU-s/GB process+softirq of CPU 0):
+#   kernel per-MTU, rx gro off: direct 10.81 [10.51-11.20] at 0.730+0.348;
+#     napi-thread 7.48 [7.27-7.63] at 0.242+0.000, CPU 1 busy 1.13 s/GB
+#     (saturated: the receiver is the limit, as a one-core remote host's);
+#     cpumap 5.30 [5.06-5.41] at 0.213+0.007, CPU 1 1.41 s/GB.
+#   libgso software, rx gro off: direct 7.25 [6.82-7.40] at 1.090+0.463;
+#     napi-thread 7.14 [6.32-7.14] at 0.769+0.000; cpumap 5.17 at 0.656+0.
+# napi-thread takes all of the receiver's work off the sender's CPU
+# (softirq CPU0 0.000 in every row, GRO off and on), batched, without an
+# IPI per frame (RPS sends one per frame here and cost kernel TCP a third
+# of its goodput), keeps checksum offload, and its CPU 1 costs less per GB
+# than cpumap's; cpumap also loses checksum offload and, with GRO on, put
+# 0.68-1.23 CPU-s/GB of softirq back on CPU 0.  direct stays for TSO, and
+# for --quick: on napi-thread, libgso multibuf stalls for good in about one
+# run of three (the veth's XDP path drops a frame, RX dropped 1; the sender
+# then waits on TSQ, tsq_waits 16540, rto 4, retrans 0, sends nothing
+# more), where csum survives such drops: a failed run, exit 1.
 #
 # Needs root (namespaces, veths, AF_XDP); as non-root it says so and exits 0.
 # Exit 1 when a run is not verified by the receiver; a mode the sender
@@ -51,11 +98,12 @@ ROUNDS=5
 SECS=3
 MODES=""
 CC=cubic
-BEDS=direct
+BEDS=""
+QUICK=""
 usage() { printf 'bench_e2e: %s (--quick, --rounds N, --seconds S, --modes "...", --cc CC, --rx-bed "BED...", --help)\n' "$1" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
-	--quick) ROUNDS=2; SECS=1 ;;
+	--quick) ROUNDS=2; SECS=1; QUICK=1 ;;
 	--rounds) [ $# -ge 2 ] || usage "--rounds needs a number"; ROUNDS=$2; shift ;;
 	--seconds) [ $# -ge 2 ] || usage "--seconds needs a number"; SECS=$2; shift ;;
 	--modes) [ $# -ge 2 ] || usage "--modes needs a list"; MODES=$2; shift ;;
@@ -70,7 +118,11 @@ done
 case $ROUNDS in '' | *[!0-9]* | 0) usage "--rounds: '$ROUNDS' is not a positive whole number" ;; esac
 case $SECS in '' | *[!0-9]* | 0) usage "--seconds: '$SECS' is not a positive whole number" ;; esac
 case $CC in cubic | bbr | reno) ;; *) usage "--cc: '$CC' is not one of cubic, bbr, reno" ;; esac
-[ -n "$BEDS" ] || usage "--rx-bed: no bed"
+BEDS_SET=$BEDS
+if [ -z "$BEDS" ]; then
+	BEDS="napi-thread direct"
+	[ -n "$QUICK" ] && BEDS=direct
+fi
 for b in $BEDS; do
 	case $b in direct | napi-thread | cpumap) ;; *) usage "--rx-bed: '$b' is not one of direct, napi-thread, cpumap" ;; esac
 done
@@ -110,8 +162,12 @@ busy_ticks() {
 }
 
 case $BEDS in direct) ;; *)
-	[ -n "$RCPU" ] || die "--rx-bed $BEDS puts the receiver's work on CPU 1: needs 2 CPUs and taskset (use --rx-bed direct)"
-	[ -x "$B/bench/rxbed" ] || die "$B/bench/rxbed is missing: run 'make' first" ;;
+	if [ -z "$RCPU" ] && [ -z "$BEDS_SET" ]; then
+		say "bench_e2e: one CPU (or no taskset): the receiver beds that need a CPU of their own are left out; --rx-bed direct"
+		BEDS=direct
+	fi
+	[ -n "$RCPU" ] || [ "$BEDS" = direct ] || die "--rx-bed $BEDS puts the receiver's work on CPU 1: needs 2 CPUs and taskset (use --rx-bed direct)"
+	[ "$BEDS" = direct ] || [ -x "$B/bench/rxbed" ] || die "$B/bench/rxbed is missing: run 'make' first" ;;
 esac
 bed_setup
 printf '# round\trx_gro\trow\tmode\tvs\toffload\tcc\tstatus\tgoodput_gbps\tbytes_verified\tcpu_s\tcpu_user_s\tcpu_sys_s\tsoftirq_s\tsoftirq_rx_cpu_s\trun\treceiver\trx_bed\tbusy_s\tbusy_rx_cpu_s\n' >"$RAW"
