@@ -69,20 +69,25 @@
 #                checksum-partial (kernel TCP, AF_PACKET vnet) arrive with a
 #                bad checksum (TcpInCsumErrors), so this bed turns the
 #                sending veth's tx-checksumming (and SG, GSO) off.
-# Measured (3 interleaved rounds of 2 s, cubic, 2026-12-07, medians
-# [min-max]; Gbit/s, sender CPU-s/GB process+softirq of CPU 0):
-#   kernel per-MTU, rx gro off: direct 10.81 [10.51-11.20] at 0.730+0.348;
-#     napi-thread 7.48 [7.27-7.63] at 0.242+0.000, CPU 1 busy 1.13 s/GB
-#     (saturated: the receiver is the limit, as a one-core remote host's);
-#     cpumap 5.30 [5.06-5.41] at 0.213+0.007, CPU 1 1.41 s/GB.
-#   libgso software, rx gro off: direct 7.25 [6.82-7.40] at 1.090+0.463;
-#     napi-thread 7.14 [6.32-7.14] at 0.769+0.000; cpumap 5.17 at 0.656+0.
-# napi-thread takes all of the receiver's work off the sender's CPU
-# (softirq CPU0 0.000 in every row, GRO off and on), batched, without an
-# IPI per frame (RPS sends one per frame here and cost kernel TCP a third
-# of its goodput), keeps checksum offload, and its CPU 1 costs less per GB
-# than cpumap's; cpumap also loses checksum offload and, with GRO on, put
-# 0.68-1.23 CPU-s/GB of softirq back on CPU 0.  direct stays for TSO, and
+# Measured (3 interleaved rounds of 2 s, cubic, 2026-12-07, all three beds
+# in one run, medians [min-max]; Gbit/s, sender CPU-s/GB process+softirq
+# of CPU 0, CPU 1 busy s/GB), receiver GRO off:
+#   kernel per-MTU   direct 11.50 [11.37-12.65], 0.687+0.320, 0.40;
+#                    napi-thread 7.98 [7.69-8.25], 0.239+0.000, 1.05;
+#                    cpumap 6.75 [6.58-8.15], 0.488+0.189, 1.23
+#   libgso software  direct 7.23 [7.20-7.60], 1.099+0.528, 0.89;
+#                    napi-thread 7.01 [6.68-7.89], 0.771+0.000, 1.09;
+#                    cpumap 6.13 [6.05-6.46], 1.291+0.847, 1.07
+# (GRO on: napi-thread 9.32 at 0.253+0.000 and 9.00 at 0.651+0.000; cpumap
+# 8.31 at 0.910+0.681 and 5.98 at 1.326+0.970.)  On napi-thread CPU 1 is
+# busy all the run: the receiver is the limit, as a one-core remote host
+# is.  napi-thread takes all of the receiver's work off the sender's CPU
+# (softirq CPU0 0.000-0.005 in every row, GRO off and on), batched,
+# without an IPI per frame (RPS sends about one per transmit kick here),
+# and keeps checksum offload.  cpumap does not: the veth's NAPI poll, which
+# turns each skb into an xdp_frame (veth_xdp_rcv_skb: 55 % of CPU 0's
+# samples, kernel per-MTU, GRO on), still runs on the sender's CPU; it loses
+# checksum offload.  direct stays for TSO, and
 # for --quick: on napi-thread, libgso multibuf stalls for good in about one
 # run of three (the veth's XDP path drops a frame, RX dropped 1; the sender
 # then waits on TSQ, tsq_waits 16540, rto 4, retrans 0, sends nothing
