@@ -560,6 +560,7 @@ struct report_in {
 	const struct bench_cpu *cpu;
 	bool umem_ok;
 	const char *status;
+	struct gso_dev_stats open_ds; /* the transmit device before the engine closed it */
 };
 
 /*
@@ -736,6 +737,14 @@ static void report(const struct report_in *in)
 	bench_json_dbl(&j, "link_down_s", (double)in->es->link_down_ns * 1e-9);
 	bench_json_u64(&j, "tx_frames", in->ds->tx_frames);
 	bench_json_u64(&j, "tx_kicks", in->ds->kicks);
+	/* Descriptors posted, completed and still out at the end: a completion the kernel never gave shows here. */
+	bench_json_u64(&j, "tx_descs", in->ds->tx_descs);
+	bench_json_u64(&j, "tx_completed", in->ds->tx_completed);
+	/* Before the close reclaimed them: descriptors still out when the stream ended (or failed). */
+	bench_json_u64(&j, "tx_inflight_descs_end", in->open_ds.inflight_descs);
+	bench_json_u64(&j, "tx_completed_before_close", in->open_ds.tx_completed);
+	bench_json_u64(&j, "tx_kernel_invalid", in->open_ds.kernel_invalid);
+	bench_json_u64(&j, "tx_lost_completions", in->es->tx_lost_completions);
 	bench_json_u64(&j, "tx_csum_offload", in->ds->tx_csum_offload);
 	bench_json_u64(&j, "tx_sg_frames", in->ds->tx_sg_frames);
 	bench_json_u64(&j, "offloaded", st->offloaded);
@@ -903,6 +912,8 @@ int main(int argc, char **argv)
 		if (!o.progress)
 			fputc('\n', stderr);
 	}
+	GSO_OPTS(gso_dev_stats, open_ds);
+	gso_dev__stats(gso_engine__dev(r.e), &open_ds);
 	ok = si.state == GSO_STREAM_DONE;
 	status = ok ? "ok" : r.setup_failed ? "setting up the transmit device" : si.why ? si.why : "interrupted";
 	gso_stream__close(r.s);
@@ -918,7 +929,7 @@ int main(int argc, char **argv)
 	if (o.json) {
 		struct report_in in = { .o = &o, .r = &r, .st = &si, .es = &es, .ls = &ls, .ds = &ds,
 					.ss = have_sts ? &sts : NULL, .e1000 = have_e1000 ? &e1s : NULL, .rt = &rt,
-					.cpu = &cpu, .umem_ok = umem_ok, .status = status };
+					.cpu = &cpu, .umem_ok = umem_ok, .status = status, .open_ds = open_ds };
 		report(&in);
 	} else if (!o.quiet) {
 		fprintf(stderr, "sender: %s %s: %.3f Gbit/s, %" PRIu64 " bytes in %.3f s, %.3f CPU-s/GB, "

@@ -56,6 +56,7 @@ struct fk {
 	struct dev_mem mem;
 	bool discard;    /* count segments (sent), record none */
 	uint64_t sent;
+	uint32_t stuck;  /* descriptors the device says are in flight and never completes */
 };
 
 struct evlog {

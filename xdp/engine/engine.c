@@ -387,6 +387,8 @@ static void aggr_reset(struct engine *e)
 	e->aggr = (struct gso_aggr){ .sz = sizeof(e->aggr) };
 	gso_aggr__init(&e->aggr);
 	e->aggr_completed = gsoi_dev_completed(e->tx);
+	e->dev_quiet_from = 0;
+	e->dev_lost = 0;
 }
 
 int gsoi_engine_look(struct engine *e, uint64_t now)
@@ -400,8 +402,35 @@ int gsoi_engine_look(struct engine *e, uint64_t now)
 	held = gso_dev__inflight(e->tx);
 	/* A clock that stepped back (a test's) is refused and the look lost; the next one counts. */
 	gso_aggr__look(&e->aggr, now, c - e->aggr_completed, held > 0 ? (uint64_t)held : 0);
+	if (held <= 0) {
+		e->dev_quiet_from = 0;
+		e->dev_lost = 0;
+	} else {
+		if (e->dev_lost > (uint32_t)held)
+			e->dev_lost = (uint32_t)held; /* late completions of what was given up on */
+		if (c != e->aggr_completed || !e->dev_quiet_from || now < e->dev_quiet_from) {
+			e->dev_quiet_from = now;
+		} else if (now - e->dev_quiet_from >= GSO_ENGINE_DEV_STALL_NS && (uint32_t)held > e->dev_lost) {
+			/*
+			 * Nothing completed for a second while descriptors were out:
+			 * their completions are lost (no device, aggregating or not,
+			 * holds a frame that long), and a stream waiting for room in
+			 * the device would wait for ever.
+			 */
+			e->st.tx_lost_completions += (uint32_t)held - e->dev_lost;
+			e->dev_lost = (uint32_t)held;
+			e->dev_quiet_from = now;
+		}
+	}
 	e->aggr_completed = c;
 	return r;
+}
+
+uint32_t gsoi_engine_dev_inflight(const struct engine *e)
+{
+	int held = gso_dev__inflight(e->tx);
+
+	return held > 0 && (uint32_t)held > e->dev_lost ? (uint32_t)held - e->dev_lost : 0;
 }
 
 int gso_engine__set_tx(struct gso_engine *h, struct gso_dev *tx)

@@ -168,6 +168,8 @@ struct engine {
 	 */
 	struct gso_aggr aggr;
 	uint64_t aggr_completed;       /* tx's completed descriptors at the last look */
+	uint64_t dev_quiet_from;       /* tx held descriptors and completed none since (0: not now) */
+	uint32_t dev_lost;             /* of tx's in-flight descriptors, those given up on (tx_lost_completions) */
 
 	/* the loop */
 	struct gso_evloop *loop;
@@ -337,6 +339,9 @@ int gsoi_engine_arm(struct engine *e, struct eflow *f, uint64_t rate, uint32_t w
  * result.
  */
 int gsoi_engine_look(struct engine *e, uint64_t now);
+
+/* tx's descriptors posted and not completed, less those given up on (GSO_ENGINE_DEV_STALL_NS). */
+uint32_t gsoi_engine_dev_inflight(const struct engine *e);
 
 void gsoi_engine_timer_set(struct engine *e, uint32_t slot, uint64_t deadline);
 

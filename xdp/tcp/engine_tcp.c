@@ -585,14 +585,14 @@ static void dev_policy(const struct stream *s, uint64_t rate, struct gso_aggr_po
 static bool tsq_full(struct stream *s, const struct gso_aggr_policy *p, uint64_t now)
 {
 	uint64_t bursts;
-	int inflight;
+	uint32_t inflight;
 
 	if (!s->st.burst_descs)
 		return false;
 	/* Completions are reaped once a pass; what the device finished since then does not count. */
 	gsoi_engine_look(s->f.e, now);
-	inflight = gso_dev__inflight(s->f.e->tx);
-	if (inflight <= 0)
+	inflight = gsoi_engine_dev_inflight(s->f.e);
+	if (!inflight)
 		return false;
 	bursts = p->queue_limit / s->st.seg_limit;
 	if (bursts < 2)

@@ -648,9 +648,21 @@ struct gso_engine_stats {
 	uint64_t icmp_forged;      /* ... quoting no live flow, or (TCP) a sequence number not in flight: ignored */
 	uint64_t icmp_bad;         /* ... malformed, with a wrong checksum, or an IPv6 MTU below 1280: ignored */
 	uint64_t icmp_kernel;      /* ... of those accepted or stale, received through the kernel (below) */
+	/*
+	 * Transmit descriptors whose completion the device never gave: it
+	 * held them for GSO_ENGINE_DEV_STALL_NS and completed nothing.  The
+	 * device-queue limit stops counting them (a stream would otherwise
+	 * wait behind them for ever); their memory stays in flight until
+	 * a late completion or the device's close.  Seen with AF_XDP copy
+	 * mode's multi-buffer frames into a veth whose peer runs XDP.
+	 */
+	uint64_t tx_lost_completions;
 	size_t :0;
 };
-#define gso_engine_stats__last_field icmp_kernel
+#define gso_engine_stats__last_field tx_lost_completions
+
+/* A device holding descriptors this long without completing one has lost their completions. */
+#define GSO_ENGINE_DEV_STALL_NS 1000000000ull
 
 /* Fill `st` up to st->sz (0: whole).  0, -EINVAL (NULL, sz 1..sizeof(size_t)), -EBADF, -EPERM. */
 GSO_API int gso_engine__stats(const struct gso_engine *e, struct gso_engine_stats *st);
