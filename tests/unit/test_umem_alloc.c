@@ -146,20 +146,28 @@ Test(umem_alloc, fragmentation_needs_contiguity)
 	gsoi_ua_fini(&a);
 }
 
-Test(umem_alloc, next_fit_wraps)
+Test(umem_alloc, first_fit_reuses_what_was_freed)
 {
 	struct umem_alloc a;
-	uint32_t f1, f2, f3;
+	uint32_t f1, f2, f3, f4;
 
-	cr_assert_eq(gsoi_ua_init(&a, 10, 10), 0);
+	cr_assert_eq(gsoi_ua_init(&a, 200, 200), 0);
 	cr_assert_eq(gsoi_ua_alloc_run(&a, 6, &f1), 0);
 	cr_assert_eq(gsoi_ua_alloc_run(&a, 3, &f2), 0);
 	cr_assert_eq(f2, 6);
 	for (uint32_t i = 0; i < 6; i++)
 		gsoi_ua_unhold(&a, i);
-	/* Only chunk 9 is free past the hint; the run must wrap to the front. */
+	/*
+	 * The front was freed (ACKed): the next run goes there, to lines the
+	 * cache still holds, not on to 9 and beyond.
+	 */
 	cr_assert_eq(gsoi_ua_alloc_run(&a, 5, &f3), 0);
 	cr_assert_eq(f3, 0);
+	/* A run that does not fit the hole goes past what is held (6-8), skipping whole busy words too. */
+	cr_assert_eq(gsoi_ua_alloc_run(&a, 64, &f4), 0);
+	cr_assert_eq(f4, 9);
+	cr_assert_eq(gsoi_ua_alloc_run(&a, 2, &f4), 0);
+	cr_assert_eq(f4, 73);
 	check_sum(&a);
 	gsoi_ua_fini(&a);
 }

@@ -105,10 +105,15 @@ int gsoi_ua_alloc_run(struct umem_alloc *a, uint32_t n, uint32_t *first)
 		return -EMSGSIZE;
 	if (n > a->count[UA_FREE])
 		return -ENOBUFS;
-	/* Next fit: spreads reuse so a run freed late does not pin the front. */
-	s = find_run(a, a->hint, a->nbuf, n);
-	if (s == UINT32_MAX)
-		s = find_run(a, 0, a->hint + n - 1 < a->nbuf ? a->hint + n - 1 : a->nbuf, n);
+	/*
+	 * First fit: the lowest free run, most often the one the ACKs just
+	 * freed, so that what the application writes next goes to lines still
+	 * in the cache.  Next fit cycled through the whole region (16 MiB by
+	 * default) and every write missed: offload-vnet's stream generator
+	 * cost 0.085 s/GB against 0.036 into a reused buffer.  Full words
+	 * (a run held for retransmission) are skipped 64 chunks at a time.
+	 */
+	s = find_run(a, 0, a->nbuf, n);
 	if (s == UINT32_MAX)
 		return -ENOBUFS;
 	/* 0 stays "no run": a zeroed handle never matches. */
@@ -121,7 +126,6 @@ int gsoi_ua_alloc_run(struct umem_alloc *a, uint32_t n, uint32_t *first)
 	}
 	a->count[UA_FREE] -= n;
 	a->count[UA_QUEUED] += n;
-	a->hint = s + n < a->nbuf ? s + n : 0;
 	*first = s;
 	return 0;
 }

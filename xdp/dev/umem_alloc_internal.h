@@ -53,7 +53,6 @@ struct ua_chunk {
 struct umem_alloc {
 	uint32_t nchunks;
 	uint32_t nbuf;       /* chunks [0, nbuf) are the buffer region */
-	uint32_t hint;       /* next-fit start for runs */
 	uint32_t nstack;     /* free chunks on `stack` */
 	uint64_t *busy;      /* buffer region: bit set = not free */
 	uint32_t *stack;     /* backend region: free chunk indices */
