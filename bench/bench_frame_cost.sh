@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/bench_frame_cost.sh [BUILD_DIR] [--quick] [--json] -- run by `make bench`.
+# bench/bench_frame_cost.sh [BUILD_DIR] [--quick] [--json] [--rx-bed BED] -- run by `make bench`.
 #
 # What one frame (one MTU-sized TCP segment on the wire) costs the sender, in
 # one run, for libgso's AF_XDP modes software, csum and multibuf and for the
@@ -28,6 +28,12 @@
 # transmit alone per frame, to split the sender's CPU into that and the rest.
 # The sender runs on CPU 0, the receiver on CPU 1 (taskset), for every row.
 #
+# --rx-bed BED: the receiving veth's bed (demobed.sh rx_bed_set, as
+# bench_e2e.sh): napi-thread (the default with 2 CPUs: its stack work on
+# the receiver's CPU, as a remote host's would be, so that the sender's
+# CPU is the sender's own) or direct (that work in the sender's CPU's
+# softirq, the bed before; what --quick uses, as bench_e2e --quick does).
+#
 # The printed table has a line per metric, a column per sender and columns
 # of ratios to the kernel's; below it, what each cost is.  With --json one
 # JSON line per sender (all of them are in
@@ -48,16 +54,25 @@ STRACE_SECS=1
 CG_BYTES=64M
 JSON=0
 REPORT=0
+RXB=""
+prev=""
 for a in "$@"; do
+	if [ "$prev" = --rx-bed ]; then
+		RXB=$a prev=""
+		continue
+	fi
 	case $a in
-	--quick) SECS=1; CG_BYTES=4M ;;
+	--quick) SECS=1; CG_BYTES=4M; [ -n "$RXB" ] || RXB=direct ;;
+	--rx-bed) prev=$a ;;
 	--json) JSON=1 ;;
 	--report) REPORT=1 ;; # print the tables of the last run again, from its files
 
 	-h | --help) sed -n '2,/^set -u/p' "$0" | sed -n 's/^# \{0,1\}//p'; exit 0 ;;
-	*) printf 'bench_frame_cost: unknown option %s (--quick, --json)\n' "$a" >&2; exit 2 ;;
+	*) printf 'bench_frame_cost: unknown option %s (--quick, --json, --rx-bed BED)\n' "$a" >&2; exit 2 ;;
 	esac
 done
+[ -z "$prev" ] || { printf 'bench_frame_cost: --rx-bed needs a bed (direct, napi-thread)\n' >&2; exit 2; }
+case ${RXB:-napi-thread} in direct | napi-thread) ;; *) printf "bench_frame_cost: --rx-bed: '%s' is not one of direct, napi-thread\n" "$RXB" >&2; exit 2 ;; esac
 OUT="$B/bench_frame_cost"
 ROWS="software csum multibuf kernel"
 # shellcheck disable=SC2034 # TAG and SEED are for demobed.sh
@@ -89,12 +104,16 @@ PIN=""
 if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null 2>&1; then
 	taskset -p -c 1 $$ >/dev/null 2>&1 && PIN="taskset -c 0"
 fi
+[ -n "$PIN" ] || RXB=direct # the receiver's own CPU needs two and taskset
+RXB=${RXB:-napi-thread}
 bed_setup
+rx_bed_set "$RXB" dR 1 || die "could not set up the receiver bed $RXB on dR"
+say "bench_frame_cost: receiver bed $RXB$([ "$RXB" = direct ] || echo " (its stack work on CPU 1)")"
 rm -f "$OUT"/cost.* "$OUT"/strace.* "$OUT"/callgrind.* "$OUT"/cg_fns.tsv
 # The kernel row's veth offloads; the libgso rows do not depend on them
 # (they hand the veth finished frames), so every row runs with the same.
 set_offload dS off off
-OFFL=$(offload_text dS)
+OFFL="$(offload_text dS), rx bed $RXB"
 printf '%s\n' "$OFFL" >"$OUT/offload.txt"
 # row NAME PREFIX...: the program (and its options) for row NAME behind PREFIX.
 # $XARGS (word-split) goes after the program's own options.
