@@ -170,15 +170,22 @@ static uint64_t device_rate(const struct gso_aggr *a)
 	return best;
 }
 
-/* round(log2(1 s / t)), at least 1: the shift whose rate >> shift is about t of data. */
+/*
+ * round(log2(1 s / t)), at least 1: the shift whose rate >> shift is about
+ * t of data.  t is GSO_AGGR_MIN_INTERVAL_NS..GSO_AGGR_MAX_INTERVAL_NS, so
+ * t << s stays at most 1 s and its square fits 64 bits.
+ */
 static uint32_t shift_for(uint64_t t_ns)
 {
 	uint32_t s = 0;
+	uint64_t ts;
 
-	/* 2^s * t <= 1 s < 2^(s+1) * t; round up when 1 s is nearer the upper power (ratio above sqrt 2). */
+	/* 2^s * t <= 1 s < 2^(s+1) * t ... */
 	while (s < 31 && (t_ns << (s + 1)) <= 1000000000ull)
 		s++;
-	if (s < 31 && (double)1e9 / (double)(t_ns << s) > 1.4142135623730951)
+	/* ... rounded up when 1 s / (2^s * t) is above sqrt 2: (1 s)^2 > 2 (2^s t)^2. */
+	ts = t_ns << s;
+	if (s < 31 && ts <= 1000000000ull && 1000000000000000000ull / 2 > ts * ts)
 		s++;
 	return s ? s : 1;
 }
@@ -202,6 +209,8 @@ int gso_aggr__policy(const struct gso_aggr *a, uint64_t rate, uint32_t shift, ui
 
 		if (s < r.pacing_shift)
 			r.pacing_shift = s;
+		r.adapted = 1;
+		r.interval_ns = t;
 	}
 	if (t && rate != GSO_RATE_UNPACED) {
 		/* Size from what the device delivers (with headroom to grow), not from a pacing rate far above it. */
@@ -212,17 +221,14 @@ int gso_aggr__policy(const struct gso_aggr *a, uint64_t rate, uint32_t shift, ui
 		if (dev && dev < rate)
 			rate = (uint64_t)dev;
 	}
+	/* The fixed policy's limit: rate >> shift (capped), two bursts at least. */
 	q = rate == GSO_RATE_UNPACED ? 0 : rate >> r.pacing_shift;
 	if (max_queue && q > max_queue)
 		q = max_queue;
 	if (q < two)
 		q = two;
-	if (t) {
-		r.adapted = 1;
-		r.interval_ns = t;
-	}
 	if (t && rate != GSO_RATE_UNPACED) {
-		/* Two aggregates at the pacing rate: the one on the air and the next. */
+		/* Two aggregates at that rate: the one on the air and the next. */
 		unsigned __int128 need = (unsigned __int128)rate * 2 * t / 1000000000u;
 		uint64_t n = need > GSO_AGGR_MAX_QUEUE ? GSO_AGGR_MAX_QUEUE : (uint64_t)need;
 

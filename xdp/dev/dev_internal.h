@@ -99,10 +99,10 @@ struct gso_dev {
  * inside its capacity, not in a released chunk, every chunk still held.
  * Returns 0 or -EINVAL.
  */
+int gsoi_dev_buf_check(const struct dev_mem *mem, const struct gso_buf *buf, uint32_t off, uint32_t len);
+
 /* ops->completed, or 0 for a closed device or one without the op. */
 uint64_t gsoi_dev_completed(const struct gso_dev *dev);
-
-int gsoi_dev_buf_check(const struct dev_mem *mem, const struct gso_buf *buf, uint32_t off, uint32_t len);
 
 /* Offset in device memory of byte `off` of `buf`. */
 static inline uint64_t dev_buf_addr(const struct dev_mem *mem, const struct gso_buf *buf, uint32_t off)

@@ -332,7 +332,6 @@ void gsoi_engine_flow_del(struct engine *e, struct eflow *f);
 int gsoi_engine_arm(struct engine *e, struct eflow *f, uint64_t rate, uint32_t wire_bytes, uint32_t segs,
 		    uint64_t now, bool chained);
 
-/* A flow's next timer changed (UINT64_MAX: none); ops->timers runs when it passes. */
 /*
  * Reap tx's completions and show the aggregation estimator what completed
  * since the last look and what is still posted.  Returns gso_dev__reap()'s
@@ -343,6 +342,7 @@ int gsoi_engine_look(struct engine *e, uint64_t now);
 /* tx's descriptors posted and not completed, less those given up on (GSO_ENGINE_DEV_STALL_NS). */
 uint32_t gsoi_engine_dev_inflight(const struct engine *e);
 
+/* A flow's next timer changed (UINT64_MAX: none); ops->timers runs when it passes. */
 void gsoi_engine_timer_set(struct engine *e, uint32_t slot, uint64_t deadline);
 
 /* engine_timer.c: the heap itself. */
