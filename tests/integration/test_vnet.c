@@ -307,8 +307,13 @@ Test(vnet, sendmmsg_transport_too, .fini = fini, .timeout = 60)
 		kernel_segments(&seg_cases[i * 2], (uint16_t)(3000 + i), i & 1 ? &sw : NULL);
 }
 
-/* With TSO on the veth, the super-segment crosses whole: prepared headers + payload. */
-Test(vnet, tso_on_super_segment_crosses_whole, .fini = fini, .timeout = 60)
+/*
+ * With TSO on the veth, the super-segment crosses whole: prepared headers
+ * + payload.  Through sendmmsg the virtio header asks for a linear skb
+ * (gsoi_vnet_linear_hint): up to 64 KiB - 1 KiB of it, so the 64 KiB
+ * cases put the rest in a page; every byte must still arrive in place.
+ */
+static void super_segments_cross_whole(const struct gso_vnet_opts *o)
 {
 	static const struct vcase cases[] = {
 		TCP4("tcp4", 1448, 20000, GSO_TCP_PSH, 12, true),
@@ -316,14 +321,16 @@ Test(vnet, tso_on_super_segment_crosses_whole, .fini = fini, .timeout = 60)
 		TCP6("tcp6", 1428, 30000, 0, 0),
 		UDP4("udp4", 1472, 8000, true),
 		UDP6("udp6", 1452, 8000),
+		TCP4("tcp4 64k", 1448, 65160, GSO_TCP_PSH, 12, true),
+		TCP6("tcp6 64k", 1428, 65415, 0, 0),
 	};
 	static uint8_t pay[65536];
-	uint8_t want[65536 + 256];
+	static uint8_t want[65536 + 256];
 	struct gso_tso_stats st = { .sz = sizeof(st) };
 	struct gso_dev_stats ds = { .sz = sizeof(ds) };
 	unsigned n = sizeof(cases) / sizeof(cases[0]);
 
-	setup("tso on gso on tx on", NULL);
+	setup("tso on gso on tx on", o);
 	for (unsigned i = 0; i < n; i++) {
 		const struct vcase *c = &cases[i];
 		struct gso_offload_req r = { .sz = sizeof(r) };
@@ -362,6 +369,18 @@ Test(vnet, tso_on_super_segment_crosses_whole, .fini = fini, .timeout = 60)
 	}
 	cr_expect_eq(ds.inflight_descs, 0, "ring frames never came back");
 	cr_expect_eq(ds.tx_completed, n);
+}
+
+Test(vnet, tso_on_super_segment_crosses_whole, .fini = fini, .timeout = 60)
+{
+	super_segments_cross_whole(NULL);
+}
+
+Test(vnet, tso_on_super_segment_crosses_whole_sendmmsg, .fini = fini, .timeout = 60)
+{
+	GSO_OPTS(gso_vnet_opts, o, .flags = GSO_VNET_F_NO_RING);
+
+	super_segments_cross_whole(&o);
 }
 
 /* ---- the kernel's refusals ---- */

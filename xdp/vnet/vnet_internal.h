@@ -56,6 +56,14 @@ extern const struct gso_dev_ops gsoi_vnet_ops;
 int gsoi_vnet_init(struct vnet_dev *v, const struct gso_vnet_opts *o, uint32_t scratch_n);
 /* Free what gsoi_vnet_init and the transports allocated, close the fd, free v. */
 void gsoi_vnet_free(struct vnet_dev *v);
+/*
+ * The virtio header's hdr_len for a super-segment frame of `frame_len`
+ * bytes (L2 header on) whose headers take `hdr_len` bytes, sent through
+ * AF_PACKET's sendmmsg: the length of the linear part the kernel gives
+ * the skb (vnet.c says why).  At least hdr_len, at most the frame and
+ * VNET_LINEAR_MAX.
+ */
+uint16_t gsoi_vnet_linear_hint(uint32_t frame_len, uint16_t hdr_len);
 /* Read and check the options shared by both constructors. */
 int gsoi_vnet_read_opts(const struct gso_vnet_opts *o);
 
