@@ -497,6 +497,16 @@ uint32_t gso_flowq__packets_out(const struct gso_flowq *q)
 	return q ? q->c.packets_out : 0;
 }
 
+uint32_t gso_flowq__unsent_bytes(const struct gso_flowq *q)
+{
+	return q ? q->end - q->nxt : 0;
+}
+
+uint32_t gso_flowq__lost_pending(const struct gso_flowq *q)
+{
+	return q ? q->c.lost_pending : 0;
+}
+
 int gso_flowq__flush(struct gso_flowq *q, struct gso_flowq_rel *rel, unsigned n_rel)
 {
 	unsigned need = 0, k = 0;

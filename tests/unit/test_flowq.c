@@ -1172,8 +1172,18 @@ Test(flowq, shorthands_match_info)
 	cr_expect_eq(gso_flowq__unacked_bytes(q), 4000u, "across the sequence wrap");
 	cr_expect_eq(gso_flowq__packets_out(q), fi.packets_out);
 	cr_expect_eq(gso_flowq__packets_out(q), 4u);
+	cr_expect_eq(gso_flowq__unsent_bytes(q), fi.unsent_bytes);
+	cr_expect_eq(gso_flowq__unsent_bytes(q), 6000u);
+	cr_expect_eq(gso_flowq__lost_pending(q), fi.lost_pending);
 	cr_expect_eq(gso_flowq__snd_nxt(NULL), 0u);
 	cr_expect_eq(gso_flowq__unacked_bytes(NULL), 0u);
 	cr_expect_eq(gso_flowq__packets_out(NULL), 0u);
+	cr_expect_eq(gso_flowq__unsent_bytes(NULL), 0u);
+	cr_expect_eq(gso_flowq__lost_pending(NULL), 0u);
+	/* An RTO marks what is out lost: the shorthand follows. */
+	cr_assert_geq(gso_flowq__timeout(q), 0);
+	cr_assert_eq(gso_flowq__info(q, &fi), 0);
+	cr_expect_eq(gso_flowq__lost_pending(q), fi.lost_pending);
+	cr_expect_eq(gso_flowq__lost_pending(q), 4u);
 	gso_flowq__destroy(q);
 }

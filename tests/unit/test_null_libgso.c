@@ -393,6 +393,8 @@ static int flowq_create_defaults(void)
 	R(gso_flowq__snd_nxt, q, gso_flowq__snd_nxt(NULL), 0)                                         \
 	R(gso_flowq__unacked_bytes, q, gso_flowq__unacked_bytes(NULL), 0)                             \
 	R(gso_flowq__packets_out, q, gso_flowq__packets_out(NULL), 0)                                 \
+	R(gso_flowq__unsent_bytes, q, gso_flowq__unsent_bytes(NULL), 0)                               \
+	R(gso_flowq__lost_pending, q, gso_flowq__lost_pending(NULL), 0)                               \
 	R(gso_flowq__flush, q, gso_flowq__flush(NULL, fq_rel, 4), -EINVAL)                            \
 	R(gso_flowq__flush, rel, gso_flowq__flush(fq(), NULL, 4), -EINVAL)                            \
 	R(gso_flowq__flush, n_rel0, gso_flowq__flush(fq(), NULL, 0), 0)                               \

@@ -649,6 +649,9 @@ static void s_arm(struct stream *s, uint64_t now)
 
 	if ((s->state != GSO_STREAM_ESTABLISHED && s->state != GSO_STREAM_CLOSE_WAIT) || !s->sized || s->f.e->dead)
 		return;
+	/* Called on every write, send and ACK: an armed flow with work queued is done here. */
+	if (s->f.armed && (gso_flowq__lost_pending(s->fq) || gso_flowq__unsent_bytes(s->fq)))
+		return;
 	gso_flowq__info(s->fq, &fi);
 	cwnd = gso_cc__cwnd(s->cc);
 	if (!fi.lost_pending && !fi.unsent_bytes) {
@@ -665,8 +668,6 @@ static void s_arm(struct stream *s, uint64_t now)
 		maybe_fin(s, &fi, now);
 		return;
 	}
-	if (s->f.armed)
-		return;
 	rate = pacing_rate(s);
 	if (!s->user_min_segs)
 		s->bo.min_segs = gso_cc__min_burst_segs(s->cc); /* BBR's own; 0: the pacer's default */
@@ -1234,12 +1235,9 @@ static bool process_ack(struct stream *s, const struct tcp_seg *g, uint64_t now)
 /* The writer waits: tell it when the queue or the device memory has room again. */
 static void maybe_writable(struct stream *s)
 {
-	struct gso_flowq_info fi = { .sz = sizeof(fi) };
-
 	if (!s->want_write || !s->sized || s->data_done || finished(s))
 		return;
-	gso_flowq__info(s->fq, &fi);
-	if (fi.unsent_bytes >= s->notsent_lowat)
+	if (gso_flowq__unsent_bytes(s->fq) >= s->notsent_lowat)
 		return;
 	s->want_write = false;
 	emit(s, GSO_EV_STREAM_WRITABLE, 0);
@@ -2090,7 +2088,6 @@ static int find_slot(struct stream *s, uint32_t *idx)
 
 static int reserve(struct stream *s, void **buf, uint32_t *len)
 {
-	struct gso_flowq_info fi = { .sz = sizeof(fi) };
 	struct tslot *sl;
 	uint32_t i;
 	int err = can_write(s);
@@ -2100,8 +2097,7 @@ static int reserve(struct stream *s, void **buf, uint32_t *len)
 			s->want_write = true;
 		return err;
 	}
-	gso_flowq__info(s->fq, &fi);
-	if (fi.unsent_bytes >= s->notsent_lowat) {
+	if (gso_flowq__unsent_bytes(s->fq) >= s->notsent_lowat) {
 		s->want_write = true;
 		return -EAGAIN;
 	}

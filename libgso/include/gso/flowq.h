@@ -404,12 +404,14 @@ struct gso_flowq_info {
 GSO_API int gso_flowq__info(const struct gso_flowq *q, struct gso_flowq_info *st);
 
 /*
- * Three fields of gso_flowq_info without filling one (a transmit loop asks
- * for them on every ACK and send); 0 on NULL.
+ * Fields of gso_flowq_info without filling one (a transmit loop asks for
+ * them on every ACK, write and send); 0 on NULL.
  */
 GSO_API uint32_t gso_flowq__snd_nxt(const struct gso_flowq *q);
 GSO_API uint32_t gso_flowq__unacked_bytes(const struct gso_flowq *q);
 GSO_API uint32_t gso_flowq__packets_out(const struct gso_flowq *q);
+GSO_API uint32_t gso_flowq__unsent_bytes(const struct gso_flowq *q);
+GSO_API uint32_t gso_flowq__lost_pending(const struct gso_flowq *q);
 
 /*
  * Remove every entry (teardown) and report each buffer once, done = 1 and
