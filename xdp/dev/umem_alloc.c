@@ -6,7 +6,8 @@
 #include <string.h>
 
 #define UA_F_HELD 0x01 /* owner still holds it */
-#define UA_F_SENT 0x02 /* referenced by a descriptor at least once since allocation */
+#define UA_F_SENT 0x02 /* referenced by a descriptor at least once since allocation
+			* (so set on every chunk with references) */
 #define UA_F_BUSY 0x04 /* allocated (not on a free list) */
 
 static enum ua_state classify(const struct umem_alloc *a, uint32_t i)
@@ -67,36 +68,103 @@ void gsoi_ua_fini(struct umem_alloc *a)
 	memset(a, 0, sizeof(*a));
 }
 
-static bool is_busy(const struct umem_alloc *a, uint32_t i)
+/*
+ * An entry as one word, to test or gather all its fields at once.  Built
+ * through the struct, so it does not depend on the layout or byte order.
+ */
+static inline uint64_t entry_word(uint32_t gen, uint16_t ref, uint8_t flags)
 {
-	return a->busy[i / 64] >> (i % 64) & 1;
+	struct ua_chunk c = { .gen = gen, .ref = ref, .flags = flags };
+	uint64_t w;
+
+	_Static_assert(sizeof(c) == sizeof(w), "struct ua_chunk is one word");
+	memcpy(&w, &c, sizeof(w));
+	return w;
 }
 
-/* First free run of n chunks in [from, to), or UINT32_MAX. */
+static inline uint64_t entry_load(const struct ua_chunk *c)
+{
+	uint64_t w;
+
+	memcpy(&w, c, sizeof(w));
+	return w;
+}
+
+static inline void entry_store(struct ua_chunk *c, uint64_t w)
+{
+	memcpy(c, &w, sizeof(w));
+}
+
+/* Set (or clear) the busy bits of chunks [s, e), a word at a time. */
+static inline void busy_set(uint64_t *busy, uint32_t s, uint32_t e, bool set)
+{
+	uint32_t w, last;
+	uint64_t m;
+
+	if (s >= e)
+		return;
+	w = s / 64;
+	last = (e - 1) / 64;
+	m = ~0ull << (s % 64);
+	for (; w <= last; w++, m = ~0ull) {
+		if (w == last)
+			m &= ~0ull >> (63 - (e - 1) % 64);
+		if (set)
+			busy[w] |= m;
+		else
+			busy[w] &= ~m;
+	}
+}
+
+/*
+ * Lowest chunk in [i, to) whose busy bit is `busy`, or `to`.  Words are
+ * read only while they hold chunks below `to` (i < to <= nbuf, and the
+ * bitmap has nbuf / 64 + 1 words); bits past `to` in the last word -- the
+ * calloc'd zeros past nbuf look free -- are cut off by the clamp.
+ */
+static uint32_t next_bit(const uint64_t *bits, uint32_t i, uint32_t to, bool busy)
+{
+	uint32_t w = i / 64;
+	uint64_t x = (busy ? bits[w] : ~bits[w]) & (~0ull << (i % 64));
+
+	while (!x) {
+		if (++w >= (to + 63) / 64)
+			return to;
+		x = busy ? bits[w] : ~bits[w];
+	}
+	i = w * 64 + (uint32_t)__builtin_ctzll(x);
+	return i < to ? i : to;
+}
+
+/*
+ * First free run of n (>= 1) chunks in [from, to), or UINT32_MAX: the
+ * lowest start s with chunks [s, s + n) all free.  Word-wise: find the
+ * next free chunk s (counting trailing ones skips a busy stretch, whole
+ * busy words at a time), then the first busy chunk in [s, s + n); none
+ * there is a fit, else the search goes on from that busy chunk -- no start
+ * in between can fit, since each run from there would contain it.
+ */
 static uint32_t find_run(const struct umem_alloc *a, uint32_t from, uint32_t to, uint32_t n)
 {
-	uint32_t start = from, len = 0;
+	uint32_t i = from;
 
-	for (uint32_t i = from; i < to;) {
-		if (i % 64 == 0 && len == 0 && a->busy[i / 64] == ~0ull) {
-			i += 64;
-			start = i;
-			continue;
-		}
-		if (is_busy(a, i)) {
-			len = 0;
-			start = ++i;
-			continue;
-		}
-		if (++len == n)
-			return start;
-		i++;
+	while (i < to) {
+		uint32_t s = next_bit(a->busy, i, to, false), e;
+
+		if (to - s < n)
+			break;
+		e = next_bit(a->busy, s, s + n, true);
+		if (e == s + n)
+			return s;
+		i = e;
 	}
 	return UINT32_MAX;
 }
 
 int gsoi_ua_alloc_run(struct umem_alloc *a, uint32_t n, uint32_t *first)
 {
+	struct ua_chunk *c;
+	uint64_t w;
 	uint32_t s;
 
 	if (!a || !first || !n)
@@ -110,8 +178,9 @@ int gsoi_ua_alloc_run(struct umem_alloc *a, uint32_t n, uint32_t *first)
 	 * freed, so that what the application writes next goes to lines still
 	 * in the cache.  Next fit cycled through the whole region (16 MiB by
 	 * default) and every write missed: offload-vnet's stream generator
-	 * cost 0.085 s/GB against 0.036 into a reused buffer.  Full words
-	 * (a run held for retransmission) are skipped 64 chunks at a time.
+	 * cost 0.085 s/GB against 0.036 into a reused buffer.  The bitmap is
+	 * scanned a word at a time (find_run), so busy stretches such as a
+	 * run held for retransmission cost little to skip.
 	 */
 	s = find_run(a, 0, a->nbuf, n);
 	if (s == UINT32_MAX)
@@ -119,11 +188,13 @@ int gsoi_ua_alloc_run(struct umem_alloc *a, uint32_t n, uint32_t *first)
 	/* 0 stays "no run": a zeroed handle never matches. */
 	if (!++a->gen)
 		a->gen = 1;
-	for (uint32_t i = s; i < s + n; i++) {
-		a->busy[i / 64] |= 1ull << (i % 64);
-		a->c[i].flags = UA_F_HELD | UA_F_BUSY;
-		a->c[i].gen = a->gen;
-	}
+	busy_set(a->busy, s, s + n, true);
+	/* Free chunks have no references: each entry is written whole. */
+	c = a->c + s;
+	w = entry_word(a->gen, 0, UA_F_HELD | UA_F_BUSY);
+#pragma GCC unroll 4
+	for (uint32_t i = 0; i < n; i++)
+		entry_store(&c[i], w);
 	a->count[UA_FREE] -= n;
 	a->count[UA_QUEUED] += n;
 	*first = s;
@@ -172,16 +243,122 @@ bool gsoi_ua_run_held(const struct umem_alloc *a, uint32_t first, uint32_t n, ui
 	return true;
 }
 
+/*
+ * gsoi_ua_unhold_run() once its range is known held: a chunk with
+ * references stays INFLIGHT, only losing its hold (and busy); one without
+ * is released, from QUEUED (never sent) or HELD (sent).
+ */
+static void unhold_held_run(struct umem_alloc *a, uint32_t first, uint32_t n)
+{
+	struct ua_chunk *c = a->c + first;
+	uint32_t nfree = 0, nsent = 0;
+
+	busy_set(a->busy, first, first + n, false);
+	for (uint32_t i = 0; i < n; i++) {
+		if (c[i].ref) {
+			c[i].flags &= (uint8_t)~UA_F_HELD;
+			a->busy[(first + i) / 64] |= 1ull << ((first + i) % 64);
+			continue;
+		}
+		nsent += (c[i].flags & UA_F_SENT) != 0;
+		nfree++;
+		c[i].flags = 0;
+	}
+	a->count[UA_QUEUED] -= nfree - nsent;
+	a->count[UA_HELD] -= nsent;
+	a->count[UA_FREE] += nfree;
+}
+
 int gsoi_ua_unhold_run(struct umem_alloc *a, uint32_t first, uint32_t n, uint32_t gen)
 {
-	/* Check every chunk before changing any: a stale handle frees nothing. */
-	if (!gsoi_ua_run_held(a, first, n, gen)) {
-		a->bad_ops++;
-		return -EINVAL;
+	const uint64_t mask = entry_word(UINT32_MAX, UA_MAX_REFS, UA_F_HELD | UA_F_SENT);
+	struct ua_chunk *c;
+	uint64_t want, diff = 0;
+	uint8_t sent;
+
+	if (first > a->nbuf || n > a->nbuf - first)
+		goto stale;
+	if (!n)
+		return 0;
+	/*
+	 * Check every chunk before changing any: a stale handle frees nothing.
+	 * Most often all are alike -- the handle's generation, held, nothing
+	 * in flight, and all sent or none -- and are released in one sweep
+	 * with the counters moved in bulk; any that differs sends the range to
+	 * the general check (gsoi_ua_run_held()) and loop.
+	 */
+	c = a->c + first;
+	sent = c[0].flags & UA_F_SENT;
+	want = entry_word(gen, 0, UA_F_HELD | sent);
+	/* Without an early exit: a loop the compiler unrolls. */
+#pragma GCC unroll 4
+	for (uint32_t i = 0; i < n; i++)
+		diff |= (entry_load(&c[i]) & mask) ^ want;
+	if (diff) {
+		if (!gsoi_ua_run_held(a, first, n, gen))
+			goto stale;
+		unhold_held_run(a, first, n);
+		return 0;
 	}
-	for (uint32_t i = first; i < first + n; i++)
-		gsoi_ua_unhold(a, i);
+	busy_set(a->busy, first, first + n, false);
+#pragma GCC unroll 4
+	for (uint32_t i = 0; i < n; i++)
+		c[i].flags = 0;
+	a->count[sent ? UA_HELD : UA_QUEUED] -= n;
+	a->count[UA_FREE] += n;
 	return 0;
+stale:
+	a->bad_ops++;
+	return -EINVAL;
+}
+
+int gsoi_ua_mark_sent_run(struct umem_alloc *a, uint32_t first, uint32_t n)
+{
+	uint64_t end = (uint64_t)first + n;
+	uint32_t stop = end < a->nchunks ? (uint32_t)end : a->nchunks;
+	uint32_t nqueued = 0, nbad;
+
+	/* Past the table: each chunk a refused reference, as gsoi_ua_get() counts it. */
+	nbad = (uint32_t)(end - (first < stop ? stop : first));
+	/*
+	 * Allocated and never sent is QUEUED: a chunk with references was
+	 * sent, and one without is released once its hold is gone.  Most
+	 * often all are alike -- allocated, and all sent (a retransmit: nothing
+	 * to do) or none (all QUEUED) --, else the general loop.
+	 */
+	if (first < stop) {
+		struct ua_chunk *c = a->c + first;
+		uint32_t m = stop - first;
+		uint8_t want = UA_F_BUSY | (c[0].flags & UA_F_SENT), diff = 0;
+
+		/* Without an early exit: a loop the compiler unrolls. */
+#pragma GCC unroll 4
+		for (uint32_t i = 0; i < m; i++)
+			diff |= (c[i].flags & (UA_F_BUSY | UA_F_SENT)) ^ want;
+		if (diff) {
+			for (uint32_t i = 0; i < m; i++) {
+				uint8_t f = c[i].flags;
+
+				if (!(f & UA_F_BUSY)) {
+					nbad++;
+					continue;
+				}
+				nqueued += !(f & UA_F_SENT);
+				c[i].flags = f | UA_F_SENT;
+			}
+		} else if (!(want & UA_F_SENT)) {
+#pragma GCC unroll 4
+			for (uint32_t i = 0; i < m; i++)
+				c[i].flags |= UA_F_SENT;
+			nqueued = m;
+		}
+	}
+	a->count[UA_QUEUED] -= nqueued;
+	a->count[UA_HELD] += nqueued;
+	if (!nbad)
+		return 0;
+	a->bad_ops += nbad;
+	return -EINVAL;
 }
 
 int gsoi_ua_get(struct umem_alloc *a, uint32_t idx)

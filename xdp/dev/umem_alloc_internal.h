@@ -96,6 +96,16 @@ bool gsoi_ua_run_held(const struct umem_alloc *a, uint32_t first, uint32_t n, ui
  * the range -- none (-EINVAL, counted in bad_ops).  Returns 0 or -EINVAL.
  */
 int gsoi_ua_unhold_run(struct umem_alloc *a, uint32_t first, uint32_t n, uint32_t gen);
+/*
+ * Count chunks [first, first + n) as referenced by a descriptor once, one
+ * that is already done with them (a copying backend): each is marked sent,
+ * so a QUEUED chunk becomes HELD and an INFLIGHT or HELD one stays as it
+ * is -- the net effect of gsoi_ua_get() then gsoi_ua_put() on each, in one
+ * pass.  A chunk out of range or free is counted in bad_ops and left
+ * alone, the others are still marked.  Returns 0, or -EINVAL when any
+ * chunk was refused.
+ */
+int gsoi_ua_mark_sent_run(struct umem_alloc *a, uint32_t first, uint32_t n);
 /* Take one chunk of the backend region, held (QUEUED).  0 or -ENOBUFS. */
 int gsoi_ua_alloc_one(struct umem_alloc *a, uint32_t *idx);
 /* Free chunks in the backend region right now. */

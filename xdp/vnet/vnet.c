@@ -336,9 +336,7 @@ static void mark_sent(struct vnet_dev *v, const struct gso_tx *tx)
 		return;
 	first = tx->buf->first_ + (tx->off + v->mem.headroom) / cs;
 	last = tx->buf->first_ + (tx->off + tx->len - 1 + v->mem.headroom) / cs;
-	for (uint32_t c = first; c <= last; c++)
-		if (!gsoi_ua_get(&v->mem.ua, c))
-			gsoi_ua_put(&v->mem.ua, c);
+	gsoi_ua_mark_sent_run(&v->mem.ua, first, last - first + 1);
 }
 
 /* Every frame must fit the interface: L3 and up at most the MTU. */
