@@ -277,7 +277,7 @@ awk -F '\t' -v jout="$JOUT" -v sumt="$SUMT" -v secs="$SECS" -v scpu="${SCPU:--}"
 		rb[k, n] = ($20 == "-" ? "null" : sprintf("%.3f", $20 / gb))
 		byround[k, $1] = n
 		printf "{\"tool\": \"bench_e2e\", \"round\": %d, \"row\": %s, \"mode\": %s, \"cc\": %s, \"offload\": %s, " \
-		       "\"rx_gro\": %s, \"receiver\": %s, \"goodput_gbps\": %.3f, \"bytes_verified\": %d, " \
+		       "\"rx_gro\": %s, \"receiver\": %s, \"goodput_gbps\": %.3f, \"bytes_verified\": %.0f, " \
 		       "\"cpu_s\": %.3f, \"cpu_user_s\": %.3f, \"cpu_sys_s\": %.3f, \"softirq_s\": %.2f, \"softirq_rx_cpu_s\": %s, " \
 		       "\"cpu_process_s_per_gb\": %.3f, \"cpu_softirq_s_per_gb\": %.3f, \"cpu_s_per_gb\": %.3f, " \
 		       "\"sender_cpu\": %s, \"receiver_cpu\": %s, \"rx_bed\": %s, " \
