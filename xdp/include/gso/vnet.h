@@ -57,7 +57,12 @@ struct gso_vnet_opts {
  * then says "qdisc").  The direct path drops every frame with the same
  * ENOBUFS while the interface has no carrier (a link flap, a veth whose
  * peer is down): then, asked through rtnetlink, it counts as the link
- * being down (-ENETDOWN, the frames wait) and bypass stays on.  Payload is copied into the ring at
+ * being down (-ENETDOWN, the frames wait) and bypass stays on.  With
+ * GSO_VNET_F_NO_RING a super-segment's virtio header carries hdr_len =
+ * the frame's length up to 64 KiB - 1 KiB, not the headers' length: Linux
+ * takes it as the length of the skb's linear part (the headers are parsed,
+ * never taken from it), and one 64 KiB block costs less than 16 pages; if
+ * the kernel has no such block the frame is sent again paged.  Payload is copied into the ring at
  * submit, so buffers (GSO_DEV_BUFS, plain memory) are free to change once
  * gso_dev__submit() returns.
  *
