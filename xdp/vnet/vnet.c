@@ -66,7 +66,7 @@
 #define FRAMES_PER_BLOCK 15u
 #define CLOSE_DRAIN_MS 200
 /*
- * Largest linear part we ask AF_PACKET for (see vnet_linear_hint): with
+ * Largest linear part we ask AF_PACKET for (see gsoi_vnet_linear_hint): with
  * the kernel's headroom and struct skb_shared_info (320 bytes with 17
  * fragments, 768 with CONFIG_MAX_SKB_FRAGS=45) the skb's head stays one
  * 64 KiB block (an order-4 allocation), never 128 KiB.
@@ -268,7 +268,7 @@ static int vnet_kick(struct gso_dev *d)
 /*
  * Send messages now (no ring): AF_PACKET sendmmsg, TAP one writev each.
  * `lin`, if not NULL, is the virtio header of the one message, whose
- * hdr_len asks for a linear skb (vnet_linear_hint): if the kernel cannot
+ * hdr_len asks for a linear skb (gsoi_vnet_linear_hint): if the kernel cannot
  * allocate it (ENOBUFS), hdr_len goes back to `hdr_len` (the headers, the
  * rest in pages) and the message is sent again, before ENOBUFS is read as
  * the direct path's refusal (bypass_off).
