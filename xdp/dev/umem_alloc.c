@@ -68,33 +68,6 @@ void gsoi_ua_fini(struct umem_alloc *a)
 	memset(a, 0, sizeof(*a));
 }
 
-/*
- * An entry as one word, to test or gather all its fields at once.  Built
- * through the struct, so it does not depend on the layout or byte order.
- */
-static inline uint64_t entry_word(uint32_t gen, uint16_t ref, uint8_t flags)
-{
-	struct ua_chunk c = { .gen = gen, .ref = ref, .flags = flags };
-	uint64_t w;
-
-	_Static_assert(sizeof(c) == sizeof(w), "struct ua_chunk is one word");
-	memcpy(&w, &c, sizeof(w));
-	return w;
-}
-
-static inline uint64_t entry_load(const struct ua_chunk *c)
-{
-	uint64_t w;
-
-	memcpy(&w, c, sizeof(w));
-	return w;
-}
-
-static inline void entry_store(struct ua_chunk *c, uint64_t w)
-{
-	memcpy(c, &w, sizeof(w));
-}
-
 /* Set (or clear) the busy bits of chunks [s, e), a word at a time. */
 static inline void busy_set(uint64_t *busy, uint32_t s, uint32_t e, bool set)
 {
@@ -163,8 +136,6 @@ static uint32_t find_run(const struct umem_alloc *a, uint32_t from, uint32_t to,
 
 int gsoi_ua_alloc_run(struct umem_alloc *a, uint32_t n, uint32_t *first)
 {
-	struct ua_chunk *c;
-	uint64_t w;
 	uint32_t s;
 
 	if (!a || !first || !n)
@@ -190,11 +161,13 @@ int gsoi_ua_alloc_run(struct umem_alloc *a, uint32_t n, uint32_t *first)
 		a->gen = 1;
 	busy_set(a->busy, s, s + n, true);
 	/* Free chunks have no references: each entry is written whole. */
-	c = a->c + s;
-	w = entry_word(a->gen, 0, UA_F_HELD | UA_F_BUSY);
-#pragma GCC unroll 4
-	for (uint32_t i = 0; i < n; i++)
-		entry_store(&c[i], w);
+	{
+		const struct ua_chunk e = { .gen = a->gen, .flags = UA_F_HELD | UA_F_BUSY };
+		struct ua_chunk *c = a->c;
+
+		for (uint32_t i = s; i < s + n; i++)
+			c[i] = e;
+	}
 	a->count[UA_FREE] -= n;
 	a->count[UA_QUEUED] += n;
 	*first = s;
@@ -271,45 +244,13 @@ static void unhold_held_run(struct umem_alloc *a, uint32_t first, uint32_t n)
 
 int gsoi_ua_unhold_run(struct umem_alloc *a, uint32_t first, uint32_t n, uint32_t gen)
 {
-	const uint64_t mask = entry_word(UINT32_MAX, UA_MAX_REFS, UA_F_HELD | UA_F_SENT);
-	struct ua_chunk *c;
-	uint64_t want, diff = 0;
-	uint8_t sent;
-
-	if (first > a->nbuf || n > a->nbuf - first)
-		goto stale;
-	if (!n)
-		return 0;
-	/*
-	 * Check every chunk before changing any: a stale handle frees nothing.
-	 * Most often all are alike -- the handle's generation, held, nothing
-	 * in flight, and all sent or none -- and are released in one sweep
-	 * with the counters moved in bulk; any that differs sends the range to
-	 * the general check (gsoi_ua_run_held()) and loop.
-	 */
-	c = a->c + first;
-	sent = c[0].flags & UA_F_SENT;
-	want = entry_word(gen, 0, UA_F_HELD | sent);
-	/* Without an early exit: a loop the compiler unrolls. */
-#pragma GCC unroll 4
-	for (uint32_t i = 0; i < n; i++)
-		diff |= (entry_load(&c[i]) & mask) ^ want;
-	if (diff) {
-		if (!gsoi_ua_run_held(a, first, n, gen))
-			goto stale;
-		unhold_held_run(a, first, n);
-		return 0;
+	/* Check every chunk before changing any: a stale handle frees nothing. */
+	if (!gsoi_ua_run_held(a, first, n, gen)) {
+		a->bad_ops++;
+		return -EINVAL;
 	}
-	busy_set(a->busy, first, first + n, false);
-#pragma GCC unroll 4
-	for (uint32_t i = 0; i < n; i++)
-		c[i].flags = 0;
-	a->count[sent ? UA_HELD : UA_QUEUED] -= n;
-	a->count[UA_FREE] += n;
+	unhold_held_run(a, first, n);
 	return 0;
-stale:
-	a->bad_ops++;
-	return -EINVAL;
 }
 
 int gsoi_ua_mark_sent_run(struct umem_alloc *a, uint32_t first, uint32_t n)
@@ -322,36 +263,15 @@ int gsoi_ua_mark_sent_run(struct umem_alloc *a, uint32_t first, uint32_t n)
 	nbad = (uint32_t)(end - (first < stop ? stop : first));
 	/*
 	 * Allocated and never sent is QUEUED: a chunk with references was
-	 * sent, and one without is released once its hold is gone.  Most
-	 * often all are alike -- allocated, and all sent (a retransmit: nothing
-	 * to do) or none (all QUEUED) --, else the general loop.
+	 * sent, and one without is released once its hold is gone.
 	 */
-	if (first < stop) {
-		struct ua_chunk *c = a->c + first;
-		uint32_t m = stop - first;
-		uint8_t want = UA_F_BUSY | (c[0].flags & UA_F_SENT), diff = 0;
-
-		/* Without an early exit: a loop the compiler unrolls. */
-#pragma GCC unroll 4
-		for (uint32_t i = 0; i < m; i++)
-			diff |= (c[i].flags & (UA_F_BUSY | UA_F_SENT)) ^ want;
-		if (diff) {
-			for (uint32_t i = 0; i < m; i++) {
-				uint8_t f = c[i].flags;
-
-				if (!(f & UA_F_BUSY)) {
-					nbad++;
-					continue;
-				}
-				nqueued += !(f & UA_F_SENT);
-				c[i].flags = f | UA_F_SENT;
-			}
-		} else if (!(want & UA_F_SENT)) {
-#pragma GCC unroll 4
-			for (uint32_t i = 0; i < m; i++)
-				c[i].flags |= UA_F_SENT;
-			nqueued = m;
+	for (struct ua_chunk *c = a->c + first, *e = a->c + stop; c < e; c++) {
+		if (!(c->flags & UA_F_BUSY)) {
+			nbad++;
+			continue;
 		}
+		nqueued += !(c->flags & UA_F_SENT);
+		c->flags |= UA_F_SENT;
 	}
 	a->count[UA_QUEUED] -= nqueued;
 	a->count[UA_HELD] += nqueued;
